@@ -1,0 +1,14 @@
+-- About 11 kB of hex noise per document (220 + 120 md5 digests): TOASTed, barely compressible.
+INSERT INTO {table} (status, payload)
+SELECT 'new',
+       jsonb_build_object(
+           'customer_id', gs,
+           'source', 'api',
+           'flags', jsonb_build_array('web', 'promo'),
+           'amount', mod(gs, 1000),
+           'description', jsonbench_make_noise(gs, 220),
+           'audit', jsonb_build_object(
+               'created_by', 'system',
+               'request_id', md5(gs::text),
+               'trace', jsonbench_make_noise(gs + 100000, 120)))
+FROM generate_series(1, %(rows)s) AS gs;

@@ -1,0 +1,1 @@
+UPDATE {table} SET status = 'done' WHERE id <= %(half)s

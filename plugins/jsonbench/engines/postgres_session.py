@@ -1,0 +1,152 @@
+"""The PostgreSQL session every PostgreSQL backend hands to suites, with the measuring primitives.
+
+The primitives follow the seeds' methods: WAL is an LSN difference taken right after a
+CHECKPOINT; table statistics are read only after the backend that changed the table has
+flushed them (PostgreSQL 15+ batches them) and the snapshot is cleared; relations are prewarmed
+with pg_prewarm before reads.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from jsonbench.engines.base import Session
+from jsonbench.sqlfiles import compose, load_sql, statements
+
+
+@dataclass(frozen=True)
+class RelationSizes:
+    """Sizes of one table in bytes: main fork (heap), TOAST (with its index), all indexes, total."""
+
+    heap: int
+    toast: int
+    indexes: int
+    total: int
+
+
+@dataclass(frozen=True)
+class TableStats:
+    """``pg_stat_user_tables`` counters of one table."""
+
+    n_tup_upd: int
+    n_tup_hot_upd: int
+    n_dead_tup: int
+    n_live_tup: int
+
+
+@dataclass
+class PostgresSession(Session):
+    """A psycopg connection (autocommit) to the benchmark database, plus measuring primitives.
+
+    ``conninfo`` is the libpq connection dict; ``pgbench`` is the argv prefix that runs a pgbench
+    able to reach this server (``None`` when the backend has none), with ``pgbench_env``.
+    """
+
+    conninfo: dict[str, Any]
+    capabilities: dict[str, bool] = field(default_factory=dict)
+    pgbench: list[str] | None = None
+    pgbench_env: dict[str, str] = field(default_factory=dict)
+    conn: psycopg.Connection | None = None
+
+    def __post_init__(self) -> None:
+        if self.conn is None:
+            self.conn = psycopg.connect(**self.conninfo, autocommit=True)
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self.conn is not None and not self.conn.closed:
+            self.conn.close()
+
+    def execute(self, query: Any, params: Any = None) -> list[tuple[Any, ...]]:
+        """Run one statement; return its rows (empty list when it returns none)."""
+        assert self.conn is not None
+        with self.conn.cursor() as cur:
+            cur.execute(query, params)
+            return cur.fetchall() if cur.description else []
+
+    def scalar(self, query: Any, params: Any = None) -> Any:
+        rows = self.execute(query, params)
+        return rows[0][0] if rows else None
+
+    def run_file(self, suite: str, name: str, params: dict[str, Any] | None = None, **identifiers: str) -> None:
+        """Run every statement of ``include/sql/<suite>/<name>.sql``, with identifiers bound."""
+        for stmt in statements(load_sql(suite, name)):
+            self.execute(compose(stmt, **identifiers), params)
+
+    def query_file(self, suite: str, name: str, params: dict[str, Any] | None = None, **identifiers: str) -> list[tuple[Any, ...]]:
+        """Run a one-statement SQL file and return its rows."""
+        return self.execute(compose(load_sql(suite, name), **identifiers), params)
+
+    def set(self, name: str, value: str) -> None:
+        """``SET name = value`` for this session (a session-level setting, such as synchronous_commit)."""
+        self.execute(sql.SQL("SELECT set_config({}, {}, false)").format(sql.Literal(name), sql.Literal(str(value))))
+
+    # -- measuring primitives -------------------------------------------------------------
+
+    def checkpoint(self) -> None:
+        self.execute("CHECKPOINT")
+
+    def current_lsn(self) -> str:
+        return str(self.scalar("SELECT pg_current_wal_lsn()"))
+
+    def wal_bytes_since(self, lsn: str) -> int:
+        return int(self.scalar("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s::pg_lsn)", (lsn,)))
+
+    def relation_sizes(self, table: str, schema: str = "public") -> RelationSizes:
+        rel = f"{schema}.{table}"
+        heap, toast, indexes, total = self.execute(
+            """
+            SELECT pg_relation_size(c.oid),
+                   coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0),
+                   pg_indexes_size(c.oid),
+                   pg_total_relation_size(c.oid)
+            FROM pg_class c WHERE c.oid = %s::regclass
+            """,
+            (rel,),
+        )[0]
+        return RelationSizes(int(heap), int(toast), int(indexes), int(total))
+
+    def flush_stats(self) -> None:
+        """Make this backend's pending table statistics visible to every session (PostgreSQL 15+)."""
+        if int(self.scalar("SHOW server_version_num")) >= 150000:
+            self.execute("SELECT pg_stat_force_next_flush()")
+            # The flush happens when the backend next reports, at the end of a transaction.
+            self.execute("SELECT 1")
+
+    def table_stats(self, table: str, schema: str = "public", expect_updates: int | None = None, timeout: float = 10.0) -> TableStats:
+        """Counters of ``table`` once they are really flushed.
+
+        With ``expect_updates`` the counters are polled (snapshot cleared each time) until
+        ``n_tup_upd`` reaches it, so a number read too early can never be recorded.
+        """
+        self.flush_stats()
+        deadline = time.monotonic() + timeout
+        while True:
+            self.execute("SELECT pg_stat_clear_snapshot()")
+            row = self.execute(
+                "SELECT n_tup_upd, n_tup_hot_upd, n_dead_tup, n_live_tup FROM pg_stat_user_tables WHERE schemaname = %s AND relname = %s",
+                (schema, table),
+            )
+            stats = TableStats(*(int(v) for v in row[0])) if row else None
+            if stats and (expect_updates is None or stats.n_tup_upd >= expect_updates):
+                return stats
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"statistics of {schema}.{table} not flushed after {timeout}s (last read: {stats})")
+            time.sleep(0.05)
+            self.flush_stats()
+
+    def explain_analyze(self, query: Any, params: Any = None) -> dict[str, Any]:
+        """``EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)`` of a statement; returns the top plan dict."""
+        stmt = sql.SQL("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ") + (sql.SQL(query) if isinstance(query, str) else query)
+        return self.execute(stmt, params)[0][0][0]
+
+    def prewarm(self, relation: str) -> int:
+        """Load a relation into shared buffers with pg_prewarm; returns blocks read."""
+        self.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+        return int(self.scalar("SELECT pg_prewarm(%s::regclass)", (relation,)))

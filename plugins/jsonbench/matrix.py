@@ -1,0 +1,292 @@
+"""The benchmark matrix: loading ``include/matrix.yaml``, the DAG's Params schema, and run planning.
+
+A run is described by a :class:`RunConfig`: the matrix narrowed and overridden by the run's
+parameters. :func:`resolve` validates parameters *before* any engine starts and raises
+:class:`~jsonbench.errors.ConfigError` naming the offending field. :func:`plan_cells` turns a
+config into cells, one per (suite, engine), each a plain JSON-serialisable dict that travels
+through XCom to the tasks of that cell.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from jsonbench import paths
+from jsonbench.errors import ConfigError
+
+BACKENDS = ("embedded", "docker", "server")
+_LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+_SETTING_NAME_RE = re.compile(r"^[a-z_][a-z0-9_.]*$")
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """The parsed matrix file."""
+
+    raw: dict[str, Any]
+
+    @property
+    def engines(self) -> dict[str, dict[str, Any]]:
+        return self.raw["engines"]
+
+    @property
+    def suites(self) -> dict[str, dict[str, Any]]:
+        return self.raw["suites"]
+
+    @property
+    def scales(self) -> dict[str, dict[str, Any]]:
+        return self.raw["scales"]
+
+
+@lru_cache(maxsize=4)
+def _load(path: str) -> Matrix:
+    with open(path, encoding="utf-8") as fh:
+        raw = yaml.safe_load(fh)
+    matrix = Matrix(raw)
+    _check_matrix(matrix)
+    return matrix
+
+
+def load_matrix(path: Path | None = None) -> Matrix:
+    """Read and check the matrix file (cached; cheap enough for DAG parse time: no I/O beyond the file)."""
+    return _load(str(path or paths.MATRIX_FILE))
+
+
+def _check_matrix(m: Matrix) -> None:
+    """Catch mistakes in the matrix file itself, with the YAML path of the bad entry."""
+    for key in ("engines", "suites", "scales", "default_engines", "default_suites", "default_scale"):
+        if key not in m.raw:
+            raise ConfigError(f"matrix.{key}", "missing from include/matrix.yaml")
+    for eid, eng in m.engines.items():
+        for k in ("family", "version", "backends"):
+            if k not in eng:
+                raise ConfigError(f"matrix.engines.{eid}.{k}", "missing")
+    for sname, suite in m.suites.items():
+        if "family" not in suite:
+            raise ConfigError(f"matrix.suites.{sname}.family", "missing")
+        for scale_name, scale in m.scales.items():
+            if sname not in scale:
+                raise ConfigError(f"matrix.scales.{scale_name}.{sname}", "no parameters for this suite")
+    for scale_name, scale in m.scales.items():
+        reps = scale.get("repetitions")
+        if not isinstance(reps, int) or reps < 1:
+            raise ConfigError(f"matrix.scales.{scale_name}.repetitions", "must be an integer >= 1")
+
+
+def params_schema(matrix: Matrix | None = None) -> dict[str, dict[str, Any]]:
+    """Keyword arguments for one ``airflow.sdk.Param`` per run parameter.
+
+    Returned as plain dicts (``{"default": ..., "type": ..., ...}``) so this module does not
+    import Airflow; the DAG file wraps each in ``Param(**kwargs)``. The trigger form renders
+    them from this JSON schema and Airflow rejects a run whose params do not match it.
+    """
+    m = matrix or load_matrix()
+    return {
+        "engines": {
+            "default": list(m.raw["default_engines"]),
+            "type": "array",
+            "items": {"type": "string", "enum": sorted(m.engines)},
+            "minItems": 1,
+            "uniqueItems": True,
+            "title": "Engines",
+            "description": "Engine versions to benchmark (from include/matrix.yaml).",
+        },
+        "suites": {
+            "default": list(m.raw["default_suites"]),
+            "type": "array",
+            "items": {"type": "string", "enum": sorted(m.suites)},
+            "minItems": 1,
+            "uniqueItems": True,
+            "title": "Suites",
+            "description": "Benchmark suites to run; each runs on every selected engine of its family.",
+        },
+        "backend": {
+            "default": m.raw.get("default_backend", "embedded"),
+            "type": "string",
+            "enum": list(BACKENDS),
+            "title": "PostgreSQL backend",
+            "description": "embedded: local builds fetched by the setup; docker: official images; "
+            "server: an existing server reached through an Airflow connection.",
+        },
+        "scale": {
+            "default": m.raw["default_scale"],
+            "type": "string",
+            "enum": list(m.scales),
+            "title": "Scale profile",
+            "description": "smoke (tests), laptop (minutes), full (the seeds' own scale).",
+        },
+        "repetitions": {
+            "default": None,
+            "type": ["null", "integer"],
+            "minimum": 1,
+            "title": "Repetitions",
+            "description": "Override the scale profile's repetitions (>= 1). Empty: the profile's.",
+        },
+        "hardware_label": {
+            "default": None,
+            "type": ["null", "string"],
+            "pattern": _LABEL_RE.pattern,
+            "title": "Hardware label",
+            "description": "Names the machine in results and drift history. Empty: "
+            "$JSONBENCH_HARDWARE_LABEL or the matrix default.",
+        },
+        "results_dir": {
+            "default": None,
+            "type": ["null", "string"],
+            "title": "Results folder",
+            "description": "Root of the Parquet dataset. Empty: $JSONBENCH_RESULTS_DIR or results/.",
+        },
+        "server_settings": {
+            "default": {},
+            "type": "object",
+            "additionalProperties": {"type": ["string", "number"]},
+            "title": "Server settings",
+            "description": 'Extra PostgreSQL settings, e.g. {"shared_buffers": "256MB"}.',
+        },
+    }
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A validated run: which cells, at which scale, with which settings."""
+
+    engines: tuple[str, ...]
+    suites: tuple[str, ...]
+    backend: str
+    scale: str
+    repetitions: int
+    hardware_label: str
+    results_dir: str
+    server_settings: dict[str, str] = field(default_factory=dict)
+
+
+def resolve(params: dict[str, Any] | None, matrix: Matrix | None = None, env: dict[str, str] | None = None) -> RunConfig:
+    """Validate run parameters against the matrix; raise ``ConfigError(field, ...)`` on the first bad one.
+
+    Airflow's JSON-schema validation already rejects most bad values at trigger time; this
+    repeats the checks (the command line and tests do not go through the trigger form) and adds
+    the ones a schema cannot express, such as an engine that has no build for the chosen backend.
+    """
+    import os
+
+    m = matrix or load_matrix()
+    p = dict(params or {})
+    env = dict(os.environ if env is None else env)
+    known = set(params_schema(m))
+    unknown = sorted(set(p) - known)
+    if unknown:
+        raise ConfigError(unknown[0], f"unknown parameter (known: {', '.join(sorted(known))})")
+
+    engines = _string_list(p.get("engines") or m.raw["default_engines"], "engines")
+    for eid in engines:
+        if eid not in m.engines:
+            raise ConfigError("engines", f"unknown engine {eid!r}; known: {', '.join(sorted(m.engines))}")
+    suites = _string_list(p.get("suites") or m.raw["default_suites"], "suites")
+    for s in suites:
+        if s not in m.suites:
+            raise ConfigError("suites", f"unknown suite {s!r}; known: {', '.join(sorted(m.suites))}")
+
+    backend = p.get("backend") or m.raw.get("default_backend", "embedded")
+    if backend not in BACKENDS:
+        raise ConfigError("backend", f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
+    for eid in engines:
+        backends = m.engines[eid]["backends"]
+        if m.engines[eid]["family"] == "postgres" and backend not in backends:
+            raise ConfigError("backend", f"engine {eid!r} has no {backend!r} build in the matrix")
+
+    scale = p.get("scale") or m.raw["default_scale"]
+    if scale not in m.scales:
+        raise ConfigError("scale", f"unknown scale {scale!r}; known: {', '.join(m.scales)}")
+
+    reps = p.get("repetitions")
+    if reps is None:
+        reps = m.scales[scale]["repetitions"]
+    if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
+        raise ConfigError("repetitions", f"must be an integer >= 1, got {reps!r}")
+
+    label = p.get("hardware_label") or env.get("JSONBENCH_HARDWARE_LABEL") or m.raw.get("hardware_label", "local")
+    if not _LABEL_RE.match(str(label)):
+        raise ConfigError("hardware_label", f"{label!r} must match {_LABEL_RE.pattern}")
+
+    settings = p.get("server_settings") or {}
+    if not isinstance(settings, dict):
+        raise ConfigError("server_settings", "must be an object of setting name to value")
+    for name, value in settings.items():
+        if not _SETTING_NAME_RE.match(str(name)):
+            raise ConfigError(f"server_settings.{name}", "not a valid setting name")
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool) or (isinstance(value, float) and not math.isfinite(value)):
+            raise ConfigError(f"server_settings.{name}", f"value must be a string or number, got {value!r}")
+
+    wanted_families = {m.suites[s]["family"] for s in suites}
+    have_families = {m.engines[e]["family"] for e in engines}
+    if not wanted_families & have_families:
+        raise ConfigError("suites", f"no selected engine can run the selected suites (suite families: {sorted(wanted_families)}, engine families: {sorted(have_families)})")
+
+    results = str(paths.results_dir(p.get("results_dir")))
+    return RunConfig(
+        engines=tuple(engines),
+        suites=tuple(suites),
+        backend=backend,
+        scale=scale,
+        repetitions=reps,
+        hardware_label=str(label),
+        results_dir=results,
+        server_settings={k: str(v) for k, v in settings.items()},
+    )
+
+
+def _string_list(value: Any, name: str) -> list[str]:
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) for v in value):
+        raise ConfigError(name, f"must be a non-empty list of names, got {value!r}")
+    if len(set(value)) != len(value):
+        raise ConfigError(name, f"lists a name twice: {value!r}")
+    return list(value)
+
+
+def plan_cells(cfg: RunConfig, run: dict[str, Any], matrix: Matrix | None = None) -> dict[str, list[dict[str, Any]]]:
+    """One cell per (suite, engine of the suite's family), grouped by suite.
+
+    Every suite of the matrix gets a key (an empty list when not selected) so that the DAG's
+    mapped task group of an unselected suite expands to nothing instead of failing.
+    """
+    m = matrix or load_matrix()
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in m.suites}
+    for suite in cfg.suites:
+        family = m.suites[suite]["family"]
+        for eid in cfg.engines:
+            eng = m.engines[eid]
+            if eng["family"] != family:
+                continue
+            backend = cfg.backend if family == "postgres" else next(iter(eng["backends"]))
+            settings = {str(k): str(v) for k, v in (m.raw.get("server_settings") or {}).items()} if family == "postgres" else {}
+            if family == "postgres":
+                settings.update({str(k): str(v) for k, v in ((m.raw.get("suite_settings") or {}).get(suite) or {}).items()})
+                settings.update(cfg.server_settings)
+            out[suite].append(
+                {
+                    "cell_id": f"{suite}__{eid}",
+                    "suite": suite,
+                    "engine_id": eid,
+                    "family": family,
+                    "version": str(eng["version"]),
+                    "backend": backend,
+                    "backend_options": dict(eng["backends"].get(backend) or {}),
+                    "scale": cfg.scale,
+                    "scale_params": dict(m.scales[cfg.scale][suite]),
+                    "repetitions": cfg.repetitions,
+                    "server_settings": settings,
+                    "memory_caps": dict(m.raw.get("memory_caps") or {}),
+                    "initdb": dict(m.raw.get("initdb") or {}),
+                    "run": dict(run),
+                }
+            )
+    return out

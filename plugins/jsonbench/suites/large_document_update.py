@@ -1,0 +1,140 @@
+"""Suite "large-document update" (seed 004): the price of changing one key inside a big jsonb document.
+
+Five tables, fillfactor 70, the same deterministic documents (``rows`` at the run's scale, 5,000
+in the seed): a small or big (TOASTed, about 11 kB) document, with the ``status`` flag either in
+its own column or inside the document, plus the big in-document table with an expression index on
+the flag. Each workload updates half of one table the seed's way and records, per repetition on
+freshly loaded data:
+
+* ``update_time`` (the ``Execution Time`` of ``EXPLAIN (ANALYZE, BUFFERS)``, as the seed read it)
+  and ``update_wall_time`` (client-side, including the commit),
+* ``wal_bytes``: the LSN difference across the update, taken right after a CHECKPOINT,
+* ``n_tup_upd``, ``n_tup_hot_upd``, ``n_dead_tup`` after ANALYZE (the seed's order), read only once
+  the statistics are flushed, and ``hot_share``,
+* heap, TOAST and index sizes before and after, ``toast_growth``, and ``avg_payload_bytes``,
+* ``load_time`` of the table's data (the data load the overhead benchmark compares against).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from jsonbench.suites.base import Suite, WorkloadContext
+
+NAME = "large_document_update"
+
+
+@dataclass(frozen=True)
+class Table:
+    """One of the seed's five tables."""
+
+    size: str  # small | big
+    status_in: str  # column | jsonb
+    expression_index: bool = False
+
+    @property
+    def layout(self) -> str:
+        return f"{self.status_in}_status"
+
+
+TABLES: dict[str, Table] = {
+    "rel_small": Table("small", "column"),
+    "json_small": Table("small", "jsonb"),
+    "rel_big": Table("big", "column"),
+    "json_big": Table("big", "jsonb"),
+    "json_big_idx": Table("big", "jsonb", expression_index=True),
+}
+
+METRICS: tuple[tuple[str, str], ...] = (
+    ("update_time", "ms"),
+    ("update_wall_time", "ms"),
+    ("wal_bytes", "bytes"),
+    ("n_tup_upd", "rows"),
+    ("n_tup_hot_upd", "rows"),
+    ("n_dead_tup", "rows"),
+    ("hot_share", "ratio"),
+    ("heap_bytes_before", "bytes"),
+    ("heap_bytes_after", "bytes"),
+    ("toast_bytes_before", "bytes"),
+    ("toast_bytes_after", "bytes"),
+    ("index_bytes_before", "bytes"),
+    ("index_bytes_after", "bytes"),
+    ("toast_growth", "bytes"),
+    ("avg_payload_bytes", "bytes"),
+    ("load_time", "ms"),
+    ("rows_updated", "rows"),
+)
+
+
+class LargeDocumentUpdate(Suite):
+    name: ClassVar[str] = NAME
+    family: ClassVar[str] = "postgres"
+    seed: ClassVar[str] = "004_7a46464c587a9b49.txt"
+    workloads: ClassVar[tuple[str, ...]] = tuple(TABLES)
+    headline: ClassVar[tuple[str, ...]] = ("update_time", "wal_bytes", "n_tup_hot_upd", "toast_growth", "avg_payload_bytes")
+
+    def load(self, ctx: WorkloadContext) -> None:
+        with ctx.window("load"):
+            ctx.session.run_file(NAME, "setup")
+
+    def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
+        return [(w, m) for w in self.workloads for m, _ in METRICS]
+
+    def run(self, workload: str, ctx: WorkloadContext) -> None:
+        table = TABLES[workload]
+        name = f"docs_{workload}"
+        rows = int(ctx.scale["rows"])
+        half = rows // 2
+        s = ctx.session
+        samples: dict[str, list[float]] = {m: [] for m, _ in METRICS}
+        for _ in range(ctx.repetitions):
+            # Fresh data for every repetition: the update must always find 'new' rows and clean pages.
+            s.run_file(NAME, f"create_{table.layout}", table=name)
+            with ctx.window("load"):
+                t0 = time.perf_counter()
+                s.run_file(NAME, f"load_{table.size}_{table.layout}", {"rows": rows}, table=name)
+                samples["load_time"].append((time.perf_counter() - t0) * 1000)
+            if table.expression_index:
+                s.run_file(NAME, "index_status", table=name)
+            s.run_file(NAME, "vacuum_analyze", table=name)
+            s.flush_stats()
+            baseline = s.table_stats(name)
+            before = s.relation_sizes(name)
+            samples["avg_payload_bytes"].append(float(s.query_file(NAME, "avg_payload_size", table=name)[0][0]))
+
+            s.checkpoint()  # WAL of the update alone, with the full-page images a first touch costs
+            lsn = s.current_lsn()
+            with ctx.window("measure"):
+                t0 = time.perf_counter()
+                plan = s.explain_analyze(_update_sql(table, name), {"half": half})
+                wall = (time.perf_counter() - t0) * 1000
+            wal = s.wal_bytes_since(lsn)
+
+            s.run_file(NAME, "analyze", table=name)
+            stats = s.table_stats(name, expect_updates=baseline.n_tup_upd + half)
+            after = s.relation_sizes(name)
+
+            upd = stats.n_tup_upd - baseline.n_tup_upd
+            hot = stats.n_tup_hot_upd - baseline.n_tup_hot_upd
+            samples["update_time"].append(float(plan["Execution Time"]))
+            samples["update_wall_time"].append(wall)
+            samples["wal_bytes"].append(float(wal))
+            samples["n_tup_upd"].append(float(upd))
+            samples["n_tup_hot_upd"].append(float(hot))
+            samples["n_dead_tup"].append(float(stats.n_dead_tup))
+            samples["hot_share"].append(hot / upd if upd else 0.0)
+            samples["rows_updated"].append(float(plan["Plan"]["Plans"][0]["Actual Rows"]))  # the scan under ModifyTable
+            for key, val in (("heap", (before.heap, after.heap)), ("toast", (before.toast, after.toast)), ("index", (before.indexes, after.indexes))):
+                samples[f"{key}_bytes_before"].append(float(val[0]))
+                samples[f"{key}_bytes_after"].append(float(val[1]))
+            samples["toast_growth"].append(float(after.toast - before.toast))
+        for metric, unit in METRICS:
+            ctx.record(metric, unit, samples[metric])
+
+
+def _update_sql(table: Table, name: str):  # -> psycopg.sql.Composed
+    from jsonbench.sqlfiles import compose, load_sql
+
+    return compose(load_sql(NAME, f"update_{table.layout}").strip().rstrip(";"), table=name)
