@@ -52,6 +52,8 @@ class PostgresSession(Session):
     pgbench: list[str] | None = None
     pgbench_env: dict[str, str] = field(default_factory=dict)
     conn: psycopg.Connection | None = None
+    #: The schema the suite's tables land in (the first of the search_path); an existing server uses its own.
+    schema: str = "public"
 
     def __post_init__(self) -> None:
         if self.conn is None:
@@ -98,8 +100,8 @@ class PostgresSession(Session):
     def wal_bytes_since(self, lsn: str) -> int:
         return int(self.scalar("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s::pg_lsn)", (lsn,)))
 
-    def relation_sizes(self, table: str, schema: str = "public") -> RelationSizes:
-        rel = f"{schema}.{table}"
+    def relation_sizes(self, table: str, schema: str | None = None) -> RelationSizes:
+        rel = f"{schema or self.schema}.{table}"
         heap, toast, indexes, total = self.execute(
             """
             SELECT pg_relation_size(c.oid),
@@ -119,12 +121,13 @@ class PostgresSession(Session):
             # The flush happens when the backend next reports, at the end of a transaction.
             self.execute("SELECT 1")
 
-    def table_stats(self, table: str, schema: str = "public", expect_updates: int | None = None, timeout: float = 10.0) -> TableStats:
+    def table_stats(self, table: str, schema: str | None = None, expect_updates: int | None = None, timeout: float = 10.0) -> TableStats:
         """Counters of ``table`` once they are really flushed.
 
         With ``expect_updates`` the counters are polled (snapshot cleared each time) until
         ``n_tup_upd`` reaches it, so a number read too early can never be recorded.
         """
+        schema = schema or self.schema
         self.flush_stats()
         deadline = time.monotonic() + timeout
         while True:
