@@ -82,6 +82,14 @@ class Engine(abc.ABC):
         """A handle good enough for :meth:`teardown` when the real one was lost (a killed setup task)."""
         return {"workdir": str(workdir)}
 
+    def pgbench(self) -> list[str] | None:
+        """The argv prefix of a pgbench able to reach this engine's servers, known before provisioning.
+
+        What sessions get as ``PostgresSession.pgbench``; ``None`` when the backend has none (or the
+        family has no pgbench). Lets a suite's ``preflight`` check the tool before any engine starts.
+        """
+        return None
+
     @abc.abstractmethod
     def facts(self, handle: Handle) -> dict[str, Any]:
         """Exact version, build, configure flags/compile options, settings in force, checksum state, capabilities."""

@@ -122,6 +122,10 @@ class EmbeddedPostgres(Engine):
             kwargs = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
         return subprocess.run(argv, env=self._env(), capture_output=True, text=True, timeout=timeout, cwd="/", **kwargs)
 
+    def pgbench(self) -> list[str] | None:
+        found = find_pgbench()
+        return [str(found)] if found else None
+
     def handle_for(self, workdir: Path) -> Handle:
         user = self.os_user() if os.geteuid() == 0 else None
         return {
