@@ -1,10 +1,12 @@
-"""Great Expectations checks of a run (placeholder until the checks module lands)."""
+"""Great Expectations checks of a published run: sanity, reproduction of the seeds' findings, drift.
+
+:func:`check_run` is what the benchmark DAG's ``check`` task calls. The expectations live as JSON
+under ``include/expectations/`` (see :mod:`jsonbench.checks.library`); alerts on failure are in
+:mod:`jsonbench.checks.alerts`.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from jsonbench.checks.run import ChecksFailed, check_run
 
-
-def check_run(run: dict[str, Any]) -> dict[str, Any]:
-    """Validate a published run. Placeholder: returns nothing checked."""
-    return {"checked": 0}
+__all__ = ["ChecksFailed", "check_run"]

@@ -1,0 +1,229 @@
+"""``check_run``: sanity, reproduction and drift checks of one published run, stored as validation rows.
+
+Order of work: read the run's published rows (never written to), build the frames, validate each
+with Great Expectations (Data Docs under ``<results>/data_docs/<run_key>/``), turn the outcomes
+into rows of ``VALIDATION_SCHEMA`` and publish them beside the measurements, and only then raise
+:class:`ChecksFailed` if any sanity, reproduction or drift expectation failed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from jsonbench.checks.drift import drift_expectations, drift_frame
+from jsonbench.checks.findings import finding_expectations, findings_frame
+from jsonbench.checks.gxrun import GXSession, Outcome
+from jsonbench.checks.library import Library, load_library
+from jsonbench.checks.sanity import cells_that_ran, completeness_frame, measurements_frame, schema_expectations
+
+log = logging.getLogger(__name__)
+
+MAX_DETAIL_ROWS = 50
+
+
+class ChecksFailed(Exception):
+    """Some expectation of the run failed; ``summary`` says which (the rows are already stored)."""
+
+    def __init__(self, summary: dict[str, Any]) -> None:
+        self.summary = summary
+        lines = summary.get("failures", [])
+        more = summary["failed"] - len(lines)
+        super().__init__(
+            f"{summary['failed']} of {summary['checked']} checks failed for run {summary['run_id']}"
+            f" (validation rows: {summary.get('validations')}):\n  " + "\n  ".join(lines) + (f"\n  ... and {more} more" if more > 0 else "")
+        )
+
+
+def data_docs_dir(results_dir: str | Path, run_id: str) -> Path:
+    """Where the Data Docs site of one run is written."""
+    from jsonbench.results.schema import run_key
+
+    return Path(results_dir) / "data_docs" / run_key(run_id)
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _aggregate_rows(kind: str, suite: str | None, outcomes: list[Outcome], run: dict[str, Any]) -> list[dict[str, Any]]:
+    """One validation row per expectation (sanity, and raw extra expectations of other kinds)."""
+    rows = []
+    for o in outcomes:
+        observed = o.result.get("unexpected_count", o.result.get("observed_value"))
+        rows.append(
+            {
+                "check_kind": kind, "suite": suite, "engine_id": None, "expectation": o.label,
+                "description": str(o.meta.get("notes", "")), "observed": float(observed) if isinstance(observed, (int, float)) and not isinstance(observed, bool) else None,
+                "min_value": o.kwargs.get("min_value"), "max_value": o.kwargs.get("max_value"),
+                "success": o.success, "verdict": "pass" if o.success else "fail", "gx_suite": o.suite_name, "scale": run.get("scale"),
+                "details": json.dumps({"unexpected": o.unexpected[:MAX_DETAIL_ROWS], "unexpected_count": o.result.get("unexpected_count"), "error": o.error, "kwargs": o.kwargs}, default=str),
+            }
+        )
+    return rows
+
+
+def _failed_keys(outcomes: list[Outcome], keys: list[str]) -> set[tuple[Any, ...]]:
+    return {tuple(u.get(k) for k in keys) for o in outcomes if not o.success for u in o.unexpected}
+
+
+def _sanity(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame) -> list[dict[str, Any]]:
+    frames = lib.sanity.get("frames", {})
+    mframe = measurements_frame(published)
+    cframe = completeness_frame(cells_that_ran(run["results_dir"], run["run_id"], published), published)
+    rows: list[dict[str, Any]] = []
+    spec = frames.get("measurements", {})
+    outs = gxs.validate("sanity.measurements", mframe, schema_expectations() + spec.get("expectations", []), spec.get("index_columns", []))
+    rows += _aggregate_rows("sanity", None, outs, run)
+    spec = frames.get("completeness", {})
+    outs = gxs.validate("sanity.completeness", cframe, spec.get("expectations", []), spec.get("index_columns", []))
+    rows += _aggregate_rows("sanity", None, outs, run)
+    for suite, extra in sorted(lib.suite_sanity.items()):
+        sub = mframe[mframe["suite"] == suite]
+        if sub.empty:
+            continue
+        spec = extra.get("frames", {}).get("measurements", extra)
+        outs = gxs.validate(f"{suite}.sanity", sub, spec.get("expectations", []), spec.get("index_columns", ["engine_id", "workload", "variant", "metric"]))
+        rows += _aggregate_rows("sanity", suite, outs, run)
+    return rows
+
+
+def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, suite: str) -> list[dict[str, Any]]:
+    definition = lib.reproduction[suite]
+    frame = findings_frame(published, suite, definition)
+    if frame.empty:
+        return []
+    keys = ["finding", "engine_id"]
+    entries = finding_expectations(definition)
+    outs = gxs.validate(f"{suite}.reproduction", frame, entries, keys)
+    n_generated = len(entries) - len(definition.get("expectations") or [])
+    failed = _failed_keys(outs[:n_generated], keys)
+    reasons = {f["id"]: f for f in definition.get("findings", [])}
+    rows = []
+    for r in frame.itertuples(index=False):
+        ok = r.problem is None and (r.finding, r.engine_id) not in failed
+        f = reasons.get(r.finding, {})
+        rows.append(
+            {
+                "check_kind": "reproduction", "suite": suite, "engine_id": r.engine_id, "engine_version": r.engine_version,
+                "engine_build": r.engine_build, "expectation": r.finding, "description": r.description,
+                "observed": None if pd.isna(r.observed) else float(r.observed),
+                "min_value": None if pd.isna(r.band_min) else float(r.band_min), "max_value": None if pd.isna(r.band_max) else float(r.band_max),
+                "success": ok, "verdict": "pass" if ok else "fail", "unit": r.unit, "gx_suite": f"{suite}.reproduction", "scale": run.get("scale"),
+                "details": json.dumps({"inputs": json.loads(r.inputs), "problem": r.problem, "seed": f.get("seed"), "band_reason": f.get("band_reason")}, default=str),
+            }
+        )
+    rows += _aggregate_rows("reproduction", suite, outs[n_generated:], run)
+    return rows
+
+
+def _drift(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, dataset: pd.DataFrame, suite: str) -> tuple[list[dict[str, Any]], list[str]]:
+    policy = lib.drift_policy(suite)
+    frame = drift_frame(published, dataset, run, suite, policy)
+    notes: list[str] = []
+    if frame.empty:
+        return [], notes
+    keys = ["engine_id", "workload", "variant", "metric"]
+    entries = drift_expectations(policy)
+    outs = gxs.validate(f"{suite}.drift", frame, entries, keys)
+    failed = _failed_keys(outs[:1], keys)
+    need = int(policy.get("min_history", 3))
+    for engine_id, g in frame.groupby("engine_id"):
+        have = int(g["history_n"].max())
+        if have < need:
+            notes.append(f"{suite} on {engine_id}: only {have} earlier run(s) of hardware {run['hardware_label']!r}, this build and scale {run['scale']!r}; drift needs {need}, so it is not judged yet")
+    rows = []
+    for r in frame.itertuples(index=False):
+        ok = (r.engine_id, r.workload, r.variant, r.metric) not in failed
+        rows.append(
+            {
+                "check_kind": "drift", "suite": suite, "engine_id": r.engine_id, "engine_version": r.engine_version, "engine_build": r.engine_build or None,
+                "workload": r.workload, "variant": r.variant, "metric": r.metric, "unit": r.unit,
+                "expectation": f"no_drift:{r.workload}/{r.variant}/{r.metric}",
+                "description": f"{r.metric} of {r.workload} vs the median of {r.history_n} earlier run(s)",
+                "observed": r.value, "min_value": None if pd.isna(r.lower) else r.lower, "max_value": None if pd.isna(r.upper) else r.upper,
+                "success": ok, "verdict": r.verdict if ok else "drift", "gx_suite": f"{suite}.drift", "scale": run.get("scale"),
+                "details": json.dumps({k: (None if isinstance(v, float) and pd.isna(v) else v) for k, v in r._asdict().items() if k in (
+                    "history_n", "history_median", "history_spread", "relative_spread", "relative_change", "drift_score", "spread", "history_runs")}, default=str),
+            }
+        )
+    rows += _aggregate_rows("drift", suite, outs[1:], run)
+    return rows, notes
+
+
+def check_run(run: dict[str, Any]) -> dict[str, Any]:
+    """Check one published run; store its validation rows; raise :class:`ChecksFailed` if any failed.
+
+    ``run`` is the dict ``jsonbench.tasks.plan`` builds (run_id, logical_date, hardware_label,
+    results_dir, scale, ...). Returns a summary (counts per kind, drift notes, paths).
+    """
+    from jsonbench.results.publish import MEASUREMENTS, publish_validations, read_dataset
+    from jsonbench.results.schema import run_key
+
+    results_dir = run["results_dir"]
+    lib = load_library()
+    dataset = read_dataset(results_dir, MEASUREMENTS, hardware_label=run["hardware_label"]).to_pandas()
+    published = dataset[dataset["run_id"] == run["run_id"]].copy()
+    if published.empty:
+        raise RuntimeError(f"run {run['run_id']!r} has no published rows under {results_dir}; nothing to check")
+    if not run.get("scale"):
+        run = {**run, "scale": published["scale"].iloc[0]}
+
+    docs = data_docs_dir(results_dir, run["run_id"])
+    gxs = GXSession(docs, run_name=run_key(run["run_id"]))
+    rows = _sanity(lib, gxs, run, published)
+    notes: list[str] = []
+    for suite in sorted(published["suite"].unique()):
+        if suite in lib.reproduction:
+            rows += _reproduction(lib, gxs, run, published, suite)
+        else:
+            notes.append(f"{suite}: no {suite}.reproduction.json, so no reproduction expectations")
+        drift_rows, drift_notes = _drift(lib, gxs, run, published, dataset, suite)
+        rows += drift_rows
+        notes += drift_notes
+
+    validated_at = _now()
+    for r in rows:
+        r["validated_at"] = validated_at
+    target = publish_validations(results_dir, run, rows)
+
+    failed = [r for r in rows if not r["success"]]
+    by_kind: dict[str, dict[str, int]] = {}
+    for r in rows:
+        k = by_kind.setdefault(r["check_kind"], {"passed": 0, "failed": 0})
+        k["passed" if r["success"] else "failed"] += 1
+    verdicts: dict[str, int] = {}
+    for r in rows:
+        if r["check_kind"] == "drift" and r.get("verdict"):
+            verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
+    summary = {
+        "run_id": run["run_id"],
+        "checked": len(rows),
+        "failed": len(failed),
+        "by_kind": by_kind,
+        "drift_verdicts": verdicts,
+        "notes": notes,
+        "failures": [_failure_line(r) for r in failed[:20]],
+        "validations": str(target),
+        "data_docs": str(gxs.docs_index()) if gxs.docs_index() else None,
+        "results_dir": str(results_dir),
+    }
+    for note in notes:
+        log.info("check: %s", note)
+    log.info("check of run %s: %d checks, %d failed; %s; Data Docs %s", run["run_id"], len(rows), len(failed), by_kind, summary["data_docs"])
+    if failed:
+        raise ChecksFailed(summary)
+    return summary
+
+
+def _failure_line(r: dict[str, Any]) -> str:
+    where = "/".join(str(x) for x in (r.get("suite"), r.get("engine_id")) if x)
+    bounds = f"[{r.get('min_value')}, {r.get('max_value')}]"
+    obs = r.get("observed")
+    obs_text = f"{obs:.4g}" if isinstance(obs, float) else str(obs)
+    return f"{r['check_kind']}: {where + ': ' if where else ''}{r['expectation']} observed {obs_text}, expected {bounds}"
