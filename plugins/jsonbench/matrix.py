@@ -184,11 +184,11 @@ def resolve(params: dict[str, Any] | None, matrix: Matrix | None = None, env: di
     if unknown:
         raise ConfigError(unknown[0], f"unknown parameter (known: {', '.join(sorted(known))})")
 
-    engines = _string_list(p.get("engines") or m.raw["default_engines"], "engines")
+    engines = _string_list(_given(p, "engines", m.raw["default_engines"]), "engines")
     for eid in engines:
         if eid not in m.engines:
             raise ConfigError("engines", f"unknown engine {eid!r}; known: {', '.join(sorted(m.engines))}")
-    suites = _string_list(p.get("suites") or m.raw["default_suites"], "suites")
+    suites = _string_list(_given(p, "suites", m.raw["default_suites"]), "suites")
     for s in suites:
         if s not in m.suites:
             raise ConfigError("suites", f"unknown suite {s!r}; known: {', '.join(sorted(m.suites))}")
@@ -240,6 +240,12 @@ def resolve(params: dict[str, Any] | None, matrix: Matrix | None = None, env: di
         results_dir=results,
         server_settings={k: str(v) for k, v in settings.items()},
     )
+
+
+def _given(params: dict[str, Any], name: str, default: Any) -> Any:
+    """The parameter's value when given (an empty list counts as given, and is refused later), else the default."""
+    value = params.get(name)
+    return default if value is None else value
 
 
 def _string_list(value: Any, name: str) -> list[str]:

@@ -14,7 +14,7 @@ EXPECTATIONS_DIR = INCLUDE_DIR / "expectations"
 MATRIX_FILE = INCLUDE_DIR / "matrix.yaml"
 
 #: Engine builds fetched by the setup (``engines/postgres/node_modules`` holds the npm packages).
-ENGINES_DIR = PROJECT_ROOT / "engines"
+ENGINES_DIR = Path(os.environ.get("JSONBENCH_ENGINES_DIR") or PROJECT_ROOT / "engines")
 
 
 def results_dir(override: str | os.PathLike[str] | None = None) -> Path:

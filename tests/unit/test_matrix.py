@@ -1,0 +1,84 @@
+"""Run parameters: every bad value fails before any work starts, naming the field."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from jsonbench.errors import ConfigError
+from jsonbench.matrix import Matrix, load_matrix, params_schema, plan_cells, resolve
+
+
+@pytest.mark.parametrize(
+    ("params", "field", "words"),
+    [
+        ({"engines": ["postgres-99"]}, "engines", "unknown engine 'postgres-99'"),
+        ({"engines": ["mysql-8"]}, "engines", "unknown engine"),
+        ({"engines": []}, "engines", "non-empty"),
+        ({"engines": ["postgres-16", "postgres-16"]}, "engines", "twice"),
+        ({"suites": ["nope"]}, "suites", "unknown suite 'nope'"),
+        ({"scale": "huge"}, "scale", "unknown scale 'huge'"),
+        ({"repetitions": 0}, "repetitions", ">= 1"),
+        ({"repetitions": -3}, "repetitions", ">= 1"),
+        ({"repetitions": "5"}, "repetitions", ">= 1"),
+        ({"repetitions": True}, "repetitions", ">= 1"),
+        ({"backend": "kubernetes"}, "backend", "unknown backend"),
+        ({"hardware_label": "bad label/with slash"}, "hardware_label", "must match"),
+        ({"server_settings": {"shared buffers": "1GB"}}, "server_settings.shared buffers", "not a valid setting name"),
+        ({"server_settings": {"work_mem": None}}, "server_settings.work_mem", "string or number"),
+        ({"colour": "red"}, "colour", "unknown parameter"),
+    ],
+)
+def test_bad_parameter_names_the_field(params: dict, field: str, words: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        resolve(params, env={})
+    assert err.value.field == field
+    assert field in str(err.value) and words in str(err.value)
+
+
+def test_defaults_resolve_to_the_matrix_defaults() -> None:
+    m = load_matrix()
+    cfg = resolve({}, env={})
+    assert list(cfg.engines) == m.raw["default_engines"]
+    assert list(cfg.suites) == m.raw["default_suites"]
+    assert cfg.scale == m.raw["default_scale"]
+    assert cfg.repetitions == m.scales[cfg.scale]["repetitions"]
+
+
+def test_overrides_narrow_and_override() -> None:
+    cfg = resolve({"engines": ["postgres-17"], "scale": "smoke", "repetitions": 3, "hardware_label": "rack-7", "server_settings": {"shared_buffers": "256MB"}}, env={})
+    cells = plan_cells(cfg, {"run_id": "r"})
+    ldu = cells["large_document_update"]
+    assert [c["engine_id"] for c in ldu] == ["postgres-17"]
+    assert ldu[0]["repetitions"] == 3 and ldu[0]["scale"] == "smoke"
+    assert ldu[0]["server_settings"]["shared_buffers"] == "256MB"  # the run's override wins
+    assert ldu[0]["server_settings"]["work_mem"] == "64MB"  # the seed's default stays
+    assert ldu[0]["backend"] == "embedded" and ldu[0]["backend_options"]["build"] == "pg17"
+
+
+def test_hardware_label_from_environment() -> None:
+    assert resolve({}, env={"JSONBENCH_HARDWARE_LABEL": "ci-box"}).hardware_label == "ci-box"
+
+
+def test_every_suite_gets_a_key_even_when_not_selected() -> None:
+    m = load_matrix()
+    cells = plan_cells(resolve({"engines": ["postgres-16"], "suites": ["large_document_update"]}, env={}), {"run_id": "r"})
+    assert set(cells) == set(m.suites)
+
+
+def test_params_schema_matches_resolve() -> None:
+    """The trigger form's defaults are valid run parameters."""
+    schema = params_schema()
+    defaults = {k: v["default"] for k, v in schema.items()}
+    resolve(defaults, env={})
+    assert schema["scale"]["enum"] == list(load_matrix().scales)
+
+
+def test_matrix_file_mistakes_are_caught() -> None:
+    raw = copy.deepcopy(load_matrix().raw)
+    del raw["scales"]["smoke"]["large_document_update"]
+    from jsonbench.matrix import _check_matrix
+
+    with pytest.raises(ConfigError, match="matrix.scales.smoke.large_document_update"):
+        _check_matrix(Matrix(raw))
