@@ -60,15 +60,15 @@ WITH skip AS (
     SELECT classid, objid FROM pg_depend WHERE deptype = 'e'
 )
 SELECT kind, name FROM (
-    SELECT 'relation' AS kind, c.oid::regclass::text AS name FROM pg_class c
+    SELECT 'relation' AS kind, format('%I.%I', c.relnamespace::regnamespace, c.relname) AS name FROM pg_class c
      WHERE c.relnamespace NOT IN (SELECT oid FROM skip)
        AND NOT EXISTS (SELECT 1 FROM ext WHERE ext.classid = 'pg_class'::regclass AND ext.objid = c.oid)
     UNION ALL
-    SELECT 'function', p.oid::regprocedure::text FROM pg_proc p
+    SELECT 'function', format('%I.%s', p.pronamespace::regnamespace, p.oid::regprocedure) FROM pg_proc p
      WHERE p.pronamespace NOT IN (SELECT oid FROM skip)
        AND NOT EXISTS (SELECT 1 FROM ext WHERE ext.classid = 'pg_proc'::regclass AND ext.objid = p.oid)
     UNION ALL
-    SELECT 'type', t.oid::regtype::text FROM pg_type t
+    SELECT 'type', format('%I.%I', t.typnamespace::regnamespace, t.typname) FROM pg_type t
      WHERE t.typnamespace NOT IN (SELECT oid FROM skip) AND t.typrelid = 0 AND t.typcategory <> 'A'
        AND NOT EXISTS (SELECT 1 FROM ext WHERE ext.classid = 'pg_type'::regclass AND ext.objid = t.oid)
     UNION ALL
