@@ -7,6 +7,7 @@ import importlib
 #: Modules that register an adapter when imported. Add a backend by adding its module here.
 ADAPTER_MODULES = (
     "jsonbench.engines.postgres_embedded",
+    "jsonbench.engines.sqlite_apsw",
     "jsonbench.engines.postgres_docker",
     "jsonbench.engines.postgres_server",
 )

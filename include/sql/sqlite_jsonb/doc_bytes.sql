@@ -1,0 +1,2 @@
+-- Average stored bytes per document.
+SELECT avg(octet_length(doc)), count(*) FROM {table};

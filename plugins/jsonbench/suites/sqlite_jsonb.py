@@ -1,0 +1,204 @@
+"""Suite "sqlite_jsonb" (seed 003): JSON text vs JSONB in SQLite, for flat objects of 10, 100 and 1,000 keys.
+
+One workload per document size (``keys_10``, ``keys_100``, ``keys_1000``). Each opens its own
+session (an in-memory database lives only as long as its worker) and loads its own data: about
+``keys_per_table`` keys per table (2,000,000 at ``full``, as the seed), two thirds integers and
+one third 8-letter strings, generated deterministically in SQL, stored once as text and once as
+JSONB (``jsonb()`` of the same text). Load times are the ``load`` window; everything timed below
+is a ``measure`` window, and every time is taken inside the SQLite build's own Python.
+
+Per repetition (``repetitions`` of the scale), with the best of ``best_of`` runs (5, as the seed)
+as that repetition's sample, so a Measurement keeps every repetition and its spread:
+
+* ``extract_{first,middle,last}_ns_per_row`` (variants ``text``, ``jsonb``): ``json_extract`` of one
+  key summed over every row, and ``extract_*_speedup`` (variant ``jsonb_vs_text``, text time over
+  JSONB time, per repetition: the seed's "ratio (3 runs)" column);
+* ``last_vs_first`` (variants ``text``, ``jsonb``): how much reading the last key costs over the first
+  (the seed: about 3x for JSONB at 1,000 keys, about 1 for text);
+* ``set_{first,last}_ns_per_row``: ``json_set`` on text vs ``jsonb_set`` on JSONB of the first or last
+  key, as an expression over every row (the functions' own cost, as the seed compared them), and
+  ``set_{first,last}_speedup``;
+* ``update_ns_per_row``: the same change of the first key as an ``UPDATE`` of every row (what storing
+  it costs too), each run rolled back after its clock stops, and ``update_speedup``;
+* ``to_text_ns_per_row`` (variant ``jsonb``: ``json()`` of JSONB), ``to_jsonb_ns_per_row`` (variant
+  ``text``: ``jsonb()`` of text), and ``output_vs_input`` (json() time over jsonb() time);
+* ``scan_ns_per_row``: the same scan with no JSON function, the floor under all of the above;
+* ``doc_bytes`` per document, ``file_pages`` and ``file_bytes`` of a file-backed copy of each table,
+  ``size_ratio`` (JSONB bytes over text bytes), ``load_s``, ``rows``;
+* with ``file_backed`` in the scale, the three extracts again on the file-backed copies
+  (variants ``text_file``, ``jsonb_file``), since users store files, not memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from jsonbench.errors import BenchmarkError
+from jsonbench.suites.base import Suite, WorkloadContext
+
+NAME = "sqlite_jsonb"
+KEYS: dict[str, int] = {"keys_10": 10, "keys_100": 100, "keys_1000": 1000}
+FORMS = ("text", "jsonb")
+POSITIONS = ("first", "middle", "last")
+TABLES = {"text": "docs_text", "jsonb": "docs_jsonb"}
+#: The value json_set/jsonb_set write (an integer, like the keys they replace).
+SET_VALUE = 424242
+
+#: (metric, unit) pairs every workload records.
+METRICS: tuple[tuple[str, str], ...] = (
+    *((f"extract_{p}_ns_per_row", "ns") for p in POSITIONS),
+    *((f"extract_{p}_speedup", "ratio") for p in POSITIONS),
+    ("last_vs_first", "ratio"),
+    ("set_first_ns_per_row", "ns"),
+    ("set_last_ns_per_row", "ns"),
+    ("set_first_speedup", "ratio"),
+    ("set_last_speedup", "ratio"),
+    ("update_ns_per_row", "ns"),
+    ("update_speedup", "ratio"),
+    ("to_text_ns_per_row", "ns"),
+    ("to_jsonb_ns_per_row", "ns"),
+    ("output_vs_input", "ratio"),
+    ("scan_ns_per_row", "ns"),
+    ("doc_bytes", "bytes"),
+    ("file_pages", "pages"),
+    ("file_bytes", "bytes"),
+    ("size_ratio", "ratio"),
+    ("load_s", "s"),
+    ("rows", "rows"),
+)
+
+
+class SuiteDataError(BenchmarkError):
+    """The two forms of the same documents disagree: a measurement of wrong data is no measurement."""
+
+
+def key_index(position: str, keys: int) -> int:
+    """Index of the first, middle or last key of a ``keys``-key document."""
+    return {"first": 0, "middle": keys // 2, "last": keys - 1}[position]
+
+
+def key_path(position: str, keys: int) -> str:
+    return f"$.key_{key_index(position, keys)}"
+
+
+def rows_for(keys: int, scale: dict[str, Any]) -> int:
+    """Rows of a table of ``keys``-key documents: ``keys_per_table`` keys in all (at least one row)."""
+    return max(int(scale["keys_per_table"]) // keys, 1)
+
+
+class SqliteJsonb(Suite):
+    name: ClassVar[str] = NAME
+    family: ClassVar[str] = "sqlite"
+    seed: ClassVar[str] = "003_9a2fd118884fe6b5.txt"
+    workloads: ClassVar[tuple[str, ...]] = tuple(KEYS)
+    headline: ClassVar[tuple[str, ...]] = ("extract_first_ns_per_row", "extract_last_ns_per_row", "extract_first_speedup", "set_first_speedup", "output_vs_input", "doc_bytes")
+
+    def load(self, ctx: WorkloadContext) -> None:
+        """Nothing is shared: an in-memory database does not outlive its session, so each workload loads its own."""
+
+    def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
+        return [(w, m) for w in self.workloads for m, _ in METRICS]
+
+    def run(self, workload: str, ctx: WorkloadContext) -> None:
+        reason = ctx.require("jsonb")
+        if reason:
+            for variant in (*FORMS, "jsonb_vs_text"):
+                ctx.not_applicable(list(METRICS), reason, variant=variant)
+            return
+        keys = KEYS[workload]
+        rows = rows_for(keys, ctx.scale)
+        best_of = int(ctx.scale.get("best_of", 5))
+        file_backed = bool(ctx.scale.get("file_backed", False))
+        s = ctx.session
+        extra = {"keys": keys, "rows": rows, "best_of": best_of}
+
+        # -- load: text generated in SQL, JSONB parsed from it; timed inside the worker ----------
+        s.run_file(NAME, "create_text", table=TABLES["text"])
+        s.run_file(NAME, "create_jsonb", table=TABLES["jsonb"])
+        with ctx.window("load"):
+            load_text, _ = s.time_file(NAME, "load_text", {"rows": rows, "keys": keys}, repeat=1, table=TABLES["text"])
+            load_jsonb, _ = s.time_file(NAME, "load_jsonb", repeat=1, table=TABLES["jsonb"], source=TABLES["text"])
+        ctx.record("load_s", "s", load_text, variant="text", extra=extra)
+        ctx.record("load_s", "s", load_jsonb, variant="jsonb", extra=extra)
+
+        sizes: dict[str, float] = {}
+        for form in FORMS:
+            avg, count = s.run_file(NAME, "doc_bytes", table=TABLES[form])[0]
+            if count != rows:
+                raise SuiteDataError(f"{workload}: {TABLES[form]} holds {count} rows, expected {rows}")
+            sizes[form] = float(avg)
+            ctx.record("doc_bytes", "bytes", sizes[form], variant=form, extra=extra)
+            ctx.record("rows", "rows", float(count), variant=form, extra=extra)
+        ctx.record("size_ratio", "ratio", sizes["jsonb"] / sizes["text"], variant="jsonb_vs_text", extra=extra)
+
+        # -- a file-backed copy of each table, one table per file so its page count is the table's --
+        schemas = {form: f"disk_{form}" for form in FORMS}
+        for form in FORMS:
+            s.run_file(NAME, "attach_file", {"path": s.file_path(f"{workload}_{form}.sqlite3")}, schema=schemas[form])
+            s.run_file(NAME, f"create_{form}", table=(schemas[form], TABLES[form]))
+            with ctx.window("load"):
+                s.run_file(NAME, "copy_table", target=(schemas[form], TABLES[form]), source=("main", TABLES[form]))
+            pages, page_size = s.run_file(NAME, "page_count", {"schema": schemas[form]})[0]
+            ctx.record("file_pages", "pages", float(pages), variant=form, extra={**extra, "page_size": page_size})
+            ctx.record("file_bytes", "bytes", float(pages * page_size), variant=form, extra={**extra, "page_size": page_size})
+
+        # -- measurements, the whole set repeated ---------------------------------------------
+        samples: dict[tuple[str, str], list[float]] = {}
+
+        def add(metric: str, variant: str, value: float) -> None:
+            samples.setdefault((metric, variant), []).append(value)
+
+        def best_ns(name: str, params: dict[str, Any] | None = None, rollback: bool = False, **tables: Any) -> tuple[float, list[tuple[Any, ...]]]:
+            with ctx.window("measure"):
+                secs, result = s.time_file(NAME, name, params, repeat=best_of, rollback=rollback, **tables)
+            return min(secs) / rows * 1e9, result
+
+        for _ in range(ctx.repetitions):
+            ns: dict[tuple[str, str], float] = {}
+            for pos in POSITIONS:
+                sums = {}
+                for form in FORMS:
+                    ns[(pos, form)], result = best_ns("extract", {"path": key_path(pos, keys)}, table=TABLES[form])
+                    sums[form] = result[0]
+                    add(f"extract_{pos}_ns_per_row", form, ns[(pos, form)])
+                if sums["text"] != sums["jsonb"] or sums["text"][1] != rows:
+                    raise SuiteDataError(f"{workload}: json_extract({key_path(pos, keys)}) gives {sums['text']} on text but {sums['jsonb']} on JSONB")
+                add(f"extract_{pos}_speedup", "jsonb_vs_text", ns[(pos, "text")] / ns[(pos, "jsonb")])
+            for form in FORMS:
+                add("last_vs_first", form, ns[("last", form)] / ns[("first", form)])
+                scan, _ = best_ns("scan", table=TABLES[form])
+                add("scan_ns_per_row", form, scan)
+
+            to_jsonb, _ = best_ns("to_jsonb", table=TABLES["text"])
+            to_text, _ = best_ns("to_text", table=TABLES["jsonb"])
+            add("to_jsonb_ns_per_row", "text", to_jsonb)
+            add("to_text_ns_per_row", "jsonb", to_text)
+            add("output_vs_input", "jsonb_vs_text", to_text / to_jsonb)
+
+            for pos in ("first", "last"):
+                set_ns = {}
+                for form in FORMS:
+                    set_ns[form], _ = best_ns(f"set_{form}", {"path": key_path(pos, keys), "value": SET_VALUE}, table=TABLES[form])
+                    add(f"set_{pos}_ns_per_row", form, set_ns[form])
+                add(f"set_{pos}_speedup", "jsonb_vs_text", set_ns["text"] / set_ns["jsonb"])
+            upd_ns = {}
+            for form in FORMS:
+                upd_ns[form], _ = best_ns(f"update_{form}", {"path": key_path("first", keys), "value": SET_VALUE}, rollback=True, table=TABLES[form])
+                add("update_ns_per_row", form, upd_ns[form])
+            add("update_speedup", "jsonb_vs_text", upd_ns["text"] / upd_ns["jsonb"])
+
+            if file_backed:
+                for pos in POSITIONS:
+                    for form in FORMS:
+                        file_ns, _ = best_ns("extract", {"path": key_path(pos, keys)}, table=(schemas[form], TABLES[form]))
+                        add(f"extract_{pos}_ns_per_row", f"{form}_file", file_ns)
+
+        for form in FORMS:
+            s.run_file(NAME, "detach_file", schema=schemas[form])
+
+        units = dict(METRICS)
+        for (metric, variant), values in samples.items():
+            # Timings are best-of-N per repetition and reported as the best repetition (the seed's
+            # "best of 5"); ratios are per repetition and reported as their median. Spread is kept either way.
+            aggregate = "min" if units[metric] == "ns" else "median"
+            ctx.record(metric, units[metric], values, variant=variant, aggregate=aggregate, extra=extra)
