@@ -1,0 +1,302 @@
+"""The Docker backend without a Docker engine: container specification, selection, lifecycle, pgbench argv.
+
+No Docker engine runs on these machines. What needs none is tested for real: the specification
+(checked through the docker SDK's own translation into Engine API arguments), the selection of
+the adapter, and the clear error when no engine answers (a real connection attempt to a socket
+that does not exist). The lifecycle tests use :class:`FakeDocker`, a stand-in for the Docker
+engine, and say so.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import docker.errors
+import pytest
+from docker.models.containers import _create_container_args
+
+from jsonbench import hostfacts, tasks
+from jsonbench.engines import docker_exec
+from jsonbench.engines.base import engine_for
+from jsonbench.engines.postgres_common import scaled_settings
+from jsonbench.engines.postgres_docker import DockerPostgres, container_labels, container_spec, initdb_args
+from jsonbench.errors import EngineUnavailable
+
+SUITE = "large_document_update"
+API_VERSION = "1.47"
+
+
+# -- a stand-in for the Docker engine ------------------------------------------------------------
+
+
+class FakeContainer:
+    """A container record as the SDK shows it; ``behaviour`` decides what starting it does."""
+
+    def __init__(self, engine: FakeDocker, spec: dict[str, Any]) -> None:
+        self.engine = engine
+        self.spec = spec
+        self.id = f"fake{len(engine.created):04d}"
+        self.name = spec["name"]
+        self.labels = dict(spec.get("labels") or {})
+        self.status = "created"
+        self.ports: dict[str, Any] = {}
+        self.attrs = {"Config": {"Env": [f"{k}={v}" for k, v in (spec.get("environment") or {}).items()], "Labels": self.labels}}
+        self.removed_with: dict[str, Any] | None = None
+
+    def start(self) -> None:
+        self.engine.behaviour(self)
+
+    def reload(self) -> None:
+        pass
+
+    def logs(self, tail: int = 30) -> bytes:
+        return self.engine.log
+
+    def remove(self, **kwargs: Any) -> None:
+        if self.id not in self.engine.live:
+            raise docker.errors.NotFound("gone")
+        self.removed_with = kwargs
+        del self.engine.live[self.id]
+
+
+class FakeDocker:
+    """Mocks the Docker engine (none can run here): the parts of ``docker.DockerClient`` the adapter uses."""
+
+    def __init__(self, images: tuple[str, ...] = ()) -> None:
+        self.created: list[FakeContainer] = []
+        self.live: dict[str, FakeContainer] = {}
+        self.images_present = set(images)
+        self.pulled: list[tuple[str, str]] = []
+        self.log = b""
+        self.behaviour = lambda c: setattr(c, "status", "running")
+        self.containers = self
+        self.images = _FakeImages(self)
+
+    def ping(self) -> bool:
+        return True
+
+    # containers.*
+    def create(self, **spec: Any) -> FakeContainer:
+        # The SDK's own translation of these kwargs into an Engine API request: a bad key fails here as it would for real.
+        _create_container_args({**spec, "version": API_VERSION})
+        if spec["image"] not in self.images_present:
+            raise docker.errors.ImageNotFound(spec["image"])
+        if any(c.name == spec["name"] for c in self.live.values()):
+            raise docker.errors.APIError(f"Conflict. The container name {spec['name']} is already in use")
+        container = FakeContainer(self, spec)
+        self.created.append(container)
+        self.live[container.id] = container
+        return container
+
+    def get(self, key: str) -> FakeContainer:
+        for c in self.live.values():
+            if key in (c.id, c.name):
+                return c
+        raise docker.errors.NotFound(key)
+
+    def list(self, all: bool = False, filters: dict[str, Any] | None = None) -> list[FakeContainer]:
+        wanted = dict(item.split("=", 1) for item in (filters or {}).get("label", []))
+        return [c for c in self.live.values() if (all or c.status == "running") and _labels_match(c.labels, wanted)]
+
+
+def _labels_match(labels: dict[str, str], wanted: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in wanted.items())
+
+
+class _FakeImages:
+    def __init__(self, engine: FakeDocker) -> None:
+        self.engine = engine
+
+    def get(self, name: str) -> Any:
+        if name not in self.engine.images_present:
+            raise docker.errors.ImageNotFound(name)
+        return type("Image", (), {"id": "sha256:feed", "attrs": {"RepoDigests": [f"{name.split(':')[0]}@sha256:beef"]}})()
+
+    def pull(self, repo: str, tag: str | None = None) -> None:
+        self.engine.pulled.append((repo, tag or "latest"))
+        self.engine.images_present.add(f"{repo}:{tag}")
+
+
+@pytest.fixture
+def fake_docker(monkeypatch: pytest.MonkeyPatch) -> FakeDocker:
+    """Install a :class:`FakeDocker` as the adapter's client (the Docker engine is mocked: none runs here)."""
+    fake = FakeDocker()
+    monkeypatch.setattr(DockerPostgres, "client_factory", staticmethod(lambda url: fake))
+    return fake
+
+
+# -- the specification ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine_id,image", [("postgres-16", "postgres:16"), ("postgres-17", "postgres:17"), ("postgres-18", "postgres:18")])
+def test_spec_runs_the_official_image_with_the_cells_settings_on_loopback(make_cells: Any, engine_id: str, image: str) -> None:
+    cell = make_cells(SUITE, [engine_id], backend="docker")[0]
+    workdir = tasks.engine_workdir(cell)
+    settings, _ = scaled_settings(cell["server_settings"], cell["memory_caps"], hostfacts.memory_bytes())
+    spec = container_spec(cell, workdir, "s3cret", settings)
+
+    assert spec["image"] == image and spec["name"] == workdir.name
+    command = spec["command"]
+    assert command[0] == "postgres"
+    assert [command[i] for i in range(1, len(command), 2)] == ["-c"] * len(settings)
+    assert dict(command[i].split("=", 1) for i in range(2, len(command), 2)) == settings
+    assert set(settings) >= {"shared_buffers", "work_mem", "max_wal_size", "max_connections"}
+    env = spec["environment"]
+    assert env["POSTGRES_USER"] == env["POSTGRES_DB"] == "bench" and env["POSTGRES_PASSWORD"] == "s3cret"
+    assert "--data-checksums" in env["POSTGRES_INITDB_ARGS"].split() and "--locale=C" in env["POSTGRES_INITDB_ARGS"]
+    assert spec["labels"] == {
+        "io.jsonbench.managed": "true",
+        "io.jsonbench.run_id": cell["run"]["run_id"],
+        "io.jsonbench.cell_id": cell["cell_id"],
+        "io.jsonbench.workdir": workdir.name,
+    }
+    assert spec["auto_remove"] is False  # teardown removes it, after the log could be read
+    assert "volumes" not in spec and "mounts" not in spec and "tmpfs" not in spec  # data on the image's own volume, no host path
+
+    api = _create_container_args({**spec, "version": API_VERSION})  # what the SDK sends to the Engine API
+    assert api["host_config"]["PortBindings"] == {"5432/tcp": [{"HostIp": "127.0.0.1", "HostPort": ""}]}  # loopback, random port
+    assert api["host_config"]["NetworkMode"] == "default"
+    assert api["host_config"]["ShmSize"] >= 512 * 1024**2
+
+
+def test_spec_on_a_private_network_publishes_no_port(make_cells: Any) -> None:
+    cell = make_cells(SUITE, ["postgres-17"], backend="docker")[0]
+    spec = container_spec(cell, tasks.engine_workdir(cell), "pw", {"work_mem": "64MB"}, network="jsonbench-bench")
+    api = _create_container_args({**spec, "version": API_VERSION})
+    assert "PortBindings" not in api["host_config"] and "ports" not in api
+    assert api["host_config"]["NetworkMode"] == "jsonbench-bench" and api["networking_config"] == {"jsonbench-bench": None}
+
+
+def test_checksums_follow_the_matrix_on_every_major(make_cells: Any) -> None:
+    cell = make_cells(SUITE, ["postgres-18"], backend="docker")[0]
+    assert "--data-checksums" in initdb_args(cell).split()
+    cell["initdb"] = {"data_checksums": False}
+    assert "--no-data-checksums" in initdb_args(cell).split()  # 18 would turn them on by itself
+    cell16 = {**make_cells(SUITE, ["postgres-16"], backend="docker")[0], "initdb": {"data_checksums": False}}
+    assert "checksums" not in initdb_args(cell16)
+
+
+def test_spec_uses_the_run_parameters_server_settings(make_cells: Any) -> None:
+    cell = make_cells(SUITE, ["postgres-16"], backend="docker", server_settings={"wal_compression": "lz4", "work_mem": "8MB"})[0]
+    spec = container_spec(cell, tasks.engine_workdir(cell), "pw", cell["server_settings"])
+    assert "wal_compression=lz4" in spec["command"] and "work_mem=8MB" in spec["command"]
+
+
+# -- selection and the error without an engine ---------------------------------------------------
+
+
+def test_backend_docker_selects_the_docker_adapter(make_cells: Any) -> None:
+    for engine_id in ("postgres-16", "postgres-17", "postgres-18"):
+        cell = make_cells(SUITE, [engine_id], backend="docker")[0]
+        assert cell["backend"] == "docker" and cell["backend_options"]["image"] == f"postgres:{engine_id[-2:]}"
+        assert type(engine_for(cell)) is DockerPostgres
+
+
+def test_no_docker_engine_fails_the_plan_with_a_clear_message(results_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A real connection attempt (no mock): the Docker socket named by DOCKER_HOST does not exist."""
+    url = f"unix://{tmp_path}/no-docker.sock"
+    monkeypatch.setenv("DOCKER_HOST", url)
+    params = {"scale": "smoke", "engines": ["postgres-17"], "suites": [SUITE], "backend": "docker", "results_dir": str(results_dir)}
+    with pytest.raises(EngineUnavailable, match=rf"^Docker path selected \(backend=docker\) but no Docker engine answers at {url}: \S"):
+        tasks.plan(params, "no_docker_run", None)
+    assert not any(tmp_path.glob("jsonbench-*"))  # nothing was started or created
+
+
+def test_missing_image_in_the_matrix_names_the_field(make_cells: Any, fake_docker: FakeDocker) -> None:
+    """The Docker engine is mocked (none can run here); the error comes from the matrix entry alone."""
+    from jsonbench.errors import ConfigError
+
+    cell = make_cells(SUITE, ["postgres-17"], backend="docker")[0]
+    cell["backend_options"] = {}
+    with pytest.raises(ConfigError, match=r"matrix\.engines\.postgres-17\.backends\.docker\.image"):
+        engine_for(cell).check()
+
+
+# -- lifecycle against a mocked engine ----------------------------------------------------------
+
+
+def test_failed_start_reports_the_server_log_and_removes_the_container(make_cells: Any, fake_docker: FakeDocker, caplog: pytest.LogCaptureFixture) -> None:
+    """The Docker engine is mocked (none can run here): the container 'exits' during start, as a bad setting makes it."""
+    fake_docker.log = b'FATAL:  invalid value for parameter "shared_buffers": "lots"\n'
+    fake_docker.behaviour = lambda c: setattr(c, "status", "exited")
+    cell = make_cells(SUITE, ["postgres-17"], backend="docker")[0]
+    engine = engine_for(cell)
+    workdir = tasks.engine_workdir(cell)
+    with pytest.raises(EngineUnavailable, match=r"(?s)exited during start.*invalid value for parameter"):
+        engine.provision(workdir)
+    assert fake_docker.pulled == [("postgres", "17")]  # absent image pulled first
+    (container,) = fake_docker.created
+    assert container.removed_with == {"force": True, "v": True}  # with its data volume
+    assert not fake_docker.live and not workdir.exists()
+    password = container.spec["environment"]["POSTGRES_PASSWORD"]
+    assert len(password) >= 24 and password not in caplog.text
+
+
+def test_passwords_differ_per_container(make_cells: Any, fake_docker: FakeDocker) -> None:
+    """The Docker engine is mocked (none can run here)."""
+    fake_docker.behaviour = lambda c: setattr(c, "status", "exited")
+    fake_docker.images_present.add("postgres:16")
+    for run_id in ("run_a", "run_b"):
+        cell = make_cells(SUITE, ["postgres-16"], backend="docker", run_id=run_id)[0]
+        with pytest.raises(EngineUnavailable):
+            engine_for(cell).provision(tasks.engine_workdir(cell))
+    a, b = (c.spec["environment"]["POSTGRES_PASSWORD"] for c in fake_docker.created)
+    assert a != b
+    assert fake_docker.created[0].name != fake_docker.created[1].name
+
+
+def test_teardown_and_sweep_find_the_container_by_label_only(make_cells: Any, fake_docker: FakeDocker, results_dir: Path) -> None:
+    """The Docker engine is mocked (none can run here). A setup task 'died' after starting its container."""
+    fake_docker.images_present.update({"postgres:16", "postgres:17"})
+    mine = make_cells(SUITE, ["postgres-17"], backend="docker", run_id="killed_run")[0]
+    other = make_cells(SUITE, ["postgres-16"], backend="docker", run_id="someone_else")[0]
+    for cell in (mine, other):
+        spec = container_spec(cell, tasks.engine_workdir(cell), "pw", {})
+        fake_docker.create(**spec).start()
+    tasks.engine_workdir(mine).mkdir()  # what provision leaves before it would have returned the handle
+
+    swept = tasks.sweep({"run": mine["run"], SUITE: [mine]})
+    assert swept == [mine["cell_id"]]
+    assert [c.labels["io.jsonbench.run_id"] for c in fake_docker.live.values()] == ["someone_else"]
+    assert not tasks.engine_workdir(mine).exists()
+    tasks.teardown(mine, None)  # again, with no handle at all: idempotent
+    engine_for(mine).teardown(engine_for(mine).handle_for(tasks.engine_workdir(mine)))
+    assert len(fake_docker.live) == 1
+
+
+def test_handle_never_holds_the_password(make_cells: Any, fake_docker: FakeDocker) -> None:
+    """The Docker engine is mocked (none can run here); the handle crosses XCom, so it must not carry secrets."""
+    cell = make_cells(SUITE, ["postgres-17"], backend="docker")[0]
+    engine = engine_for(cell)
+    handle = engine.handle_for(tasks.engine_workdir(cell))
+    assert handle["labels"] == container_labels(cell, tasks.engine_workdir(cell))
+    assert "password" not in json.dumps(handle).lower()
+
+
+# -- pgbench from the same image ----------------------------------------------------------------
+
+
+def test_pgbench_runs_inside_this_cells_container(make_cells: Any) -> None:
+    cell = make_cells(SUITE, ["postgres-18"], backend="docker")[0]
+    argv = engine_for(cell).pgbench()
+    assert argv is not None and argv[-1] == "pgbench" and argv[-2] == "--"
+    assert Path(argv[1]) == Path(docker_exec.__file__)
+    assert argv[argv.index("--container") + 1] == tasks.engine_workdir(cell).name  # the container's name
+    assert argv[argv.index("--image") + 1] == "postgres:18"
+
+
+def test_exec_helper_copies_scripts_in_and_knows_where_logs_go(tmp_path: Path) -> None:
+    script = tmp_path / "read.sql"
+    script.write_text("SELECT 1;\n")
+    command = ["pgbench", "-n", "-c", "2", "-f", f"{script}@3", f"--file={script}", "-T", "1", "-l", f"--log-prefix={tmp_path}/txlog"]
+    assert docker_exec.script_files(command) == [script, script]
+    assert docker_exec.log_prefix(command, Path("/elsewhere")) == tmp_path / "txlog"
+    assert docker_exec.log_prefix(["pgbench", "-l"], tmp_path) == tmp_path / "pgbench_log"
+    assert docker_exec.log_prefix(["pgbench", "-T", "1"], tmp_path) is None
+    with tarfile.open(fileobj=io.BytesIO(docker_exec.tar_of([script], [tmp_path]))) as tar:
+        names = {m.name: m for m in tar.getmembers()}
+    assert names[str(script).lstrip("/")].isfile() and names[str(tmp_path).lstrip("/")].isdir()
