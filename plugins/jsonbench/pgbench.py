@@ -126,8 +126,8 @@ def _env(extra: Mapping[str, str] | None, options: str | None = None) -> dict[st
     # The caller's own PG* variables must not redirect pgbench to another server.
     env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
     env.update(extra or {})
-    if options:
-        env["PGOPTIONS"] = options
+    if options:  # appended: the backend may already pass options (a search_path, say)
+        env["PGOPTIONS"] = f"{env.get('PGOPTIONS', '')} {options}".strip()
     return env
 
 

@@ -1,0 +1,1 @@
+CREATE INDEX {index} ON products_doc ((data ->> 'category'), (data ->> 'brand'));

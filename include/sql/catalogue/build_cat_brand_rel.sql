@@ -1,0 +1,1 @@
+CREATE INDEX {index} ON products_rel (category, brand);

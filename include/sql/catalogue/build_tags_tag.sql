@@ -1,0 +1,1 @@
+CREATE INDEX {index} ON product_tags (tag, product_id);

@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS fat_doc;
+DROP TABLE IF EXISTS fat_rel;

@@ -1,0 +1,1 @@
+SELECT count(*) FROM products_rel WHERE stock < 10

@@ -1,0 +1,2 @@
+VACUUM ANALYZE fat_doc;
+VACUUM ANALYZE fat_rel;
