@@ -10,6 +10,7 @@ through XCom to the tasks of that cell.
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -108,7 +109,7 @@ def params_schema(matrix: Matrix | None = None) -> dict[str, dict[str, Any]]:
             "description": "Benchmark suites to run; each runs on every selected engine of its family.",
         },
         "backend": {
-            "default": m.raw.get("default_backend", "embedded"),
+            "default": os.environ.get("JSONBENCH_BACKEND") or m.raw.get("default_backend", "embedded"),
             "type": "string",
             "enum": list(BACKENDS),
             "title": "PostgreSQL backend",
@@ -193,7 +194,7 @@ def resolve(params: dict[str, Any] | None, matrix: Matrix | None = None, env: di
         if s not in m.suites:
             raise ConfigError("suites", f"unknown suite {s!r}; known: {', '.join(sorted(m.suites))}")
 
-    backend = p.get("backend") or m.raw.get("default_backend", "embedded")
+    backend = p.get("backend") or env.get("JSONBENCH_BACKEND") or m.raw.get("default_backend", "embedded")
     if backend not in BACKENDS:
         raise ConfigError("backend", f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
     for eid in engines:
