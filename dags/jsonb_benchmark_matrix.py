@@ -20,6 +20,7 @@ Nightly at 02:00; `catchup=False`. Trigger with parameters from the form, or
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 
 import pendulum
@@ -30,6 +31,9 @@ from jsonbench.suites import get_suite
 
 #: One slot per benchmark host (created by ./bin/setup): one benchmark task at a time.
 POOL = "benchmark_host"
+#: The Celery queue of the benchmark tasks: the workers of the host being measured listen on it
+#: (``bench-<hardware label>`` in docker-compose.yaml). Read once at parse time; "default" otherwise.
+QUEUE = os.environ.get("JSONBENCH_QUEUE") or "default"
 MEASUREMENTS = Asset("jsonbench_measurements")
 
 MATRIX = load_matrix()
@@ -66,19 +70,19 @@ def jsonb_benchmark_matrix() -> None:
         """The cells of one suite (Airflow maps over a whole XCom, not over one key of it)."""
         return planned[suite]
 
-    @task(pool=POOL)
+    @task(pool=POOL, queue=QUEUE)
     def provision(cell: dict) -> dict:
         from jsonbench import tasks
 
         return tasks.provision(cell)
 
-    @task(pool=POOL)
+    @task(pool=POOL, queue=QUEUE)
     def workload(cell: dict, handle: dict, name: str) -> dict:
         from jsonbench import tasks
 
         return tasks.run_workload(cell, handle, name)
 
-    @task(pool=POOL)
+    @task(pool=POOL, queue=QUEUE)
     def teardown(cell: dict, handle: dict | None = None) -> None:
         from jsonbench import tasks
 
@@ -89,7 +93,7 @@ def jsonb_benchmark_matrix() -> None:
         """The run's context (id, dates, hardware, results folder) for the run-level tasks."""
         return planned["run"]
 
-    @task(trigger_rule="all_done")
+    @task(trigger_rule="all_done", queue=QUEUE)  # removes engines on the benchmark host
     def sweep(planned: dict) -> list:
         from jsonbench import tasks
 
