@@ -1,0 +1,172 @@
+"""Suite "catalogue" (seed 000) end to end on real embedded PostgreSQL servers, at smoke scale.
+
+Every workload runs through the driver (``tasks.provision`` / ``run_workload`` / ``teardown``) on
+PostgreSQL 17; the checks are completeness (every expected metric present, or not applicable with a
+reason) and the directions physics decides: a jsonb heap bigger than the relational one, more WAL
+per fat-document update in jsonb, no HOT update of the document design with its GIN and expression
+indexes, no TOAST growth when the stock has its own column. Also: the workloads leave the shared
+tables as they found them, JSON_TABLE is not applicable on 16, and a missing pgbench stops the run
+before anything is loaded. No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from jsonbench import tasks
+from jsonbench.engines.base import engine_for
+from jsonbench.pgbench import PgbenchUnavailable
+from jsonbench.results.measurement import Measurement
+from jsonbench.results.staging import Staging
+from jsonbench.suites import get_suite
+
+SUITE = "catalogue"
+
+#: A fingerprint of the shared tables: row counts and a hash over every row in id order.
+FINGERPRINT = """
+SELECT (SELECT md5(string_agg(md5(d::text), '' ORDER BY id)) FROM products_doc AS d),
+       (SELECT md5(string_agg(md5(r::text), '' ORDER BY id)) FROM products_rel AS r),
+       (SELECT md5(string_agg(md5(t::text), '' ORDER BY product_id, tag)) FROM product_tags AS t),
+       (SELECT string_agg(indexrelid::regclass::text, ',' ORDER BY 1) FROM pg_index
+         WHERE indrelid IN ('products_doc'::regclass, 'products_rel'::regclass, 'product_tags'::regclass)),
+       (SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace),
+       (SELECT count(*) FROM pg_statistic_ext)
+"""
+
+
+def _fingerprint(cell: dict[str, Any], handle: dict[str, Any]) -> tuple[Any, ...]:
+    with engine_for(cell).session(handle) as session:
+        return tuple(session.execute(FINGERPRINT)[0])
+
+
+def _staged(cell: dict[str, Any]) -> dict[tuple[str, str, str], Measurement]:
+    out = {}
+    for rec in Staging(cell["run"]["results_dir"], cell["run"]["run_id"]).records():
+        for m in rec.measurements:
+            out[(m.workload, m.variant, m.metric)] = m
+    return out
+
+
+def _value(ms: dict[tuple[str, str, str], Measurement], workload: str, variant: str, metric: str) -> float:
+    m = ms[(workload, variant, metric)]
+    assert m.status == "ok", f"{workload}/{variant}/{metric} is {m.status}: {m.reason}"
+    assert m.value is not None and math.isfinite(m.value), f"{workload}/{variant}/{metric} = {m.value}"
+    return m.value
+
+
+def test_every_workload_on_postgres_17(make_cells: Callable[..., list[dict[str, Any]]], leak_check: Callable[[], list[str]]) -> None:
+    (cell,) = make_cells(SUITE, engines=["postgres-17"], run_id="catalogue_17")
+    suite = get_suite(SUITE)
+    suite.preflight(cell)
+    handle = tasks.provision(cell)
+    try:
+        before = _fingerprint(cell, handle)
+        for workload in suite.workloads:
+            tasks.run_workload(cell, handle, workload)
+        after = _fingerprint(cell, handle)
+    finally:
+        tasks.teardown(cell, handle)
+    assert leak_check() == []
+    assert after == before, "a workload left the shared tables (or their indexes, statistics, extra tables) changed"
+
+    ms = _staged(cell)
+    # Completeness: every expected (workload, metric) is there, measured or not applicable with a reason.
+    present = {(w, m): meas for (w, _v, m), meas in ms.items()}
+    missing = [pair for pair in suite.expected_metrics(cell["scale_params"]) if pair not in present]
+    assert missing == [], f"metrics missing: {missing}"
+    for meas in ms.values():
+        if meas.status == "not_applicable":
+            assert meas.reason, f"{meas.workload}/{meas.variant}/{meas.metric} not applicable without a reason"
+        elif meas.metric not in ("fpi_share",):
+            assert all(math.isfinite(s) for s in meas.samples), f"{meas.workload}/{meas.variant}/{meas.metric}: {meas.samples}"
+
+    products = cell["scale_params"]["products"]
+    # One source, both designs: same rows, same values, about three de-duplicated tags per product.
+    assert _value(ms, "load", "doc", "rows") == _value(ms, "load", "rel", "rows") == products
+    assert _value(ms, "load", "default", "design_mismatches") == 0
+    assert 2 * products < _value(ms, "load", "tags", "rows") <= 3 * products
+
+    # Storage: every row carries its key names in jsonb.
+    assert _value(ms, "storage", "products_doc", "heap_bytes") > _value(ms, "storage", "products_rel", "heap_bytes")
+    assert _value(ms, "storage", "doc_document", "avg_value_bytes") > _value(ms, "storage", "rel_row", "avg_value_bytes")
+    # Indexes: an expression B-tree stores the extracted value, so it is exactly its column twin's size.
+    assert _value(ms, "indexes", "price_doc", "index_bytes") == _value(ms, "indexes", "price_rel", "index_bytes")
+    assert _value(ms, "indexes", "gin_jsonb_ops", "index_bytes") > _value(ms, "indexes", "gin_path_ops", "index_bytes")
+
+    # Reads: every script ran without failures, and the log's percentiles are ordered.
+    for script in ("cb_doc_gin", "cb_doc_btree", "cb_rel", "price_doc", "price_rel", "full_doc", "full_rel", "tag_doc", "tag_rel"):
+        assert _value(ms, "reads", script, "tps") > 0
+        assert _value(ms, "reads", script, "failures") == 0
+        assert _value(ms, "reads", script, "latency_p50") <= _value(ms, "reads", script, "latency_p95") <= _value(ms, "reads", script, "latency_p99")
+    assert _value(ms, "reads", "default", "clients") >= 1
+    # Buffers: the GIN probe answers "tag X in category Y" inside the index; the join reads the category's rows.
+    assert _value(ms, "buffers", "tag_rel", "buffers_total") > _value(ms, "buffers", "tag_doc", "buffers_total")
+    assert _value(ms, "buffers", "tag_rel", "rows") == _value(ms, "buffers", "tag_doc", "rows")
+
+    # Scan: every measured plan reads the whole table (no index-ordered early stop) and returns 50 categories.
+    for variant in ("doc_workers_2", "rel_workers_2", "doc_workers_0", "rel_workers_0"):
+        assert _value(ms, "scan", variant, "full_scan_plan") == 1
+        assert _value(ms, "scan", variant, "groups") == 50
+
+    # Updates: any expression or GIN index on the document makes every update of it non-HOT.
+    for sync in ("off", "on"):
+        assert _value(ms, "updates", f"doc_sync_{sync}", "n_tup_upd") > 0
+        assert _value(ms, "updates", f"doc_sync_{sync}", "hot_share") == 0
+        assert _value(ms, "updates", f"rel_sync_{sync}", "n_tup_upd") > 0
+        fpi = ms[("updates", f"doc_sync_{sync}", "fpi_share")]
+        assert fpi.status == "not_applicable" or 0 < fpi.value <= 1
+    assert _value(ms, "updates", "rel_sync_off", "n_tup_hot_upd") > 0  # stock is not indexed
+    # The document update also maintains the GIN and expression indexes: more WAL per update.
+    assert _value(ms, "updates", "doc_sync_off", "wal_bytes_per_update") > _value(ms, "updates", "rel_sync_off", "wal_bytes_per_update")
+
+    # Fat documents: the TOASTed value is rewritten whole; the column update carries the TOAST pointer over.
+    assert _value(ms, "fat_update", "doc", "avg_value_bytes") > 7000
+    assert _value(ms, "fat_update", "doc", "wal_bytes_per_update") > 5 * _value(ms, "fat_update", "rel", "wal_bytes_per_update")
+    assert _value(ms, "fat_update", "doc", "toast_growth") > 0
+    assert _value(ms, "fat_update", "rel", "toast_growth") == 0
+
+    # Planner: 0.5 % default for equality on an unknown expression (1/6 of rows are red), 33 % for an inequality.
+    assert _value(ms, "planner", "color_doc_expr", "error_factor_before") > 10
+    assert _value(ms, "planner", "color_doc_expr", "error_factor_after") < 2
+    assert _value(ms, "planner", "stock_doc_expr", "error_factor_after") > 5  # statistics cover the uncast text only
+    assert _value(ms, "planner", "color_rel", "error_factor_before") < 2
+    assert _value(ms, "planner", "color_doc_expr", "actual_rows") == _value(ms, "planner", "color_rel", "actual_rows")
+
+    # JSON_TABLE (17): the same values as ->>.
+    assert _value(ms, "json_table", "json_table", "results_match") == 1
+    assert _value(ms, "json_table", "json_table", "scan_time") > 0
+
+    # Hybrid: stock outside the document, unindexed, fillfactor 90: HOT updates.
+    assert _value(ms, "hybrid", "default", "hot_share") > 0.5
+
+
+def test_json_table_not_applicable_on_16(make_cells: Callable[..., list[dict[str, Any]]], leak_check: Callable[[], list[str]]) -> None:
+    (cell,) = make_cells(SUITE, engines=["postgres-16"], run_id="catalogue_16")
+    handle = tasks.provision(cell)
+    try:
+        tasks.run_workload(cell, handle, "json_table")
+    finally:
+        tasks.teardown(cell, handle)
+    assert leak_check() == []
+    ms = [m for m in _staged(cell).values() if m.workload == "json_table"]
+    assert ms and all(m.status == "not_applicable" for m in ms)
+    assert all("json_table" in (m.reason or "") and "17" in (m.reason or "") for m in ms)
+    assert {m.metric for m in ms} >= {"point_latency", "scan_time", "results_match", "time_ratio"}
+
+
+def test_missing_pgbench_fails_before_any_load(make_cells: Callable[..., list[dict[str, Any]]], results_dir: Any, leak_check: Callable[[], list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JSONBENCH_PGBENCH", "/nonexistent/pgbench")
+    # The DAG's plan task: refused before any engine starts.
+    with pytest.raises(PgbenchUnavailable, match="/nonexistent/pgbench"):
+        tasks.plan({"scale": "smoke", "suites": [SUITE], "engines": ["postgres-16"], "results_dir": str(results_dir)}, "no_pgbench", None)
+    assert leak_check() == []
+    # And the setup task on its own (a caller that skipped plan): the load refuses before loading anything.
+    (cell,) = make_cells(SUITE, engines=["postgres-16"], run_id="no_pgbench")
+    with pytest.raises(PgbenchUnavailable, match="cannot be run"):
+        tasks.provision(cell)
+    assert leak_check() == []
+    assert not any(rec.workload == "_setup" for rec in Staging(cell["run"]["results_dir"], "no_pgbench").records())
