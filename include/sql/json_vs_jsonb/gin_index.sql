@@ -1,0 +1,1 @@
+CREATE INDEX {index} ON {table} USING gin (doc)

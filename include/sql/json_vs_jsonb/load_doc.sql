@@ -1,0 +1,3 @@
+INSERT INTO {table} (id, doc)
+SELECT id, {layout}::{type}
+FROM {source}

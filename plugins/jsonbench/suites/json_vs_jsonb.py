@@ -1,0 +1,247 @@
+"""Suite "json vs jsonb" (seed 001): read speed and on-disk size of the same documents as json and jsonb.
+
+Six document shapes, generated deterministically in SQL (``include/sql/json_vs_jsonb/setup.sql``):
+small (a customer record of about 200 bytes compact), small with long keys, medium (an order of
+about 1.6 kB compact: compact json stays under the ~2 kB TOAST threshold, its jsonb form crosses
+it), large (an order of about 20 kB), flat (780 random 16-character strings) and an array of 3,500
+integers. Each is written compact and pretty-printed (two-space indent); the same text is loaded
+into a json table and a jsonb table.
+
+One workload per shape. For each layout (compact, pretty) it records, with variants named
+``<layout>``, ``<layout>.<type>`` and ``<layout>.<type>.<compression>``:
+
+* ``avg_input_bytes`` (layout): average length of the input text;
+* ``avg_datum_bytes`` (layout.type): average ``pg_column_size`` of the value before TOAST
+  compression, the seed's "before compression" figures (54,701.6 bytes for the jsonb array);
+* ``avg_stored_bytes``, ``compressed_share``, ``table_bytes`` (heap + TOAST + indexes after
+  VACUUM), ``toast_bytes`` (layout.type.pglz and layout.type.lz4): what is on disk. lz4 rows are
+  ``not_applicable`` on a build without lz4, with the reason;
+* ``read_time`` (layout.type): ``sum(length(doc->>'first'))`` over the whole table, no index, one
+  warm-up then the median of ``read_runs`` (5 as in the seed). The integer array has no key
+  ``first``: the seed ran one query over every shape, so it runs unchanged and measures what it
+  costs to find out (json parses every document, jsonb detoasts it and looks at its header);
+* ``load_time``, ``update_time`` (one key of every document: ``first``, or element 0 of the
+  array) and, for jsonb, ``gin_build_time`` (default ``jsonb_ops``), each on fresh data per
+  repetition, the median of the run's repetitions (the seed used 3);
+* ratios measured within the run, which the reproduction checks read: ``read_speedup``
+  (json / jsonb read time), ``datum_size_ratio`` (jsonb / json before compression),
+  ``table_size_ratio_pglz`` and ``table_size_ratio_lz4`` (jsonb / json table size).
+
+json and jsonb must give the same read result; a difference means the tables do not hold the same
+documents, and the workload fails instead of recording a comparison of different data.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from jsonbench.sqlfiles import compose, load_sql
+from jsonbench.suites.base import Suite, WorkloadContext
+
+NAME = "json_vs_jsonb"
+LAYOUTS = ("compact", "pretty")
+TYPES = ("json", "jsonb")
+COMPRESSIONS = ("pglz", "lz4")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One document shape: its generator function, its row-count parameter and how it is updated."""
+
+    generator: str
+    rows_param: str
+    update: str  # SQL file that changes one key (or element) of every document
+
+
+SHAPES: dict[str, Shape] = {
+    "small": Shape("jvj_doc_small", "small_rows", "update_first"),
+    "small_long_keys": Shape("jvj_doc_small_long_keys", "small_rows", "update_first"),
+    "medium": Shape("jvj_doc_medium", "medium_rows", "update_first"),
+    "large": Shape("jvj_doc_large", "large_rows", "update_first"),
+    "flat": Shape("jvj_doc_flat", "large_rows", "update_first"),
+    "array": Shape("jvj_doc_array", "large_rows", "update_element"),
+}
+
+#: Metrics per variant kind, with units.
+LAYOUT_METRICS: tuple[tuple[str, str], ...] = (
+    ("avg_input_bytes", "bytes"),
+    ("datum_size_ratio", "ratio"),
+    ("read_speedup", "ratio"),
+    ("table_size_ratio_pglz", "ratio"),
+    ("table_size_ratio_lz4", "ratio"),
+)
+TYPE_METRICS: tuple[tuple[str, str], ...] = (
+    ("avg_datum_bytes", "bytes"),
+    ("read_time", "ms"),
+    ("load_time", "ms"),
+    ("update_time", "ms"),
+    ("gin_build_time", "ms"),
+)
+STORAGE_METRICS: tuple[tuple[str, str], ...] = (
+    ("avg_stored_bytes", "bytes"),
+    ("compressed_share", "ratio"),
+    ("table_bytes", "bytes"),
+    ("toast_bytes", "bytes"),
+)
+ALL_METRICS = tuple(m for m, _ in LAYOUT_METRICS + TYPE_METRICS + STORAGE_METRICS)
+
+LZ4_REASON = "{base}: PostgreSQL was built without --with-lz4, so COMPRESSION lz4 is refused"
+JSON_GIN_REASON = "json has no GIN operator class; only jsonb can be GIN-indexed"
+
+
+@dataclass
+class Storage:
+    """What one loaded and vacuumed table occupies."""
+
+    avg_stored_bytes: float
+    compressed_share: float
+    table_bytes: int
+    toast_bytes: int
+
+
+class JsonVsJsonb(Suite):
+    name: ClassVar[str] = NAME
+    family: ClassVar[str] = "postgres"
+    seed: ClassVar[str] = "001_01a0ef26f152da2c.txt"
+    workloads: ClassVar[tuple[str, ...]] = tuple(SHAPES)
+    headline: ClassVar[tuple[str, ...]] = ("read_speedup", "table_size_ratio_pglz", "table_size_ratio_lz4", "avg_datum_bytes")
+
+    def load(self, ctx: WorkloadContext) -> None:
+        with ctx.window("load"):
+            ctx.session.run_file(NAME, "setup")
+
+    def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
+        return [(w, m) for w in self.workloads for m in ALL_METRICS]
+
+    def run(self, workload: str, ctx: WorkloadContext) -> None:
+        shape = SHAPES[workload]
+        s = ctx.session
+        rows = int(ctx.scale[shape.rows_param])
+        read_runs = int(ctx.scale.get("read_runs", 5))
+        source = f"jvj_{workload}_source"
+        lz4_missing = ctx.require("lz4")
+
+        with ctx.window("load"):
+            s.run_file(NAME, "source", {"rows": rows}, source=source, generator=shape.generator)
+
+        for layout in LAYOUTS:
+            avg_input, datum_json, datum_jsonb = s.query_file(NAME, "source_stats", layout=layout, source=source)[0]
+            ctx.record("avg_input_bytes", "bytes", float(avg_input), variant=layout)
+            ctx.record("avg_datum_bytes", "bytes", float(datum_json), variant=f"{layout}.json")
+            ctx.record("avg_datum_bytes", "bytes", float(datum_jsonb), variant=f"{layout}.jsonb")
+            ctx.record("datum_size_ratio", "ratio", float(datum_jsonb) / float(datum_json), variant=layout)
+
+            reads: dict[str, list[float]] = {}
+            results: dict[str, Any] = {}
+            pglz: dict[str, Storage] = {}
+            for typ in TYPES:
+                reads[typ], results[typ], pglz[typ] = self._timed_type(ctx, workload, shape, layout, typ, source, read_runs)
+            if results["json"] != results["jsonb"]:
+                raise RuntimeError(f"{workload}/{layout}: json and jsonb tables disagree on the read ({results['json']!r} vs {results['jsonb']!r}); they do not hold the same documents")
+            ctx.record("read_speedup", "ratio", statistics.median(reads["json"]) / statistics.median(reads["jsonb"]), variant=layout,
+                       extra={"json_ms": statistics.median(reads["json"]), "jsonb_ms": statistics.median(reads["jsonb"])})
+            ctx.record("table_size_ratio_pglz", "ratio", pglz["jsonb"].table_bytes / pglz["json"].table_bytes, variant=layout)
+
+            if lz4_missing:
+                reason = LZ4_REASON.format(base=lz4_missing)
+                for typ in TYPES:
+                    ctx.not_applicable(list(STORAGE_METRICS), reason, variant=f"{layout}.{typ}.lz4")
+                ctx.not_applicable([("table_size_ratio_lz4", "ratio")], reason, variant=layout)
+            else:
+                lz4 = {typ: self._storage_only(ctx, workload, layout, typ, source) for typ in TYPES}
+                ctx.record("table_size_ratio_lz4", "ratio", lz4["jsonb"].table_bytes / lz4["json"].table_bytes, variant=layout)
+
+        s.run_file(NAME, "drop", table=source)
+
+    # -- one table ------------------------------------------------------------------------
+
+    def _timed_type(self, ctx: WorkloadContext, workload: str, shape: Shape, layout: str, typ: str, source: str, read_runs: int) -> tuple[list[float], Any, Storage]:
+        """Load, size, read, index and update one (layout, type) table with pglz; returns reads, read result, sizes."""
+        s = ctx.session
+        table = f"jvj_{workload}_{layout}_{typ}"
+        variant = f"{layout}.{typ}"
+        loads: list[float] = []
+        updates: list[float] = []
+        gin: list[float] = []
+        reads: list[float] = []
+        result: Any = None
+        storage: Storage | None = None
+        for rep in range(ctx.repetitions):
+            # Fresh data every repetition: the update rewrites every row, and the index build
+            # should always see the table as loaded.
+            s.run_file(NAME, "create_doc", table=table, type=typ, method="pglz")
+            with ctx.window("load"):
+                loads.append(_ms(lambda: s.run_file(NAME, "load_doc", table=table, type=typ, layout=layout, source=source)))
+            if rep == 0:
+                s.run_file(NAME, "vacuum", table=table)
+                storage = self._storage(ctx, table)
+                read = compose(load_sql(NAME, "read_first"), table=table)
+                result = s.scalar(read)  # the warm-up: brings the table into shared buffers
+                with ctx.window("measure"):
+                    for _ in range(read_runs):
+                        t0 = time.perf_counter()
+                        value = s.scalar(read)
+                        reads.append((time.perf_counter() - t0) * 1000)
+                        if value != result:
+                            raise RuntimeError(f"{table}: the read gave {value!r}, then {result!r}")
+            if typ == "jsonb":
+                index = f"{table}_gin"
+                with ctx.window("measure"):
+                    gin.append(_ms(lambda: s.query_file(NAME, "gin_index", table=table, index=index)))
+                s.run_file(NAME, "drop_index", index=index)
+            with ctx.window("measure"):
+                updates.append(_ms(lambda: s.query_file(NAME, shape.update, table=table, type=typ)))
+        s.run_file(NAME, "drop", table=table)
+
+        assert storage is not None
+        ctx.record("load_time", "ms", loads, variant=variant)
+        ctx.record("read_time", "ms", reads, variant=variant, extra={"warmups": 1, "rows": _rows(ctx, shape)})
+        ctx.record("update_time", "ms", updates, variant=variant)
+        if typ == "jsonb":
+            ctx.record("gin_build_time", "ms", gin, variant=variant, extra={"opclass": "jsonb_ops"})
+        else:
+            ctx.not_applicable([("gin_build_time", "ms")], JSON_GIN_REASON, variant=variant)
+        self._record_storage(ctx, f"{variant}.pglz", storage)
+        return reads, result, storage
+
+    def _storage_only(self, ctx: WorkloadContext, workload: str, layout: str, typ: str, source: str) -> Storage:
+        """Load one (layout, type) table with lz4 and record only its sizes."""
+        s = ctx.session
+        table = f"jvj_{workload}_{layout}_{typ}_lz4"
+        s.run_file(NAME, "create_doc", table=table, type=typ, method="lz4")
+        with ctx.window("load"):
+            s.run_file(NAME, "load_doc", table=table, type=typ, layout=layout, source=source)
+        s.run_file(NAME, "vacuum", table=table)
+        storage = self._storage(ctx, table)
+        s.run_file(NAME, "drop", table=table)
+        self._record_storage(ctx, f"{layout}.{typ}.lz4", storage)
+        return storage
+
+    @staticmethod
+    def _storage(ctx: WorkloadContext, table: str) -> Storage:
+        s = ctx.session
+        avg_stored, compressed = s.query_file(NAME, "stored_stats", table=table)[0]
+        sizes = s.relation_sizes(table)
+        return Storage(float(avg_stored), float(compressed), sizes.total, sizes.toast)
+
+    @staticmethod
+    def _record_storage(ctx: WorkloadContext, variant: str, st: Storage) -> None:
+        ctx.record("avg_stored_bytes", "bytes", st.avg_stored_bytes, variant=variant)
+        ctx.record("compressed_share", "ratio", st.compressed_share, variant=variant)
+        ctx.record("table_bytes", "bytes", float(st.table_bytes), variant=variant)
+        ctx.record("toast_bytes", "bytes", float(st.toast_bytes), variant=variant)
+
+
+def _ms(fn: Callable[[], Any]) -> float:
+    """Wall time of ``fn()`` in milliseconds."""
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1000
+
+
+def _rows(ctx: WorkloadContext, shape: Shape) -> int:
+    return int(ctx.scale[shape.rows_param])
