@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,11 @@ def data_docs_dir(results_dir: str | Path, run_id: str) -> Path:
     from jsonbench.results.schema import run_key
 
     return Path(results_dir) / "data_docs" / run_key(run_id)
+
+
+def _docs_enabled() -> bool:
+    """Data Docs are built unless ``$JSONBENCH_DATA_DOCS`` is ``0`` (rendering takes seconds)."""
+    return os.environ.get("JSONBENCH_DATA_DOCS", "1") != "0"
 
 
 def _now() -> datetime:
@@ -174,7 +180,7 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     if not run.get("scale"):
         run = {**run, "scale": published["scale"].iloc[0]}
 
-    docs = data_docs_dir(results_dir, run["run_id"])
+    docs = data_docs_dir(results_dir, run["run_id"]) if _docs_enabled() else None
     gxs = GXSession(docs, run_name=run_key(run["run_id"]))
     rows = _sanity(lib, gxs, run, published)
     notes: list[str] = []
@@ -187,6 +193,7 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
         rows += drift_rows
         notes += drift_notes
 
+    docs_index = gxs.build_docs() if _docs_enabled() else None
     validated_at = _now()
     for r in rows:
         r["validated_at"] = validated_at
@@ -210,7 +217,7 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
         "notes": notes,
         "failures": [_failure_line(r) for r in failed[:20]],
         "validations": str(target),
-        "data_docs": str(gxs.docs_index()) if gxs.docs_index() else None,
+        "data_docs": str(docs_index) if docs_index else None,
         "results_dir": str(results_dir),
     }
     for note in notes:

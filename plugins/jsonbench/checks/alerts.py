@@ -1,0 +1,157 @@
+"""Alerts when a run's checks fail, through Airflow's notifier mechanism (``airflow.sdk.BaseNotifier``).
+
+* :class:`FileAlertNotifier`, always on: a clear ERROR log entry plus ``<results>/alerts/<run_key>.json``
+  and ``.md`` (what failed, bounds, where the validation rows and Data Docs are).
+* :class:`CheckFailureNotifier`, the check task's ``on_failure_callback``: runs the file notifier,
+  then every notifier named by configuration, so Slack, e-mail or any other Airflow notifier is a
+  configuration change, not a code change. The configuration is read when the alert fires, from
+  the environment variable ``JSONBENCH_NOTIFIERS`` or else the Airflow Variable ``jsonbench_notifiers``:
+  a JSON list of ``{"class": "dotted.path.Notifier", "kwargs": {...}}`` (or plain class paths). In
+  string kwargs, ``{message}`` is replaced by the alert's markdown text and ``{subject}`` by its
+  one-line title; for example::
+
+      [{"class": "airflow.providers.smtp.notifications.smtp.SmtpNotifier",
+        "kwargs": {"to": "bench@example.org", "smtp_conn_id": "smtp_default",
+                   "subject": "{subject}", "html_content": "<pre>{message}</pre>"}},
+       {"class": "airflow.providers.slack.notifications.slack.SlackNotifier",
+        "kwargs": {"slack_conn_id": "slack_default", "channel": "#benchmarks", "text": "{message}"}}]
+
+A notifier that fails is logged and does not stop the others (the file alert is written first).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from airflow.sdk import BaseNotifier
+
+log = logging.getLogger(__name__)
+
+ENV_VAR = "JSONBENCH_NOTIFIERS"
+VARIABLE = "jsonbench_notifiers"
+
+
+def _run_facts(context: Any) -> dict[str, Any]:
+    """Run id, DAG, task, dates and the results folder, from whatever the context holds."""
+    exc = context.get("exception")
+    summary = getattr(exc, "summary", None) or {}
+    ti = context.get("ti") or context.get("task_instance")
+    dag_run = context.get("dag_run")
+    params = context.get("params") or {}
+    from jsonbench import paths
+
+    results = summary.get("results_dir") or str(paths.results_dir(params.get("results_dir") if hasattr(params, "get") else None))
+    logical = context.get("logical_date")
+    return {
+        "run_id": summary.get("run_id") or context.get("run_id") or getattr(dag_run, "run_id", None) or "unknown-run",
+        "dag_id": getattr(ti, "dag_id", None) or getattr(context.get("dag"), "dag_id", None),
+        "task_id": getattr(ti, "task_id", None),
+        "logical_date": logical.isoformat() if hasattr(logical, "isoformat") else logical,
+        "results_dir": results,
+        "summary": summary,
+        "error": f"{type(exc).__name__}: {exc}" if exc is not None else "task failed (no exception in context)",
+    }
+
+
+def alert_text(facts: dict[str, Any]) -> tuple[str, str]:
+    """``(subject, markdown)`` of an alert."""
+    s = facts["summary"]
+    if s:
+        subject = f"jsonbench: {s.get('failed')} of {s.get('checked')} checks failed for run {facts['run_id']}"
+    else:
+        subject = f"jsonbench: the check task of run {facts['run_id']} failed before finishing its checks"
+    lines = [f"# {subject}", "", f"- DAG `{facts['dag_id']}`, task `{facts['task_id']}`, logical date {facts['logical_date']}",
+             f"- results: `{facts['results_dir']}`"]
+    if s:
+        lines += [f"- validation rows: `{s.get('validations')}`", f"- Data Docs: `{s.get('data_docs')}`",
+                  f"- by kind: {json.dumps(s.get('by_kind'))}", f"- drift verdicts: {json.dumps(s.get('drift_verdicts'))}", "", "## Failed checks", ""]
+        lines += [f"- {f}" for f in s.get("failures", [])]
+        if s.get("failed", 0) > len(s.get("failures", [])):
+            lines.append(f"- ... and {s['failed'] - len(s['failures'])} more (see the validation rows)")
+        if s.get("notes"):
+            lines += ["", "## Notes", ""] + [f"- {n}" for n in s["notes"]]
+        lines += ["", "The night's measurements are published and untouched; only the checks failed."]
+    else:
+        lines += ["", "## Error", "", "```", facts["error"], "```"]
+    return subject, "\n".join(lines) + "\n"
+
+
+class FileAlertNotifier(BaseNotifier):
+    """Writes the alert as JSON and markdown under ``<results>/alerts/`` and logs it at ERROR level."""
+
+    def notify(self, context: Any) -> None:
+        from jsonbench.results.schema import run_key
+        from jsonbench.results.staging import write_json_atomic
+
+        facts = _run_facts(context)
+        subject, text = alert_text(facts)
+        folder = Path(facts["results_dir"]) / "alerts"
+        folder.mkdir(parents=True, exist_ok=True)
+        stem = folder / run_key(facts["run_id"])
+        write_json_atomic(stem.with_suffix(".json"), {**facts, "subject": subject, "raised_at": datetime.now(timezone.utc).isoformat()})
+        md = stem.with_suffix(".md")
+        tmp = md.with_name(f".{md.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, md)
+        log.error("ALERT %s\n%s(alert written to %s)", subject, text, md)
+
+
+def configured_notifiers() -> list[dict[str, Any]]:
+    """The extra notifiers named by ``$JSONBENCH_NOTIFIERS`` or the Airflow Variable ``jsonbench_notifiers``."""
+    raw = os.environ.get(ENV_VAR)
+    if raw is None:
+        try:
+            from airflow.sdk import Variable
+
+            raw = Variable.get(VARIABLE, default=None)
+        except Exception as exc:  # no metadata database or API server reachable: the file alert still works
+            log.warning("could not read Airflow Variable %s: %s", VARIABLE, exc)
+            raw = None
+    if not raw:
+        return []
+    specs = json.loads(raw)
+    return [{"class": s} if isinstance(s, str) else dict(s) for s in specs]
+
+
+def _fill(value: Any, subject: str, message: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("{message}", message).replace("{subject}", subject)
+    if isinstance(value, dict):
+        return {k: _fill(v, subject, message) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, subject, message) for v in value]
+    return value
+
+
+def build_notifier(spec: dict[str, Any], subject: str, message: str) -> BaseNotifier:
+    """Instantiate one configured notifier class with its kwargs (placeholders filled)."""
+    module, _, name = spec["class"].rpartition(".")
+    cls = getattr(importlib.import_module(module), name)
+    return cls(**_fill(spec.get("kwargs", {}), subject, message))
+
+
+class CheckFailureNotifier(BaseNotifier):
+    """The ``on_failure_callback`` of the benchmark DAG's check task: file alert, then configured notifiers."""
+
+    def notify(self, context: Any) -> None:
+        FileAlertNotifier()(context)
+        try:
+            specs = configured_notifiers()
+        except (ValueError, TypeError) as exc:
+            log.error("%s / Variable %s is not a JSON list of notifiers: %s", ENV_VAR, VARIABLE, exc)
+            return
+        if not specs:
+            return
+        subject, text = alert_text(_run_facts(context))
+        for spec in specs:
+            try:
+                build_notifier(spec, subject, text)(context)
+                log.info("alert sent through %s", spec["class"])
+            except Exception:
+                log.exception("notifier %s failed; the file alert is written", spec.get("class"))

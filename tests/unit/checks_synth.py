@@ -1,0 +1,99 @@
+"""Synthetic runs of the large_document_update suite for the checks and report tests.
+
+The values are those of a real smoke run (500 rows, PostgreSQL 16/17/18 on a 2-core machine);
+each synthetic run stages them through :class:`jsonbench.results.staging.Staging` and publishes
+them with :func:`jsonbench.results.publish.publish_run`, exactly as the DAG's tasks do, with a
+little seeded noise on the timings and WAL so honest reruns differ the way real ones do.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from jsonbench.results.measurement import Measurement
+from jsonbench.results.publish import publish_run
+from jsonbench.results.staging import SETUP_RECORD, Staging, WorkloadRecord
+from jsonbench.suites.large_document_update import METRICS
+
+SMOKE: dict[str, dict[str, float]] = {
+    "rel_small": {"update_time": 1.3, "update_wall_time": 3.9, "wal_bytes": 136_000, "n_tup_hot_upd": 119, "heap_bytes_before": 114_688,
+                  "heap_bytes_after": 139_264, "toast_bytes_before": 8192, "toast_bytes_after": 8192, "avg_payload_bytes": 105, "load_time": 6.0},
+    "json_small": {"update_time": 1.2, "update_wall_time": 2.8, "wal_bytes": 155_500, "n_tup_hot_upd": 117, "heap_bytes_before": 122_880,
+                   "heap_bytes_after": 155_648, "toast_bytes_before": 8192, "toast_bytes_after": 8192, "avg_payload_bytes": 125, "load_time": 5.0},
+    "rel_big": {"update_time": 0.9, "update_wall_time": 2.3, "wal_bytes": 109_000, "n_tup_hot_upd": 123, "heap_bytes_before": 49_152,
+                "heap_bytes_after": 57_344, "toast_bytes_before": 6_266_880, "toast_bytes_after": 6_266_880, "avg_payload_bytes": 11_108, "load_time": 300.0},
+    "json_big": {"update_time": 90.0, "update_wall_time": 95.0, "wal_bytes": 6_056_000, "n_tup_hot_upd": 123, "heap_bytes_before": 49_152,
+                 "heap_bytes_after": 57_344, "toast_bytes_before": 6_266_880, "toast_bytes_after": 9_371_648, "avg_payload_bytes": 11_128, "load_time": 300.0},
+    "json_big_idx": {"update_time": 88.0, "update_wall_time": 92.0, "wal_bytes": 6_082_000, "n_tup_hot_upd": 0, "heap_bytes_before": 49_152,
+                     "heap_bytes_after": 57_344, "toast_bytes_before": 6_266_880, "toast_bytes_after": 9_371_648, "avg_payload_bytes": 11_128, "load_time": 330.0},
+}
+NOISY = {"update_time": 0.08, "update_wall_time": 0.1, "load_time": 0.1, "wal_bytes": 0.01}
+
+Tamper = Callable[[str, str, list[Measurement]], list[Measurement]]
+
+
+def measurements(workload: str, rng: random.Random, reps: int = 2) -> list[Measurement]:
+    """Every metric of one workload, ``reps`` samples each, with seeded noise on the noisy ones."""
+    base = dict(SMOKE[workload])
+    base.update(n_tup_upd=250, n_dead_tup=250, rows_updated=250, index_bytes_before=32_768,
+                index_bytes_after=57_344 if workload == "json_big_idx" else 40_960)
+    base["toast_growth"] = base["toast_bytes_after"] - base["toast_bytes_before"]
+    base["hot_share"] = base["n_tup_hot_upd"] / 250
+    out = []
+    for metric, unit in METRICS:
+        noise = NOISY.get(metric, 0.0)
+        samples = [base[metric] * (1 + rng.uniform(-noise, noise)) for _ in range(reps)]
+        out.append(Measurement.of(workload, "default", metric, unit, samples))
+    return out
+
+
+def stage_and_publish(cells: list[dict[str, Any]], seed: int = 0, tamper: Tamper | None = None) -> dict[str, Any]:
+    """Stage one synthetic run for ``cells`` (all of one run) and publish it; return the run dict."""
+    rng = random.Random(seed)
+    run = cells[0]["run"]
+    staging = Staging(run["results_dir"], run["run_id"])
+    staging.reset()
+    for cell in cells:
+        version = {"16": "16.14", "17": "17.10", "18": "18.4"}.get(cell["version"], cell["version"])
+        staging.write_engine(cell["cell_id"], {"version": version, "build": f"synthetic-{cell['engine_id']}", "configure": "--synthetic",
+                                               "data_checksums": True, "settings": {"shared_buffers": "128MB"}})
+        staging.write_workload(WorkloadRecord(cell, SETUP_RECORD, [], {"load": 0.1}, "2026-11-29T02:00:00+00:00", "2026-11-29T02:00:01+00:00"))
+        for workload in SMOKE:
+            ms = measurements(workload, rng)
+            if tamper:
+                ms = tamper(cell["engine_id"], workload, ms)
+            staging.write_workload(WorkloadRecord(cell, workload, ms, {"measure": 0.1}, "2026-11-29T02:00:01+00:00", "2026-11-29T02:00:02+00:00"))
+    publish_run(run["results_dir"], run)
+    return run
+
+
+def replace_metric(engine_id: str | None, workload: str, metric: str, fn: Callable[[float], float]) -> Tamper:
+    """A tamper that maps every sample of one metric (on one engine, or on all when None)."""
+
+    def tamper(eid: str, w: str, ms: list[Measurement]) -> list[Measurement]:
+        if w != workload or (engine_id is not None and eid != engine_id):
+            return ms
+        return [Measurement.of(m.workload, m.variant, m.metric, m.unit, [fn(s) for s in m.samples]) if m.metric == metric else m for m in ms]
+
+    return tamper
+
+
+def drop_metric(workload: str, metric: str) -> Tamper:
+    def tamper(eid: str, w: str, ms: list[Measurement]) -> list[Measurement]:
+        return [m for m in ms if not (w == workload and m.metric == metric)]
+
+    return tamper
+
+
+def make_run(make_cells: Callable[..., list[dict[str, Any]]], n: int, engines: list[str] | None = None, seed: int | None = None,
+             tamper: Tamper | None = None, hardware_label: str | None = None) -> dict[str, Any]:
+    """Plan and publish synthetic run number ``n`` (logical date 2026-11-<n+1> 02:00)."""
+    params: dict[str, Any] = {}
+    if hardware_label:
+        params["hardware_label"] = hardware_label
+    cells = make_cells("large_document_update", engines=engines or ["postgres-16", "postgres-17"], run_id=f"scheduled__2026-11-{n + 1:02d}T02:00:00+00:00", **params)
+    for c in cells:
+        c["run"]["logical_date"] = f"2026-11-{n + 1:02d}T02:00:00+00:00"
+    return stage_and_publish(cells, seed=n if seed is None else seed, tamper=tamper)

@@ -1,0 +1,148 @@
+"""check_run on synthetic published runs: real Great Expectations, real staging and Parquet, no engine.
+
+The runs are staged and published with the same functions the DAG's tasks use (see checks_synth);
+only the measuring is replaced by a smoke run's recorded values, so each check can be shown to
+pass on honest data and to fail on the one thing a test breaks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from checks_synth import drop_metric, make_run, replace_metric
+
+from jsonbench.checks import ChecksFailed, check_run
+from jsonbench.results.publish import VALIDATIONS, read_dataset
+from jsonbench.results.measurement import Measurement
+
+
+@pytest.fixture(autouse=True)
+def _no_data_docs(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Data Docs take seconds to render: built only by the tests that look at them."""
+    if "data_docs" not in request.node.name:
+        monkeypatch.setenv("JSONBENCH_DATA_DOCS", "0")
+
+
+def _validations(results_dir: Path, run_id: str) -> pd.DataFrame:
+    return read_dataset(results_dir, VALIDATIONS, run_id=run_id).to_pandas()
+
+
+def _measurement_files(results_dir: Path) -> dict[str, str]:
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((results_dir / "measurements").rglob("*.parquet"))}
+
+
+def test_honest_run_passes_builds_data_docs_and_says_history_is_too_short(make_cells, results_dir: Path) -> None:
+    run = make_run(make_cells, 0)
+    summary = check_run(run)
+    assert summary["failed"] == 0
+    assert summary["by_kind"]["sanity"]["failed"] == 0 and summary["by_kind"]["sanity"]["passed"] >= 12
+    assert summary["by_kind"]["reproduction"] == {"passed": 16, "failed": 0}  # 8 findings x 2 engines
+    assert summary["drift_verdicts"] == {"insufficient_history": 2 * 5 * 17}
+    assert any("only 0 earlier run(s)" in n and "drift needs 3" in n for n in summary["notes"])
+    v = _validations(results_dir, run["run_id"])
+    assert set(v["check_kind"]) == {"sanity", "reproduction", "drift"}
+    rep = v[v["check_kind"] == "reproduction"]
+    slow = rep[rep["expectation"] == "big_document_jsonb_update_slowdown"]
+    assert len(slow) == 2 and slow["success"].all() and (slow["observed"] > 50).all() and (slow["min_value"] == 15).all()
+    assert Path(summary["data_docs"]).exists()
+
+
+def test_missing_metric_fails_sanity_and_names_it(make_cells, results_dir: Path) -> None:
+    run = make_run(make_cells, 0, tamper=drop_metric("json_big", "wal_bytes"))
+    with pytest.raises(ChecksFailed) as err:
+        check_run(run)
+    v = _validations(results_dir, run["run_id"])
+    failed = v[(v["check_kind"] == "sanity") & ~v["success"]]
+    assert len(failed) == 1 and "present" in failed["expectation"].iloc[0]
+    unexpected = json.loads(failed["details"].iloc[0])["unexpected"]
+    assert {(u["engine_id"], u["workload"], u["metric"]) for u in unexpected} == {("postgres-16", "json_big", "wal_bytes"), ("postgres-17", "json_big", "wal_bytes")}
+    # The WAL finding cannot be computed either, and says why.
+    wal = v[(v["expectation"] == "big_document_wal_amplification")]
+    assert not wal["success"].any() and "not published" in json.loads(wal["details"].iloc[0])["problem"]
+    assert "sanity" in str(err.value)
+
+
+def test_negative_size_fails_sanity(make_cells, results_dir: Path) -> None:
+    run = make_run(make_cells, 0, tamper=replace_metric("postgres-17", "rel_small", "heap_bytes_after", lambda v: -8192.0))
+    with pytest.raises(ChecksFailed):
+        check_run(run)
+    v = _validations(results_dir, run["run_id"])
+    failed = v[(v["check_kind"] == "sanity") & ~v["success"]]
+    assert len(failed) == 1 and "unit=bytes" in failed["expectation"].iloc[0]
+    assert json.loads(failed["details"].iloc[0])["unexpected"] == [
+        {"engine_id": "postgres-17", "suite": "large_document_update", "workload": "rel_small", "variant": "default", "metric": "heap_bytes_after", "value": -8192.0}]
+
+
+def test_not_applicable_counts_only_with_a_reason(make_cells, results_dir: Path) -> None:
+    def na(reason: str | None):
+        def tamper(eid: str, w: str, ms: list[Measurement]) -> list[Measurement]:
+            return [Measurement("rel_small", "default", "load_time", "ms", (), "single", "not_applicable", reason) if (w == "rel_small" and m.metric == "load_time") else m for m in ms]
+        return tamper
+
+    ok = make_run(make_cells, 0, tamper=na("engine build lacks something"))
+    assert check_run(ok)["failed"] == 0
+    bad = make_run(make_cells, 1, tamper=na(None))
+    with pytest.raises(ChecksFailed):
+        check_run(bad)
+    v = _validations(results_dir, bad["run_id"])
+    assert set(v[~v["success"]]["expectation"]) == {"expect_column_values_to_not_be_null(reason) where status=not_applicable",
+                                                    "expect_column_values_to_be_in_set(present)"}
+
+
+def test_inverted_finding_fails_reproduction_only_there(make_cells, results_dir: Path) -> None:
+    # The big jsonb update made as fast as a tenth of the column update: the seed's main finding inverted.
+    run = make_run(make_cells, 0, tamper=replace_metric("postgres-16", "json_big", "update_time", lambda v: 0.09))
+    before = _measurement_files(results_dir)
+    with pytest.raises(ChecksFailed) as err:
+        check_run(run)
+    assert _measurement_files(results_dir) == before, "a failed check must not touch the published measurements"
+    v = _validations(results_dir, run["run_id"])
+    failed = v[~v["success"]]
+    assert set(zip(failed["check_kind"], failed["expectation"], failed["engine_id"])) == {
+        ("reproduction", "big_document_jsonb_update_slowdown", "postgres-16"),
+        ("reproduction", "expression_index_same_cost", "postgres-16"),  # json_big_idx / json_big is now about 1000x
+    }
+    assert "big_document_jsonb_update_slowdown" in str(err.value)
+
+
+def test_lost_order_of_magnitude_fails(make_cells, results_dir: Path) -> None:
+    # json_big only 10x the column update (seed: 136x): the finding's magnitude is gone.
+    run = make_run(make_cells, 0, tamper=replace_metric(None, "json_big", "update_time", lambda v: 9.0))
+    with pytest.raises(ChecksFailed):
+        check_run(run)
+    v = _validations(results_dir, run["run_id"])
+    slow = v[v["expectation"] == "big_document_jsonb_update_slowdown"]
+    assert not slow["success"].any() and (slow["observed"] < 15).all()
+
+
+def test_drift_quiet_on_honest_reruns_then_fires_on_doubled_wal(make_cells, results_dir: Path) -> None:
+    for n in range(3):
+        make_run(make_cells, n)
+    honest = make_run(make_cells, 3)
+    summary = check_run(honest)
+    assert summary["failed"] == 0
+    assert summary["drift_verdicts"].get("ok", 0) > 100 and "insufficient_history" not in summary["drift_verdicts"]
+    assert not any("earlier run(s)" in n for n in summary["notes"])
+
+    doubled = make_run(make_cells, 4, tamper=replace_metric("postgres-17", "json_big", "wal_bytes", lambda v: 2 * v))
+    with pytest.raises(ChecksFailed) as err:
+        check_run(doubled)
+    v = _validations(results_dir, doubled["run_id"])
+    failed = v[~v["success"]]
+    assert list(zip(failed["check_kind"], failed["engine_id"], failed["workload"], failed["metric"], failed["verdict"])) == [
+        ("drift", "postgres-17", "json_big", "wal_bytes", "drift")]
+    assert failed["observed"].iloc[0] > failed["max_value"].iloc[0]
+    assert "no_drift:json_big/default/wal_bytes" in str(err.value)
+
+
+def test_drift_history_is_per_hardware_label(make_cells, results_dir: Path) -> None:
+    for n in range(3):
+        make_run(make_cells, n)
+    other = make_run(make_cells, 3, hardware_label="bigbox", tamper=replace_metric(None, "json_big", "wal_bytes", lambda v: 2 * v))
+    summary = check_run(other)  # a new label starts its own history: nothing to drift from
+    assert summary["failed"] == 0 and set(summary["drift_verdicts"]) == {"insufficient_history"}
+    assert (results_dir / "measurements" / "hardware_label=bigbox").is_dir()
