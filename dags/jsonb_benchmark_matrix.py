@@ -105,7 +105,11 @@ def jsonb_benchmark_matrix() -> None:
 
         return tasks.publish(run)
 
-    @task(retries=0)
+    # Alert exactly when the checks fail: a log entry and <results>/alerts/<run>.{json,md}, plus any
+    # notifier named by $JSONBENCH_NOTIFIERS or the Variable jsonbench_notifiers (see checks/alerts.py).
+    from jsonbench.checks.alerts import CheckFailureNotifier
+
+    @task(retries=0, on_failure_callback=CheckFailureNotifier())
     def check(run: dict) -> dict:
         from jsonbench.checks import check_run
 

@@ -5,6 +5,7 @@
 * ``overhead``: the same, then the time of each phase and the ratio of wall time to the time
   spent inside measurement windows and data loads (the orchestration overhead).
 * ``summary``: the summary table of a published run (the latest by default).
+* ``report``: the static HTML report (``<results>/report/index.html``), see :mod:`jsonbench.report`.
 * ``link-engines`` / ``install-sqlite``: setup steps used by ``./bin/setup``.
 """
 
@@ -190,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--results-dir")
     sub.add_parser("link-engines")
     sub.add_parser("install-sqlite")
+    p = sub.add_parser("report", help="build the static HTML report (<results>/report/index.html) without Airflow")
+    p.add_argument("--results-dir")
+    p.add_argument("--run-id", help="the run to report on (default: the latest)")
     args = parser.parse_args(argv)
 
     if args.cmd == "link-engines":
@@ -197,6 +201,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "install-sqlite":
         install_sqlite()
+        return 0
+    if args.cmd == "report":
+        from jsonbench.report import build_report
+
+        print(f"report: {build_report(args.results_dir, args.run_id)}")
         return 0
     if args.cmd == "summary":
         print(summary(args.results_dir, args.run_id))
