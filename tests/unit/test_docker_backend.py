@@ -300,3 +300,83 @@ def test_exec_helper_copies_scripts_in_and_knows_where_logs_go(tmp_path: Path) -
     with tarfile.open(fileobj=io.BytesIO(docker_exec.tar_of([script], [tmp_path]))) as tar:
         names = {m.name: m for m in tar.getmembers()}
     assert names[str(script).lstrip("/")].isfile() and names[str(tmp_path).lstrip("/")].isdir()
+
+
+class _FakeExecAPI:
+    """The low-level exec calls of the Docker API, for :func:`docker_exec.main` (the Docker engine is mocked)."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.log_dir = log_dir
+        self.created: dict[str, Any] = {}
+
+    def exec_create(self, container: str, cmd: list[str], environment: dict[str, str], workdir: str, user: str) -> dict[str, str]:
+        self.created = {"container": container, "cmd": cmd, "environment": environment, "workdir": workdir, "user": user}
+        return {"Id": "exec1"}
+
+    def exec_start(self, exec_id: str, stream: bool, demux: bool) -> Any:
+        yield (b"tps = 42.0 (without initial connection time)\n", None)
+        yield (None, b"a warning\n")
+
+    def exec_inspect(self, exec_id: str) -> dict[str, int]:
+        return {"ExitCode": 3}
+
+
+class _FakeExecContainer:
+    def __init__(self, log_dir: Path) -> None:
+        self.id = "c0ffee"
+        self.log_dir = log_dir
+        self.archives: list[tuple[str, bytes]] = []
+
+    def put_archive(self, path: str, data: bytes) -> bool:
+        self.archives.append((path, data))
+        return True
+
+    def get_archive(self, path: str) -> tuple[Any, dict[str, Any]]:
+        assert path == str(self.log_dir)
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            for name, body in (("txlog.77", b"0 1 1500 0 1 2\n"), ("unrelated.txt", b"x")):
+                info = tarfile.TarInfo(f"{self.log_dir.name}/{name}")
+                info.size = len(body)
+                tar.addfile(info, io.BytesIO(body))
+        return iter([buf.getvalue()]), {}
+
+
+def test_exec_helper_runs_in_the_container_and_returns_its_output_logs_and_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    """The Docker engine is mocked (none can run here): the helper's round trip of script, env, logs and exit code."""
+    import docker
+
+    script = tmp_path / "s.sql"
+    script.write_text("SELECT 1;\n")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    container = _FakeExecContainer(logs)
+    api = _FakeExecAPI(logs)
+
+    class Client:
+        def __init__(self, base_url: str) -> None:
+            assert base_url == "unix:///fake.sock"
+            self.api = api
+            self.containers = self
+
+        def get(self, name: str) -> _FakeExecContainer:
+            assert name == "jsonbench-abc"
+            return container
+
+    monkeypatch.setattr(docker, "DockerClient", Client)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PGHOST", "/var/run/postgresql")
+    monkeypatch.setenv("SECRET_OF_THE_WORKER", "must-not-leak")
+    code = docker_exec.main(["--base-url", "unix:///fake.sock", "--container", "jsonbench-abc", "--user", "1000:1000", "--",
+                             "pgbench", "-f", str(script), "-T", "1", "-l", f"--log-prefix={logs}/txlog"])
+    assert code == 3
+    out, err = capfd.readouterr()
+    assert "tps = 42.0" in out and "a warning" in err
+    assert api.created["cmd"][0] == "pgbench" and api.created["workdir"] == str(tmp_path) and api.created["user"] == "1000:1000"
+    assert api.created["environment"]["PGHOST"] == "/var/run/postgresql"
+    assert all(k.startswith("PG") for k in api.created["environment"])  # only the session's PG* variables cross over
+    (path, data), = container.archives
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        names = set(tar.getnames())
+    assert path == "/" and str(script).lstrip("/") in names and str(logs).lstrip("/") in names
+    assert (logs / "txlog.77").read_text() == "0 1 1500 0 1 2\n" and not (logs / "unrelated.txt").exists()
