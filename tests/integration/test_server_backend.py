@@ -229,3 +229,29 @@ def test_wrong_major_version_is_refused(server: dict[str, Any], make_cells: Any,
     cell = make_cells(SUITE, ["postgres-17"], backend="server")[0]
     with pytest.raises(EngineUnavailable, match="reaches PostgreSQL 16 but engine postgres-17 is PostgreSQL 17"):
         engine_for(cell).check()
+
+
+def test_two_cells_share_a_database_without_stepping_on_each_other(server: dict[str, Any], make_cells: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two suites on one server interleave: pg_prewarm installed into one cell's schema must serve the other too."""
+    _use_connection(monkeypatch, server)
+    before = _snapshot(server)
+    a = make_cells(SUITE, ["postgres-16"], backend="server", run_id="shared_a")[0]
+    b = make_cells(SUITE, ["postgres-16"], backend="server", run_id="shared_b")[0]
+    engine = engine_for(a)
+    ha = engine.provision(tasks.engine_workdir(a))
+    hb = engine_for(b).provision(tasks.engine_workdir(b))
+    try:
+        assert ha["schema"] != hb["schema"]
+        with engine.session(ha) as sa, engine_for(b).session(hb) as sb:
+            for s in (sa, sb):
+                s.execute("CREATE TABLE t AS SELECT g AS id FROM generate_series(1, 1000) g")
+            assert sa.prewarm("t") > 0  # installs pg_prewarm into a's schema
+            assert sb.prewarm("t") > 0  # b reaches it there
+            assert sa.relation_sizes("t") == sb.relation_sizes("t")  # each its own table of the same name
+        engine.teardown(ha)  # takes the extension along with a's schema
+        with engine_for(b).session(hb) as sb:
+            assert sb.prewarm("t") > 0  # reinstalled, now in b's schema
+    finally:
+        engine.teardown(ha)
+        engine_for(b).teardown(hb)
+    assert _jsonbench_schemas(server) == [] and _snapshot(server) == before

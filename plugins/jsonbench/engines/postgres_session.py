@@ -152,4 +152,7 @@ class PostgresSession(Session):
     def prewarm(self, relation: str) -> int:
         """Load a relation into shared buffers with pg_prewarm; returns blocks read."""
         self.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
-        return int(self.scalar("SELECT pg_prewarm(%s::regclass)", (relation,)))
+        # Called through the extension's own schema: on a shared database (the existing-server backend) it
+        # may have been installed into another cell's schema, outside this session's search_path.
+        schema = self.scalar("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_prewarm'")
+        return int(self.scalar(sql.SQL("SELECT {}.pg_prewarm(%s::regclass)").format(sql.Identifier(schema)), (relation,)))
