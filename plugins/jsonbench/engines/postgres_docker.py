@@ -238,8 +238,11 @@ class DockerPostgres(Engine):
         try:
             client.images.get(self.image)
         except docker.errors.ImageNotFound:
-            repo, _, tag = self.image.rpartition(":") if ":" in self.image.split("/")[-1] else (self.image, "", "latest")
             log.info("pulling %s", self.image)
+            if "@" in self.image:  # pinned by digest: the reference says it all
+                client.images.pull(self.image)
+                return
+            repo, _, tag = self.image.rpartition(":") if ":" in self.image.split("/")[-1] else (self.image, "", "latest")
             client.images.pull(repo, tag=tag)
 
     def _address(self, container: Any, handle: Handle) -> tuple[str, int]:
