@@ -35,6 +35,8 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         try:
             for workload in get_suite(NAME).workloads:
                 tasks.run_workload(cell, handle, workload)
+                # The file-backed copies are dropped by the workload itself, not left for teardown.
+                assert sorted(p.name for p in Path(handle["workdir"]).iterdir()) == []
         finally:
             tasks.teardown(cell, handle)
         assert not tasks.engine_workdir(cell).exists()

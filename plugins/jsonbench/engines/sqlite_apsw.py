@@ -272,6 +272,11 @@ class SqliteSession(Session):
         """A path in the engine's private folder, for a file-backed database (removed at teardown)."""
         return str(self.workdir / name)
 
+    def drop_file(self, name: str) -> None:
+        """Remove a file-backed database made with :meth:`file_path` (detach it first), and its journals."""
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            Path(self.file_path(name) + suffix).unlink(missing_ok=True)
+
     def close(self) -> None:
         proc, self._proc = self._proc, None
         if proc is None:

@@ -134,8 +134,9 @@ class SqliteJsonb(Suite):
 
         # -- a file-backed copy of each table, one table per file so its page count is the table's --
         schemas = {form: f"disk_{form}" for form in FORMS}
+        files = {form: f"{workload}_{form}.sqlite3" for form in FORMS}
         for form in FORMS:
-            s.run_file(NAME, "attach_file", {"path": s.file_path(f"{workload}_{form}.sqlite3")}, schema=schemas[form])
+            s.run_file(NAME, "attach_file", {"path": s.file_path(files[form])}, schema=schemas[form])
             s.run_file(NAME, f"create_{form}", table=(schemas[form], TABLES[form]))
             with ctx.window("load"):
                 s.run_file(NAME, "copy_table", target=(schemas[form], TABLES[form]), source=("main", TABLES[form]))
@@ -194,8 +195,9 @@ class SqliteJsonb(Suite):
                         file_ns, _ = best_ns("extract", {"path": key_path(pos, keys)}, table=(schemas[form], TABLES[form]))
                         add(f"extract_{pos}_ns_per_row", f"{form}_file", file_ns)
 
-        for form in FORMS:
+        for form in FORMS:  # the copies are 30-40 MB each at full scale: do not keep them until teardown
             s.run_file(NAME, "detach_file", schema=schemas[form])
+            s.drop_file(files[form])
 
         units = dict(METRICS)
         for (metric, variant), values in samples.items():
