@@ -14,5 +14,3 @@ export JSONBENCH_RESULTS_DIR="${JSONBENCH_RESULTS_DIR:-$JSONBENCH_HOME/results}"
 export PYTHONPATH="$JSONBENCH_HOME/plugins${PYTHONPATH:+:$PYTHONPATH}"
 VENV="$JSONBENCH_HOME/.venv"
 export PATH="$VENV/bin:$PATH"
-# Quieter Python on machines without a per-user runtime dir.
-export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"

@@ -204,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("summary")
     p.add_argument("--run-id")
     p.add_argument("--results-dir")
+    p = sub.add_parser("handcheck", help="seed 004 through the pipeline and by hand with psql, on one server")
+    p.add_argument("--engine", default="postgres-16")
+    p.add_argument("--rows", type=int, default=5000)
+    p.add_argument("--repetitions", type=int, default=3)
     sub.add_parser("link-engines")
     sub.add_parser("install-sqlite")
     p = sub.add_parser("report", help="build the static HTML report (<results>/report/index.html) without Airflow")
@@ -211,6 +215,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run-id", help="the run to report on (default: the latest)")
     args = parser.parse_args(argv)
 
+    if args.cmd == "handcheck":
+        from jsonbench.handcheck import handcheck
+
+        print(handcheck(args.engine, args.rows, args.repetitions))
+        return 0
     if args.cmd == "link-engines":
         link_engines()
         return 0
