@@ -93,13 +93,15 @@ def jsonb_benchmark_matrix() -> None:
         """The run's context (id, dates, hardware, results folder) for the run-level tasks."""
         return planned["run"]
 
-    @task(trigger_rule="all_done", queue=QUEUE)  # removes engines on the benchmark host
+    # all_done_min_one_success: run after failed workloads too, but not when plan itself failed
+    # (then nothing was started and there is nothing to publish).
+    @task(trigger_rule="all_done_min_one_success", queue=QUEUE)  # removes engines on the benchmark host
     def sweep(planned: dict) -> list:
         from jsonbench import tasks
 
         return tasks.sweep(planned)
 
-    @task(trigger_rule="all_done", outlets=[MEASUREMENTS])
+    @task(trigger_rule="all_done_min_one_success", outlets=[MEASUREMENTS])
     def publish(run: dict) -> dict:
         from jsonbench import tasks
 
