@@ -4,8 +4,8 @@ One row per (engine, workload, variant, metric) measured tonight, with the histo
 with and a verdict:
 
 * ``insufficient_history``: fewer than ``min_history`` earlier runs; not judged (and said so);
-* ``unstable``: the metric's own relative spread (median over tonight and its history of
-  ``spread / |value|``) exceeds ``unstable_relative_spread``; reported, not judged;
+* ``unstable``: the metric's own relative spread (``spread / |value|`` tonight, or its median
+  over tonight and the history when larger) exceeds ``unstable_relative_spread``; reported, not judged;
 * ``drift``: the change from the historical median exceeds all of the relative threshold
   (symmetric: ``|v - m| / min(|v|, |m|)``, so doubling and halving count alike), ``spread_factor``
   times the historical spread (the range of the history's values, or the typical within-run spread
@@ -113,8 +113,11 @@ def drift_frame(tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any
             "lower": None, "upper": None, "drift_score": None, "judged": "no", "verdict": "insufficient_history",
             "history_runs": ",".join([] if g is None else [str(x) for x in g["run_id"]]),
         }
+        # Own noise: tonight's relative spread, or the typical one of its history when larger. A
+        # noisy night (one slow sample of two) is then "unstable", not drift.
         rel_spreads = [s / abs(v) for v, s in zip([value, *h], [spread, *hs]) if v != 0 and math.isfinite(v)]
-        row["relative_spread"] = statistics.median(rel_spreads) if rel_spreads else 0.0
+        tonight_rel = spread / abs(value) if value != 0 else 0.0
+        row["relative_spread"] = max(tonight_rel, statistics.median(rel_spreads)) if rel_spreads else tonight_rel
         if len(h) >= min_history:
             m = statistics.median(h)
             hist_spread = max(max(h) - min(h), statistics.median(hs) if hs else 0.0) * factor

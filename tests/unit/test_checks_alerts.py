@@ -1,0 +1,92 @@
+"""Alert notifiers: the file alert, and extra notifiers chosen by configuration only.
+
+The Airflow context is a plain dict with the keys the task runner passes to an
+on_failure_callback (``exception``, ``ti``, ``run_id``, ``params``, ``logical_date``): a failure
+callback cannot be provoked here without running a DAG (the DAG-level test does that).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from jsonbench.checks.alerts import CheckFailureNotifier, FileAlertNotifier, alert_text
+from jsonbench.checks.run import ChecksFailed
+
+RECEIVED: list[dict[str, Any]] = []
+
+
+class RecordingNotifier:
+    """Stands in for Slack or e-mail: records what it was built with and called with."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+
+    def __call__(self, context: Any) -> None:
+        RECEIVED.append({"kwargs": self.kwargs, "run_id": context["run_id"]})
+
+
+class BrokenNotifier:
+    def __init__(self, **kwargs: Any) -> None:
+        pass
+
+    def __call__(self, context: Any) -> None:
+        raise ConnectionError("no route to chat server")
+
+
+def _context(results_dir: Path, exc: BaseException) -> dict[str, Any]:
+    return {
+        "exception": exc,
+        "ti": SimpleNamespace(dag_id="jsonb_benchmark_matrix", task_id="check"),
+        "run_id": "manual__2026-11-29T02:00:00+00:00",
+        "logical_date": datetime(2026, 11, 29, 2, tzinfo=timezone.utc),
+        "params": {"results_dir": str(results_dir)},
+    }
+
+
+def _failed(results_dir: Path) -> ChecksFailed:
+    return ChecksFailed({
+        "run_id": "manual__2026-11-29T02:00:00+00:00", "checked": 40, "failed": 1, "by_kind": {"drift": {"passed": 39, "failed": 1}},
+        "drift_verdicts": {"ok": 39, "drift": 1}, "notes": [], "results_dir": str(results_dir), "validations": "v", "data_docs": "d",
+        "failures": ["drift: large_document_update/postgres-17: no_drift:json_big/default/wal_bytes observed 1.2e+07, expected [5.4e+06, 6.7e+06]"],
+    })
+
+
+def test_file_alert_written_with_what_failed(results_dir: Path) -> None:
+    FileAlertNotifier()(_context(results_dir, _failed(results_dir)))
+    alerts = sorted(p.name for p in (results_dir / "alerts").iterdir())
+    assert alerts == ["manual__2026-11-29T02_00_00_00_00.json", "manual__2026-11-29T02_00_00_00_00.md"]
+    md = (results_dir / "alerts" / alerts[1]).read_text()
+    assert "1 of 40 checks failed" in md and "no_drift:json_big/default/wal_bytes" in md and "measurements are published" in md
+    data = json.loads((results_dir / "alerts" / alerts[0]).read_text())
+    assert data["task_id"] == "check" and data["summary"]["failed"] == 1
+
+
+def test_crash_of_the_check_task_is_alerted_too(results_dir: Path) -> None:
+    subject, text = alert_text({"run_id": "r", "dag_id": "d", "task_id": "check", "logical_date": None, "results_dir": str(results_dir),
+                                "summary": {}, "error": "RuntimeError: run 'r' has no published rows"})
+    assert "failed before finishing its checks" in subject and "no published rows" in text
+
+
+def test_configured_notifiers_get_the_message_and_a_broken_one_does_not_stop_the_rest(results_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    RECEIVED.clear()
+    monkeypatch.setenv("JSONBENCH_NOTIFIERS", json.dumps([
+        {"class": f"{__name__}.BrokenNotifier"},
+        {"class": f"{__name__}.RecordingNotifier", "kwargs": {"channel": "#bench", "text": "{subject}\n{message}"}},
+    ]))
+    CheckFailureNotifier()(_context(results_dir, _failed(results_dir)))
+    assert (results_dir / "alerts" / "manual__2026-11-29T02_00_00_00_00.md").exists()
+    assert len(RECEIVED) == 1 and RECEIVED[0]["kwargs"]["channel"] == "#bench"
+    assert RECEIVED[0]["kwargs"]["text"].startswith("jsonbench: 1 of 40 checks failed") and "wal_bytes" in RECEIVED[0]["kwargs"]["text"]
+
+
+def test_no_configuration_means_file_alert_only(results_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    RECEIVED.clear()
+    monkeypatch.setenv("JSONBENCH_NOTIFIERS", "[]")
+    CheckFailureNotifier()(_context(results_dir, _failed(results_dir)))
+    assert RECEIVED == [] and len(list((results_dir / "alerts").iterdir())) == 2
