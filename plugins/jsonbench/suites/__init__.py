@@ -13,6 +13,7 @@ from jsonbench.suites.base import Suite
 #: suite name -> "module:Class". Add a suite by adding a line here and a block in include/matrix.yaml.
 SUITES: dict[str, str] = {
     "large_document_update": "jsonbench.suites.large_document_update:LargeDocumentUpdate",
+    "catalogue": "jsonbench.suites.catalogue:Catalogue",
     "json_vs_jsonb": "jsonbench.suites.json_vs_jsonb:JsonVsJsonb",
     "sqlite_jsonb": "jsonbench.suites.sqlite_jsonb:SqliteJsonb",
 }

@@ -14,8 +14,8 @@ secondary indexes; it records those under the workload ``load``. Then one task p
 * ``buffers``: EXPLAIN (ANALYZE, BUFFERS) of each read script with one fixed parameter set.
 * ``scan``: the full aggregation, 2 parallel workers and none, median of ``scan_runs`` in cache,
   with the plan checked for an index-ordered early stop.
-* ``updates``: small-row stock update of both designs with synchronous_commit off and on, each on
-  a fresh private copy of the table with the same indexes: tps, WAL per update after a
+* ``updates``: small-row stock update of both designs with synchronous_commit off and on, on a
+  fresh private copy of each table (same indexes) per repetition: tps, WAL per update after a
   CHECKPOINT, full-page-image share (pg_walinspect), HOT share.
 * ``fat_update``: the 8 kB documents: tps, latency, WAL per update, TOAST growth, read of stock.
 * ``planner``: estimated vs actual rows of the seed's five predicates, before and after
@@ -165,9 +165,9 @@ class Catalogue(Suite):
         ctx.record("avg_value_bytes", "bytes", float(doc), variant="doc_document")
         ctx.record("avg_value_bytes", "bytes", float(row), variant="rel_row")
         ctx.record("avg_value_bytes", "bytes", float(tag), variant="tag_row")
-        ctx.record("size_ratio", "ratio", heap["products_doc"] / heap["products_rel"], variant="heap_doc_over_rel")
-        ctx.record("size_ratio", "ratio", float(doc) / float(row), variant="value_doc_over_row")
-        ctx.record("size_ratio", "ratio", (base["products_rel"] + base["product_tags"]) / base["products_doc"], variant="base_total_rel_with_tags_over_doc")
+        ctx.record("size_ratio", "x", heap["products_doc"] / heap["products_rel"], variant="heap_doc_over_rel")
+        ctx.record("size_ratio", "x", float(doc) / float(row), variant="value_doc_over_row")
+        ctx.record("size_ratio", "x", (base["products_rel"] + base["product_tags"]) / base["products_doc"], variant="base_total_rel_with_tags_over_doc")
 
     def _run_indexes(self, ctx: WorkloadContext) -> None:
         s = ctx.session
@@ -187,8 +187,8 @@ class Catalogue(Suite):
             ctx.record("build_time", "ms", times[variant], variant=variant)
             ctx.record("index_bytes", "bytes", sizes[variant], variant=variant)
         for variant, (a, b) in INDEX_RATIOS.items():
-            ctx.record("size_ratio", "ratio", _ratios(sizes[a], sizes[b]), variant=variant)
-            ctx.record("build_time_ratio", "ratio", _ratios(times[a], times[b]), variant=variant)
+            ctx.record("size_ratio", "x", _ratios(sizes[a], sizes[b]), variant=variant)
+            ctx.record("build_time_ratio", "x", _ratios(times[a], times[b]), variant=variant)
 
     # -- reads and their plans ----------------------------------------------------------------
 
@@ -199,18 +199,18 @@ class Catalogue(Suite):
     def _run_reads(self, ctx: WorkloadContext) -> None:
         self._prewarm(ctx)
         clients = _record_clients(ctx)
-        seconds = float(ctx.scale["pgbench_seconds"])
+        length = _run_length(ctx, "pgbench")
         defines = {"products": int(ctx.scale["products"])}
         samples: dict[str, dict[str, list[float]]] = {s: {m: [] for m in ("tps", "latency_avg", "latency_p50", "latency_p95", "latency_p99", "failures", "transactions")} for s in READ_SCRIPTS}
         for _ in range(int(ctx.scale["pgbench_repetitions"])):
             for script in READ_SCRIPTS:  # interleaved, so drift over time hits every script alike
                 with ctx.window("measure"):
-                    res = _pgbench(ctx, script, clients, seconds=seconds, defines=defines)
+                    res = _pgbench(ctx, script, clients, length, defines=defines)
                 _add_result(samples[script], res)
         for script in READ_SCRIPTS:
             _record_result(ctx, script, samples[script])
         for variant, (a, b) in READ_RATIOS.items():
-            ctx.record("tps_ratio", "ratio", _ratios(samples[a]["tps"], samples[b]["tps"]), variant=variant)
+            ctx.record("tps_ratio", "x", _ratios(samples[a]["tps"], samples[b]["tps"]), variant=variant)
 
     def _run_buffers(self, ctx: WorkloadContext) -> None:
         s = ctx.session
@@ -227,13 +227,13 @@ class Catalogue(Suite):
             hit, read = int(top.get("Shared Hit Blocks", 0)), int(top.get("Shared Read Blocks", 0))
             totals[script] = float(hit + read)
             extra = {"plan": plan_shape(top), "params": {k: params[k] for k in sorted(set(_VAR_RE.findall(text)))}}
-            ctx.record("buffers_hit", "blocks", float(hit), variant=script, extra=extra)
-            ctx.record("buffers_read", "blocks", float(read), variant=script)
-            ctx.record("buffers_total", "blocks", float(hit + read), variant=script)
+            ctx.record("buffers_hit", "buffers", float(hit), variant=script, extra=extra)
+            ctx.record("buffers_read", "buffers", float(read), variant=script)
+            ctx.record("buffers_total", "buffers", float(hit + read), variant=script)
             ctx.record("rows", "rows", float(core.get("Actual Rows", 0)) * float(core.get("Actual Loops", 1) or 1), variant=script, extra={"node": core.get("Node Type")})
             ctx.record("execution_time", "ms", float(plan["Execution Time"]), variant=script)
-        ctx.record("buffers_ratio", "ratio", _safe_ratio(totals["tag_rel"], totals["tag_doc"]), variant="tag_rel_over_doc")
-        ctx.record("buffers_ratio", "ratio", _safe_ratio(totals["cb_doc_gin"], totals["cb_doc_btree"]), variant="cb_doc_gin_over_doc_btree")
+        ctx.record("buffers_ratio", "x", _safe_ratio(totals["tag_rel"], totals["tag_doc"]), variant="tag_rel_over_doc")
+        ctx.record("buffers_ratio", "x", _safe_ratio(totals["cb_doc_gin"], totals["cb_doc_btree"]), variant="cb_doc_gin_over_doc_btree")
 
     # -- analytical scan ----------------------------------------------------------------------
 
@@ -259,7 +259,7 @@ class Catalogue(Suite):
                     ctx.record("scan_time", "ms", times, variant=variant)
                     ctx.record("groups", "rows", float(groups), variant=variant)
                     medians[variant] = statistics.median(times)
-                ctx.record("time_ratio", "ratio", medians[f"doc_workers_{workers}"] / medians[f"rel_workers_{workers}"], variant=f"doc_over_rel_workers_{workers}")
+                ctx.record("time_ratio", "x", medians[f"doc_workers_{workers}"] / medians[f"rel_workers_{workers}"], variant=f"doc_over_rel_workers_{workers}")
             # The seed's trap: ORDER BY 1 LIMIT 1 may walk an index and stop early; the check above must catch it.
             s.set("max_parallel_workers_per_gather", "2")
             for design in ("doc", "rel"):
@@ -270,15 +270,17 @@ class Catalogue(Suite):
 
     # -- writes -------------------------------------------------------------------------------
 
-    def _update_run(self, ctx: WorkloadContext, script: str, table: str, clients: int, seconds: float, defines: dict[str, int], options: str | None) -> tuple[pgbench.PgbenchResult, dict[str, float]]:
+    def _update_run(self, ctx: WorkloadContext, script: str, table: str, clients: int, length: dict[str, float], defines: dict[str, int], options: str | None) -> tuple[pgbench.PgbenchResult, dict[str, float]]:
         """CHECKPOINT, run an update script, then WAL per update, FPI share and HOT counts of ``table``."""
         s = ctx.session
         before = s.table_stats(table)
         s.checkpoint()  # WAL of the run alone, with the full-page images a first touch after a checkpoint costs
-        start = s.current_lsn()
+        # The insert position, not pg_current_wal_lsn() (the write position): with synchronous_commit
+        # off the last records may not be written yet when pgbench returns, and a short run would count 0.
+        start = str(s.scalar("SELECT pg_current_wal_insert_lsn()"))
         with ctx.window("measure"):
-            res = _pgbench(ctx, script, clients, seconds=seconds, defines=defines, options=options)
-        end = s.current_lsn()
+            res = _pgbench(ctx, script, clients, length, defines=defines, options=options)
+        end = str(s.scalar("SELECT pg_current_wal_insert_lsn()"))
         wal = float(s.scalar("SELECT pg_wal_lsn_diff(%s::pg_lsn, %s::pg_lsn)", (end, start)))
         after = s.table_stats(table, expect_updates=before.n_tup_upd + res.processed)
         upd = after.n_tup_upd - before.n_tup_upd
@@ -299,6 +301,10 @@ class Catalogue(Suite):
             return math.nan
         try:
             ctx.session.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
+            # pg_walinspect reads flushed WAL only; the WAL writer flushes asynchronous commits within wal_writer_delay.
+            deadline = time.monotonic() + 10
+            while ctx.session.scalar("SELECT pg_current_wal_flush_lsn() < %s::pg_lsn", (end,)) and time.monotonic() < deadline:
+                time.sleep(0.05)
             fpi, combined = ctx.session.query_file(NAME, "wal_fpi", {"start": start, "end": end})[0]
         except Exception:  # no privilege to create or read it: recorded as not applicable
             return math.nan
@@ -307,18 +313,20 @@ class Catalogue(Suite):
     def _run_updates(self, ctx: WorkloadContext) -> None:
         s = ctx.session
         clients = _record_clients(ctx)
-        seconds = float(ctx.scale["update_seconds"])
+        length = _run_length(ctx, "update")
         defines = {"products": int(ctx.scale["products"])}
         keys = ("tps", "latency_avg", "latency_p50", "latency_p95", "latency_p99", "failures", "transactions", "wal_bytes_per_update", "fpi_share", "hot_share", "n_tup_upd", "n_tup_hot_upd")
         samples: dict[str, dict[str, list[float]]] = {}
         try:
             for _ in range(int(ctx.scale["pgbench_repetitions"])):
-                for sync in ("off", "on"):
-                    for design in ("doc", "rel"):
+                for design in ("doc", "rel"):
+                    # A fresh copy per repetition: same indexes, no dead tuples, the free space of the original.
+                    # The CPU-bound run (synchronous_commit off, the seed's headline) goes first on it;
+                    # the commit-flush-bound control (on) follows on the same copy.
+                    s.run_file(NAME, f"copy_{design}_for_update")
+                    for sync in ("off", "on"):
                         variant = f"{design}_sync_{sync}"
-                        # A fresh copy each time: same indexes, no dead tuples, the same free space as the original.
-                        s.run_file(NAME, f"copy_{design}_for_update")
-                        res, wal = self._update_run(ctx, f"upd_{design}", f"products_{design}_upd", clients, seconds, defines, f"-c synchronous_commit={sync}")
+                        res, wal = self._update_run(ctx, f"upd_{design}", f"products_{design}_upd", clients, length, defines, f"-c synchronous_commit={sync}")
                         got = samples.setdefault(variant, {k: [] for k in keys})
                         _add_result(got, res)
                         for k, v in wal.items():
@@ -335,14 +343,14 @@ class Catalogue(Suite):
             else:
                 ctx.record("fpi_share", "ratio", fpi, variant=variant)
         for sync in ("off", "on"):
-            ctx.record("tps_ratio", "ratio", _ratios(samples[f"rel_sync_{sync}"]["tps"], samples[f"doc_sync_{sync}"]["tps"]), variant=f"rel_over_doc_sync_{sync}")
-            ctx.record("wal_ratio", "ratio", _ratios(samples[f"doc_sync_{sync}"]["wal_bytes_per_update"], samples[f"rel_sync_{sync}"]["wal_bytes_per_update"]), variant=f"doc_over_rel_sync_{sync}")
+            ctx.record("tps_ratio", "x", _ratios(samples[f"rel_sync_{sync}"]["tps"], samples[f"doc_sync_{sync}"]["tps"]), variant=f"rel_over_doc_sync_{sync}")
+            ctx.record("wal_ratio", "x", _ratios(samples[f"doc_sync_{sync}"]["wal_bytes_per_update"], samples[f"rel_sync_{sync}"]["wal_bytes_per_update"]), variant=f"doc_over_rel_sync_{sync}")
 
     def _run_fat_update(self, ctx: WorkloadContext) -> None:
         s = ctx.session
         clients = _record_clients(ctx)
         rows = int(ctx.scale["fat_docs"])
-        seconds = float(ctx.scale["update_seconds"])
+        length = _run_length(ctx, "update")
         defines = {"rows": rows}
         s.run_file(NAME, "create_fat")
         try:
@@ -363,14 +371,14 @@ class Catalogue(Suite):
                 for design in ("doc", "rel"):
                     table = f"fat_{design}"
                     before = s.relation_sizes(table)
-                    res, wal = self._update_run(ctx, f"upd_fat_{design}", table, clients, seconds, defines, "-c synchronous_commit=off")
+                    res, wal = self._update_run(ctx, f"upd_fat_{design}", table, clients, length, defines, "-c synchronous_commit=off")
                     after = s.relation_sizes(table)
                     got = samples[design]
                     _add_result(got, res)
                     got["wal_bytes_per_update"].append(wal["wal_bytes_per_update"])
                     got["toast_growth"].append(float(after.toast - before.toast))
                     with ctx.window("measure"):
-                        read = _pgbench(ctx, f"read_fat_{design}", clients, seconds=seconds, defines=defines)
+                        read = _pgbench(ctx, f"read_fat_{design}", clients, length, defines=defines)
                     got["read_tps"].append(read.tps)
                     got["read_latency_avg"].append(read.latency_avg_ms)
             for design, got in samples.items():
@@ -378,8 +386,8 @@ class Catalogue(Suite):
                 ctx.record("read_tps", "tps", got.pop("read_tps"), variant=design)
                 ctx.record("read_latency_avg", "ms", got.pop("read_latency_avg"), variant=design)
                 _record_result(ctx, design, got)
-            ctx.record("tps_ratio", "ratio", _ratios(samples["rel"]["tps"], samples["doc"]["tps"]), variant="rel_over_doc")
-            ctx.record("wal_ratio", "ratio", _ratios(samples["doc"]["wal_bytes_per_update"], samples["rel"]["wal_bytes_per_update"]), variant="doc_over_rel")
+            ctx.record("tps_ratio", "x", _ratios(samples["rel"]["tps"], samples["doc"]["tps"]), variant="rel_over_doc")
+            ctx.record("wal_ratio", "x", _ratios(samples["doc"]["wal_bytes_per_update"], samples["rel"]["wal_bytes_per_update"]), variant="doc_over_rel")
         finally:
             s.run_file(NAME, "drop_fat")
 
@@ -387,14 +395,14 @@ class Catalogue(Suite):
         s = ctx.session
         clients = _record_clients(ctx)
         n = int(ctx.scale["products"])
-        seconds = float(ctx.scale["update_seconds"])
+        length = _run_length(ctx, "update")
         try:
             with ctx.window("load"):
                 ctx.record("load_time", "ms", _timed(lambda: s.run_file(NAME, "create_hybrid", {"products": n})))
             ctx.record("heap_bytes", "bytes", float(s.relation_sizes("products_hybrid").heap))
             got: dict[str, list[float]] = {k: [] for k in ("tps", "latency_avg", "latency_p50", "latency_p95", "latency_p99", "failures", "transactions", "wal_bytes_per_update", "hot_share", "n_tup_upd", "n_tup_hot_upd")}
             for _ in range(int(ctx.scale["pgbench_repetitions"])):
-                res, wal = self._update_run(ctx, "upd_hybrid", "products_hybrid", clients, seconds, {"products": n}, "-c synchronous_commit=off")
+                res, wal = self._update_run(ctx, "upd_hybrid", "products_hybrid", clients, length, {"products": n}, "-c synchronous_commit=off")
                 _add_result(got, res)
                 for k in ("wal_bytes_per_update", "hot_share", "n_tup_upd", "n_tup_hot_upd"):
                     got[k].append(wal[k])
@@ -430,10 +438,10 @@ class Catalogue(Suite):
             ctx.record("estimated_rows_before", "rows", est0, variant=predicate)
             ctx.record("estimated_rows_after", "rows", est1, variant=predicate)
             ctx.record("actual_rows", "rows", actual, variant=predicate)
-            ctx.record("error_factor_before", "ratio", error_factor(est0, actual), variant=predicate)
-            ctx.record("error_factor_after", "ratio", error_factor(est1, actual), variant=predicate)
-            ctx.record("estimate_ratio_before", "ratio", _safe_ratio(est0, actual), variant=predicate)
-            ctx.record("estimate_ratio_after", "ratio", _safe_ratio(est1, actual), variant=predicate)
+            ctx.record("error_factor_before", "x", error_factor(est0, actual), variant=predicate)
+            ctx.record("error_factor_after", "x", error_factor(est1, actual), variant=predicate)
+            ctx.record("estimate_ratio_before", "x", _safe_ratio(est0, actual), variant=predicate)
+            ctx.record("estimate_ratio_after", "x", _safe_ratio(est1, actual), variant=predicate)
 
     def _run_json_table(self, ctx: WorkloadContext) -> None:
         reason = ctx.require("json_table")
@@ -441,7 +449,7 @@ class Catalogue(Suite):
             why = f"{reason} (JSON_TABLE is PostgreSQL 17+; the ->> twin is measured only next to it)"
             ctx.not_applicable([("point_latency", "ms"), ("scan_time", "ms"), ("results_match", "bool")], why, variant="json_table")
             ctx.not_applicable([("point_latency", "ms"), ("scan_time", "ms")], why, variant="arrow")
-            ctx.not_applicable([("time_ratio", "ratio")], why, variant="scan_json_table_over_arrow")
+            ctx.not_applicable([("time_ratio", "x")], why, variant="scan_json_table_over_arrow")
             return
         s = ctx.session
         self._prewarm(ctx)
@@ -465,7 +473,7 @@ class Catalogue(Suite):
             ctx.record("scan_time", "ms", times, variant=variant)
             medians[variant] = statistics.median(times)
         ctx.record("results_match", "bool", 1.0 if same_point and same_scan else 0.0, variant="json_table")
-        ctx.record("time_ratio", "ratio", medians["json_table"] / medians["arrow"], variant="scan_json_table_over_arrow")
+        ctx.record("time_ratio", "x", medians["json_table"] / medians["arrow"], variant="scan_json_table_over_arrow")
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -559,17 +567,29 @@ def _walinspect_reason(ctx: WorkloadContext) -> str:
 def _record_clients(ctx: WorkloadContext) -> int:
     """The seed's 4 clients / 4 threads scaled to this machine; recorded as metrics."""
     clients = pgbench.machine_clients(int(ctx.scale.get("clients", 4)))
-    ctx.record("clients", "clients", float(clients), extra={"seed": int(ctx.scale.get("clients", 4))})
+    lengths = {k: ctx.scale[k] for k in ("pgbench_seconds", "pgbench_transactions", "update_seconds", "update_transactions", "pgbench_repetitions") if k in ctx.scale}
+    ctx.record("clients", "clients", float(clients), extra={"seed": int(ctx.scale.get("clients", 4)), **lengths})
     ctx.record("threads", "threads", float(clients))
     return clients
 
 
-def _pgbench(ctx: WorkloadContext, script: str, clients: int, *, seconds: float, defines: dict[str, Any], options: str | None = None) -> pgbench.PgbenchResult:
+def _run_length(ctx: WorkloadContext, kind: str) -> dict[str, float]:
+    """How long each pgbench run of ``kind`` (``pgbench`` for reads, ``update``) lasts at this scale.
+
+    ``<kind>_transactions`` (per client, pgbench ``-t``) when the profile gives it, which keeps
+    smoke runs far below pgbench's one-second minimum for ``-T``; else ``<kind>_seconds``.
+    """
+    if ctx.scale.get(f"{kind}_transactions"):
+        return {"transactions": int(ctx.scale[f"{kind}_transactions"])}
+    return {"seconds": float(ctx.scale[f"{kind}_seconds"])}
+
+
+def _pgbench(ctx: WorkloadContext, script: str, clients: int, length: dict[str, float], *, defines: dict[str, Any], options: str | None = None) -> pgbench.PgbenchResult:
     s = ctx.session
     if not s.pgbench:
         raise pgbench.PgbenchUnavailable("this engine's sessions have no pgbench")
     path: Path = sql_path(NAME, f"pgbench/{script}")
-    return pgbench.run(s.pgbench, s.pgbench_env, path, clients=clients, threads=clients, seconds=seconds, defines=defines, options=options)
+    return pgbench.run(s.pgbench, s.pgbench_env, path, clients=clients, threads=clients, defines=defines, options=options, **length)  # type: ignore[arg-type]
 
 
 def _add_result(got: dict[str, list[float]], res: pgbench.PgbenchResult) -> None:
