@@ -92,6 +92,13 @@ def test_worker_times_inside_itself(make_cells: Callable[..., list[dict[str, Any
             s.time(upd, repeat=1)
             assert s.scalar("SELECT sum(json_extract(doc, '$.a')) FROM t") == 198
 
+            # Interleaved rounds of several statements: one list of runs and the rows per statement.
+            seconds, results = s.time_many([("SELECT count(*) FROM t", None), (count, {"n": 10})], repeat=4)
+            assert [len(x) for x in seconds] == [4, 4] and all(x > 0 for runs in seconds for x in runs)
+            assert results == [[(2,)], [(55, 10)]]
+            s.time_many([(upd, None), ("UPDATE t SET doc = '{}'", None)], repeat=2, rollback=True)
+            assert s.scalar("SELECT sum(json_extract(doc, '$.a')) FROM t") == 198
+
             with pytest.raises(SqliteWorkerError, match="no such table"):
                 s.execute("SELECT * FROM missing_table")
             assert s.scalar("SELECT count(*) FROM t") == 2  # the session survives a failed statement

@@ -254,6 +254,17 @@ class SqliteSession(Session):
         resp = self.request("time", sql=sql, params=params, repeat=repeat, rollback=rollback)
         return [float(s) for s in resp["seconds"]], [tuple(_decode(v) for v in row) for row in resp["rows"]]
 
+    def time_many(self, statements: list[tuple[str, dict[str, Any] | list[Any] | None]], repeat: int = 5, rollback: bool = False) -> tuple[list[list[float]], list[list[tuple[Any, ...]]]]:
+        """Time several statements in interleaved rounds inside the worker (A, B, A, B, ...).
+
+        Returns (seconds of each run, per statement; rows of each statement's first run). Use it for
+        statements whose times are compared, so a busy spell of the machine hits all of them alike.
+        """
+        resp = self.request("time_many", statements=[{"sql": sql, "params": params} for sql, params in statements], repeat=repeat, rollback=rollback)
+        seconds = [[float(x) for x in runs] for runs in resp["seconds"]]
+        rows = [[tuple(_decode(v) for v in row) for row in result] for result in resp["rows"]]
+        return seconds, rows
+
     # -- SQL files ------------------------------------------------------------------------------
 
     def sql(self, suite: str, name: str, **identifiers: str | tuple[str, ...]) -> str:

@@ -12,13 +12,17 @@ on stdin, one response per line on stdout (nothing else is ever written to stdou
     {"op": "execute", "sql": "...", "params": {...}}     -> {"ok": true, "rows": [[...], ...], "changes": n}
     {"op": "time", "sql": "...", "params": {...},
      "repeat": 5, "rollback": false}                     -> {"ok": true, "seconds": [...], "rows": [...], "changes": n}
+    {"op": "time_many", "statements": [{"sql": ..., "params": ...}, ...],
+     "repeat": 5, "rollback": false}                     -> {"ok": true, "seconds": [[...], ...], "rows": [[...], ...]}
     {"op": "close"}                                      -> {"ok": true}, then the worker exits
     (any failure)                                        -> {"ok": false, "error": "...", "type": "SQLError"}
 
 ``time`` measures each run of the statement here, with ``time.perf_counter_ns`` around executing
 it and fetching every row, so no pipe, JSON or process switch is inside the measured time.
 With ``rollback`` each run happens inside a savepoint that is rolled back after the clock stops,
-so an UPDATE sees the same data on every run. Blobs in results come back as
+so an UPDATE sees the same data on every run. ``time_many`` runs several statements in rounds
+(A, B, C, A, B, C, ...), so statements compared with each other (text vs JSONB, first vs last key)
+see the same moments of a shared, noisy machine instead of one taking all of a busy spell. Blobs in results come back as
 ``{"$blob_hex": "..."}``.
 """
 
@@ -82,29 +86,44 @@ class Worker:
         rows = self._run(req["sql"], req.get("params"))
         return {"rows": [[_jsonable(v) for v in r] for r in rows], "changes": self.conn.changes()}
 
+    def _timed_run(self, sql: str, params: Any, rollback: bool) -> tuple[float, list[list[Any]]]:
+        """One run of ``sql``: seconds from the first step to the last row fetched, and the rows."""
+        clock = time.perf_counter_ns
+        if rollback:
+            self.conn.execute("SAVEPOINT jsonbench_timed")
+        try:
+            t0 = clock()
+            rows = [list(row) for row in self.conn.execute(sql, params)]
+            elapsed = clock() - t0
+        finally:
+            if rollback:
+                self.conn.execute("ROLLBACK TO jsonbench_timed; RELEASE jsonbench_timed")
+        return elapsed / 1e9, rows
+
     def op_time(self, req: dict[str, Any]) -> dict[str, Any]:
         sql, params = req["sql"], _bindings(req.get("params"))
-        repeat = int(req.get("repeat", 1))
         rollback = bool(req.get("rollback", False))
         seconds: list[float] = []
         first: list[list[Any]] | None = None
-        changes = 0
-        clock = time.perf_counter_ns
-        for _ in range(repeat):
-            if rollback:
-                self.conn.execute("SAVEPOINT jsonbench_timed")
-            try:
-                t0 = clock()
-                rows = [list(row) for row in self.conn.execute(sql, params)]
-                elapsed = clock() - t0
-                changes = self.conn.changes()
-            finally:
-                if rollback:
-                    self.conn.execute("ROLLBACK TO jsonbench_timed; RELEASE jsonbench_timed")
-            seconds.append(elapsed / 1e9)
+        for _ in range(int(req.get("repeat", 1))):
+            elapsed, rows = self._timed_run(sql, params, rollback)
+            seconds.append(elapsed)
             if first is None:
                 first = rows
-        return {"seconds": seconds, "rows": [[_jsonable(v) for v in r] for r in (first or [])], "changes": changes}
+        return {"seconds": seconds, "rows": [[_jsonable(v) for v in r] for r in (first or [])], "changes": self.conn.changes()}
+
+    def op_time_many(self, req: dict[str, Any]) -> dict[str, Any]:
+        stmts = [(st["sql"], _bindings(st.get("params"))) for st in req["statements"]]
+        rollback = bool(req.get("rollback", False))
+        seconds: list[list[float]] = [[] for _ in stmts]
+        first: list[list[list[Any]] | None] = [None for _ in stmts]
+        for _ in range(int(req.get("repeat", 1))):
+            for i, (sql, params) in enumerate(stmts):
+                elapsed, rows = self._timed_run(sql, params, rollback)
+                seconds[i].append(elapsed)
+                if first[i] is None:
+                    first[i] = rows
+        return {"seconds": seconds, "rows": [[[_jsonable(v) for v in r] for r in (f or [])] for f in first]}
 
 
 def serve(stdin: Any, stdout: Any) -> None:

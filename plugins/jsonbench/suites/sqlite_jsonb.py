@@ -8,7 +8,9 @@ JSONB (``jsonb()`` of the same text). Load times are the ``load`` window; everyt
 is a ``measure`` window, and every time is taken inside the SQLite build's own Python.
 
 Per repetition (``repetitions`` of the scale), with the best of ``best_of`` runs (5, as the seed)
-as that repetition's sample, so a Measurement keeps every repetition and its spread:
+as that repetition's sample, so a Measurement keeps every repetition and its spread. Statements
+that are compared (text vs JSONB, first vs last key) run in interleaved rounds, so a busy spell of
+a shared machine hits both sides of a ratio alike:
 
 * ``extract_{first,middle,last}_ns_per_row`` (variants ``text``, ``jsonb``): ``json_extract`` of one
   key summed over every row, and ``extract_*_speedup`` (variant ``jsonb_vs_text``, text time over
@@ -150,50 +152,63 @@ class SqliteJsonb(Suite):
         def add(metric: str, variant: str, value: float) -> None:
             samples.setdefault((metric, variant), []).append(value)
 
-        def best_ns(name: str, params: dict[str, Any] | None = None, rollback: bool = False, **tables: Any) -> tuple[float, list[tuple[Any, ...]]]:
+        def best_ns(group: dict[Any, tuple[str, dict[str, Any] | None, Any]], rollback: bool = False) -> tuple[dict[Any, float], dict[Any, list[tuple[Any, ...]]]]:
+            """Best-of-N ns/row of each statement of a group, timed in interleaved rounds inside the worker.
+
+            ``group`` maps a label to (SQL file, parameters, table); the statements of one group are the
+            ones compared with each other, so they share the machine's busy and quiet moments alike.
+            """
+            labels = list(group)
+            stmts = [(s.sql(NAME, name, table=table), params) for name, params, table in group.values()]
             with ctx.window("measure"):
-                secs, result = s.time_file(NAME, name, params, repeat=best_of, rollback=rollback, **tables)
-            return min(secs) / rows * 1e9, result
+                secs, results = s.time_many(stmts, repeat=best_of, rollback=rollback)
+            return {lb: min(x) / rows * 1e9 for lb, x in zip(labels, secs)}, dict(zip(labels, results))
+
+        def check_sums(results: dict[Any, list[tuple[Any, ...]]], what: str) -> None:
+            got = set(tuple(r) for r in results.values())
+            if len(got) != 1 or next(iter(got))[0][-1] != rows:
+                raise SuiteDataError(f"{workload}: {what} disagree between text and JSONB (or miss rows): {results}")
 
         for _ in range(ctx.repetitions):
-            ns: dict[tuple[str, str], float] = {}
+            extract = {(pos, form): ("extract", {"path": key_path(pos, keys)}, TABLES[form]) for pos in POSITIONS for form in FORMS}
+            ns, results = best_ns(extract)
             for pos in POSITIONS:
-                sums = {}
+                check_sums({form: results[(pos, form)] for form in FORMS}, f"json_extract({key_path(pos, keys)}) sums")
                 for form in FORMS:
-                    ns[(pos, form)], result = best_ns("extract", {"path": key_path(pos, keys)}, table=TABLES[form])
-                    sums[form] = result[0]
                     add(f"extract_{pos}_ns_per_row", form, ns[(pos, form)])
-                if sums["text"] != sums["jsonb"] or sums["text"][1] != rows:
-                    raise SuiteDataError(f"{workload}: json_extract({key_path(pos, keys)}) gives {sums['text']} on text but {sums['jsonb']} on JSONB")
                 add(f"extract_{pos}_speedup", "jsonb_vs_text", ns[(pos, "text")] / ns[(pos, "jsonb")])
             for form in FORMS:
                 add("last_vs_first", form, ns[("last", form)] / ns[("first", form)])
-                scan, _ = best_ns("scan", table=TABLES[form])
-                add("scan_ns_per_row", form, scan)
 
-            to_jsonb, _ = best_ns("to_jsonb", table=TABLES["text"])
-            to_text, _ = best_ns("to_text", table=TABLES["jsonb"])
-            add("to_jsonb_ns_per_row", "text", to_jsonb)
-            add("to_text_ns_per_row", "jsonb", to_text)
-            add("output_vs_input", "jsonb_vs_text", to_text / to_jsonb)
-
-            for pos in ("first", "last"):
-                set_ns = {}
-                for form in FORMS:
-                    set_ns[form], _ = best_ns(f"set_{form}", {"path": key_path(pos, keys), "value": SET_VALUE}, table=TABLES[form])
-                    add(f"set_{pos}_ns_per_row", form, set_ns[form])
-                add(f"set_{pos}_speedup", "jsonb_vs_text", set_ns["text"] / set_ns["jsonb"])
-            upd_ns = {}
+            scan, _ = best_ns({form: ("scan", None, TABLES[form]) for form in FORMS})
             for form in FORMS:
-                upd_ns[form], _ = best_ns(f"update_{form}", {"path": key_path("first", keys), "value": SET_VALUE}, rollback=True, table=TABLES[form])
+                add("scan_ns_per_row", form, scan[form])
+
+            conv, _ = best_ns({"to_jsonb": ("to_jsonb", None, TABLES["text"]), "to_text": ("to_text", None, TABLES["jsonb"])})
+            add("to_jsonb_ns_per_row", "text", conv["to_jsonb"])
+            add("to_text_ns_per_row", "jsonb", conv["to_text"])
+            add("output_vs_input", "jsonb_vs_text", conv["to_text"] / conv["to_jsonb"])
+
+            setter = {(pos, form): (f"set_{form}", {"path": key_path(pos, keys), "value": SET_VALUE}, TABLES[form]) for pos in ("first", "last") for form in FORMS}
+            set_ns, results = best_ns(setter)
+            if any(result[0][-1] != rows for result in results.values()):  # outputs differ in size by form; counts may not
+                raise SuiteDataError(f"{workload}: json_set/jsonb_set did not visit every row: {results}")
+            for pos in ("first", "last"):
+                for form in FORMS:
+                    add(f"set_{pos}_ns_per_row", form, set_ns[(pos, form)])
+                add(f"set_{pos}_speedup", "jsonb_vs_text", set_ns[(pos, "text")] / set_ns[(pos, "jsonb")])
+
+            upd_ns, _ = best_ns({form: (f"update_{form}", {"path": key_path("first", keys), "value": SET_VALUE}, TABLES[form]) for form in FORMS}, rollback=True)
+            for form in FORMS:
                 add("update_ns_per_row", form, upd_ns[form])
             add("update_speedup", "jsonb_vs_text", upd_ns["text"] / upd_ns["jsonb"])
 
             if file_backed:
+                file_ns, results = best_ns({(pos, form): ("extract", {"path": key_path(pos, keys)}, (schemas[form], TABLES[form])) for pos in POSITIONS for form in FORMS})
                 for pos in POSITIONS:
+                    check_sums({form: results[(pos, form)] for form in FORMS}, f"json_extract({key_path(pos, keys)}) sums on the file-backed copies")
                     for form in FORMS:
-                        file_ns, _ = best_ns("extract", {"path": key_path(pos, keys)}, table=(schemas[form], TABLES[form]))
-                        add(f"extract_{pos}_ns_per_row", f"{form}_file", file_ns)
+                        add(f"extract_{pos}_ns_per_row", f"{form}_file", file_ns[(pos, form)])
 
         for form in FORMS:  # the copies are 30-40 MB each at full scale: do not keep them until teardown
             s.run_file(NAME, "detach_file", schema=schemas[form])
