@@ -204,3 +204,24 @@ def test_lz4_rows_measured_where_the_build_has_lz4(on_15, on_17) -> None:
         for layout in LAYOUTS:
             key = (workload, layout, "avg_input_bytes")
             assert measured[key].value == measured_17[key].value
+
+
+def test_size_and_threshold_findings_reproduce_at_smoke(on_17) -> None:
+    """The reproduction file's non-timing findings (sizes, threshold) hold on this run: they are physics, not noise."""
+    import json
+
+    from jsonbench import paths
+    from jsonbench.checks.findings import finding_value
+
+    measured, _, _ = on_17
+    values = {key: (m.value, m.status) for key, m in measured.items()}
+    definition = json.loads((paths.EXPECTATIONS_DIR / f"{SUITE}.reproduction.json").read_text(encoding="utf-8"))
+    checked = 0
+    for f in definition["findings"]:
+        if f["id"].startswith("read_speedup"):
+            continue  # timings: judged by the run's check, never by a test
+        observed, problem, _ = finding_value(values, f)
+        assert not problem, (f["id"], problem)
+        assert f["band"]["min"] <= observed <= f["band"]["max"], (f["id"], observed, f["band"])
+        checked += 1
+    assert checked >= 10
