@@ -6,6 +6,8 @@
   spent inside measurement windows and data loads (the orchestration overhead).
 * ``summary``: the summary table of a published run (the latest by default).
 * ``report``: the static HTML report (``<results>/report/index.html``), see :mod:`jsonbench.report`.
+* ``pgbench-overhead``: one catalogue pgbench script through the pipeline and by hand against the
+  same server, both tps and their ratio (see :mod:`jsonbench.pgbench_overhead`).
 * ``link-engines`` / ``install-sqlite``: setup steps used by ``./bin/setup``.
 """
 
@@ -210,6 +212,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repetitions", type=int, default=3)
     sub.add_parser("link-engines")
     sub.add_parser("install-sqlite")
+    p = sub.add_parser("pgbench-overhead", help="one catalogue pgbench script through the pipeline vs by hand, same server: both tps and their ratio")
+    p.add_argument("--engine", default="postgres-17")
+    p.add_argument("--script", default="cb_rel", help="a catalogue read script, e.g. cb_rel, full_doc")
+    p.add_argument("--seconds", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--scale", default="smoke", help="catalogue size to load (smoke, laptop, full)")
     p = sub.add_parser("report", help="build the static HTML report (<results>/report/index.html) without Airflow")
     p.add_argument("--results-dir")
     p.add_argument("--run-id", help="the run to report on (default: the latest)")
@@ -225,6 +233,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "install-sqlite":
         install_sqlite()
+        return 0
+    if args.cmd == "pgbench-overhead":
+        from jsonbench.pgbench_overhead import measure, report
+
+        print(report(measure(args.engine, args.script, args.seconds, args.rounds, args.scale)))
         return 0
     if args.cmd == "report":
         from jsonbench.report import build_report
