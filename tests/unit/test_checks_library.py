@@ -11,12 +11,19 @@ from jsonbench.checks.library import expectation, load_library, row_condition
 from jsonbench.suites import SUITES, get_suite
 
 
+def _promised(suite: str) -> set[tuple[str, str]]:
+    from jsonbench.matrix import load_matrix
+
+    params = load_matrix().raw["scales"]["smoke"].get(suite, {})
+    return set(get_suite(suite).expected_metrics(params))
+
+
 def test_every_finding_and_seed_figure_names_a_promised_metric() -> None:
     lib = load_library()
     assert "large_document_update" in lib.reproduction and "large_document_update" in lib.seeds
     for suite, definition in lib.reproduction.items():
         assert suite in SUITES, f"{suite}.reproduction.json names no registered suite"
-        promised = set(get_suite(suite).expected_metrics({"rows": 500}))
+        promised = _promised(suite)
         for f in definition["findings"]:
             assert f.get("band_reason") and "seed" in f, f"{suite}/{f['id']}: document the band next to its seed figure"
             band = f["band"]
@@ -24,7 +31,7 @@ def test_every_finding_and_seed_figure_names_a_promised_metric() -> None:
             for term in (f.get("numerator") or []) + (f.get("denominator") or []):
                 assert (term["workload"], term["metric"]) in promised, f"{suite}/{f['id']}: {term} is not an expected metric"
     for suite, seed in lib.seeds.items():
-        promised = set(get_suite(suite).expected_metrics({"rows": 500}))
+        promised = _promised(suite)
         for fig in seed["figures"]:
             assert (fig["workload"], fig["metric"]) in promised, f"{suite}.seed.json: {fig}"
 

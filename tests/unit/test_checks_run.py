@@ -93,6 +93,21 @@ def test_not_applicable_counts_only_with_a_reason(make_cells, results_dir: Path)
                                                     "expect_column_values_to_be_in_set(present)"}
 
 
+def test_finding_with_a_not_applicable_input_is_not_applicable_not_failed(make_cells, results_dir: Path) -> None:
+    def na(eid: str, w: str, ms: list[Measurement]) -> list[Measurement]:
+        if eid != "postgres-16" or w != "json_big_idx":
+            return ms
+        return [Measurement.not_applicable(w, "default", m.metric, m.unit, "engine build lacks expression indexes") if m.metric == "n_tup_hot_upd" else m for m in ms]
+
+    run = make_run(make_cells, 0, tamper=na)
+    assert check_run(run)["failed"] == 0
+    v = _validations(results_dir, run["run_id"])
+    row = v[(v["expectation"] == "expression_index_no_hot") & (v["engine_id"] == "postgres-16")].iloc[0]
+    assert row["verdict"] == "not_applicable" and row["success"] and "not applicable" in json.loads(row["details"])["problem"]
+    other = v[(v["expectation"] == "expression_index_no_hot") & (v["engine_id"] == "postgres-17")].iloc[0]
+    assert other["verdict"] == "pass" and other["observed"] == 0
+
+
 def test_inverted_finding_fails_reproduction_only_there(make_cells, results_dir: Path) -> None:
     # The big jsonb update made as fast as a tenth of the column update: the seed's main finding inverted.
     run = make_run(make_cells, 0, tamper=replace_metric("postgres-16", "json_big", "update_time", lambda v: 0.09))

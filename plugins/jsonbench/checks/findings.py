@@ -3,7 +3,9 @@
 A finding in ``<suite>.reproduction.json`` is ``product(numerator) / product(denominator)``, where
 each term names a published ``workload``/``metric`` (``variant`` defaults to ``default``). The
 frame has one row per finding per engine of the run, with the band and the seed figure beside the
-observed value, so GX validates it and the report draws it without knowing the suite.
+observed value, so GX validates it and the report draws it without knowing the suite. A finding one of whose
+inputs is recorded ``not_applicable`` on an engine (a capability that build lacks) is itself not
+applicable there (``applicable == "no"``): reported, not judged.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pandas as pd
 
 FINDINGS_COLUMNS = [
     "suite", "finding", "description", "engine_id", "engine_version", "engine_build",
-    "observed", "band_min", "band_max", "seed_value", "unit", "inputs", "problem",
+    "observed", "band_min", "band_max", "seed_value", "unit", "inputs", "problem", "applicable",
 ]
 
 
@@ -28,6 +30,15 @@ def _term_value(values: dict[tuple[str, str, str], tuple[float | None, str]], te
     if status != "ok" or value is None or not math.isfinite(value):
         return None, f"{'/'.join(key)} is {status if status != 'ok' else 'not a finite number'}"
     return value, ""
+
+
+def not_applicable_input(values: dict[tuple[str, str, str], tuple[float | None, str]], finding: dict[str, Any]) -> str | None:
+    """The first input of ``finding`` recorded as not applicable on this engine, if any (then so is the finding)."""
+    for term in (finding.get("numerator") or []) + (finding.get("denominator") or []):
+        key = (term["workload"], term.get("variant", "default"), term["metric"])
+        if key in values and values[key][1] == "not_applicable":
+            return "/".join(key)
+    return None
 
 
 def finding_value(values: dict[tuple[str, str, str], tuple[float | None, str]], finding: dict[str, Any]) -> tuple[float | None, str, dict[str, float | None]]:
@@ -62,6 +73,7 @@ def findings_frame(measurements: pd.DataFrame, suite: str, definition: dict[str,
         first = edf.iloc[0]
         for f in definition.get("findings", []):
             observed, problem, inputs = finding_value(values, f)
+            na = not_applicable_input(values, f)
             band = f.get("band", {})
             rows.append(
                 {
@@ -77,7 +89,8 @@ def findings_frame(measurements: pd.DataFrame, suite: str, definition: dict[str,
                     "seed_value": (f.get("seed") or {}).get("value"),
                     "unit": f.get("unit", ""),
                     "inputs": json.dumps(inputs, sort_keys=True),
-                    "problem": problem or None,
+                    "problem": (f"not applicable on this engine: {na} is recorded as not applicable" if na else problem) or None,
+                    "applicable": "no" if na else "yes",
                 }
             )
     frame = pd.DataFrame(rows, columns=FINDINGS_COLUMNS)
@@ -97,7 +110,8 @@ def finding_expectations(definition: dict[str, Any]) -> list[dict[str, Any]]:
         {
             "type": "expect_column_values_to_not_be_null",
             "kwargs": {"column": "observed"},
-            "meta": {"notes": "every finding is computable: its inputs are published, measured and non-zero where divided by"},
+            "where": {"applicable": "yes"},
+            "meta": {"notes": "every finding is computable: its inputs are published, measured and non-zero where divided by (a finding with an input recorded as not applicable on an engine is not applicable there)"},
         }
     ]
     for f in definition.get("findings", []):
@@ -111,7 +125,7 @@ def finding_expectations(definition: dict[str, Any]) -> list[dict[str, Any]]:
             {
                 "type": "expect_column_values_to_be_between",
                 "kwargs": kwargs,
-                "where": {"finding": f["id"]},
+                "where": {"finding": f["id"], "applicable": "yes"},
                 "meta": {
                     "finding": f["id"],
                     "notes": f.get("description", ""),

@@ -74,6 +74,11 @@ def _aggregate_rows(kind: str, suite: str | None, outcomes: list[Outcome], run: 
     return rows
 
 
+def _str(value: Any) -> str | None:
+    """A string column value, or None (pandas 3 holds a missing string as NaN)."""
+    return value if isinstance(value, str) and value else None
+
+
 def _failed_keys(outcomes: list[Outcome], keys: list[str]) -> set[tuple[Any, ...]]:
     return {tuple(u.get(k) for k in keys) for o in outcomes if not o.success for u in o.unexpected}
 
@@ -112,16 +117,19 @@ def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: 
     reasons = {f["id"]: f for f in definition.get("findings", [])}
     rows = []
     for r in frame.itertuples(index=False):
-        ok = r.problem is None and (r.finding, r.engine_id) not in failed
+        applicable = r.applicable == "yes"
+        problem = r.problem if isinstance(r.problem, str) else None  # pandas 3 stores a missing str as NaN
+        ok = not applicable or (problem is None and (r.finding, r.engine_id) not in failed)
         f = reasons.get(r.finding, {})
         rows.append(
             {
-                "check_kind": "reproduction", "suite": suite, "engine_id": r.engine_id, "engine_version": r.engine_version,
-                "engine_build": r.engine_build, "expectation": r.finding, "description": r.description,
+                "check_kind": "reproduction", "suite": suite, "engine_id": r.engine_id, "engine_version": _str(r.engine_version),
+                "engine_build": _str(r.engine_build), "expectation": r.finding, "description": r.description,
                 "observed": None if pd.isna(r.observed) else float(r.observed),
                 "min_value": None if pd.isna(r.band_min) else float(r.band_min), "max_value": None if pd.isna(r.band_max) else float(r.band_max),
-                "success": ok, "verdict": "pass" if ok else "fail", "unit": r.unit, "gx_suite": f"{suite}.reproduction", "scale": run.get("scale"),
-                "details": json.dumps({"inputs": json.loads(r.inputs), "problem": r.problem, "seed": f.get("seed"), "band_reason": f.get("band_reason")}, default=str),
+                "success": ok, "verdict": ("pass" if ok else "fail") if applicable else "not_applicable", "unit": r.unit,
+                "gx_suite": f"{suite}.reproduction", "scale": run.get("scale"),
+                "details": json.dumps({"inputs": json.loads(r.inputs), "problem": problem, "seed": f.get("seed"), "band_reason": f.get("band_reason")}, default=str),
             }
         )
     rows += _aggregate_rows("reproduction", suite, outs[n_generated:], run)
@@ -148,7 +156,7 @@ def _drift(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.Data
         ok = (r.engine_id, r.workload, r.variant, r.metric) not in failed
         rows.append(
             {
-                "check_kind": "drift", "suite": suite, "engine_id": r.engine_id, "engine_version": r.engine_version, "engine_build": r.engine_build or None,
+                "check_kind": "drift", "suite": suite, "engine_id": r.engine_id, "engine_version": _str(r.engine_version), "engine_build": _str(r.engine_build),
                 "workload": r.workload, "variant": r.variant, "metric": r.metric, "unit": r.unit,
                 "expectation": f"no_drift:{r.workload}/{r.variant}/{r.metric}",
                 "description": f"{r.metric} of {r.workload} vs the median of {r.history_n} earlier run(s)",

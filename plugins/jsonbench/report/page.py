@@ -132,6 +132,9 @@ def findings_section(suite: str, definition: dict[str, Any] | None, vrun: pd.Dat
             if hit.empty:
                 cells.append("<td>—</td>")
                 continue
+            if hit["verdict"].iloc[0] == "not_applicable":
+                cells.append("<td class='note'>not applicable</td>")
+                continue
             ok = bool(hit["success"].iloc[0])
             cells.append(f"<td class='{'pass' if ok else 'fail'}'>{fmt(_num(hit['observed'].iloc[0]))} {'✔' if ok else '✘'}</td>")
         table.append(f"<tr><td><b>{escape(f['id'])}</b><br><span class='note'>{escape(f.get('description', ''))}</span></td>"
