@@ -49,11 +49,11 @@ def jsonb_benchmark_report() -> None:
         return run_id
 
     @task
-    def build(run_id: str | None) -> str:
+    def build(benchmark_run: str | None) -> str:  # not "run_id": Airflow reserves that name for the context
         from jsonbench.report import build_report
 
         ctx = get_current_context()
-        return str(build_report(ctx["params"].get("results_dir"), run_id))
+        return str(build_report(ctx["params"].get("results_dir"), benchmark_run))
 
     build(wait_for_checks())
 

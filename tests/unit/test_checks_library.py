@@ -92,3 +92,12 @@ def test_drift_verdicts() -> None:
     noisy = [(10.0, 5.0), (12.0, 6.0), (9.0, 5.0)]
     row = _judge(noisy, (30.0, 15.0), metric="update_time", unit="ms")
     assert row["verdict"] == "unstable" and row["judged"] == "no"
+
+
+def test_finding_term_statistic_reads_the_samples() -> None:
+    values = {("a", "default", "t"): (3.5, "ok"), ("a", "default", "t", "samples"): ([5.9, 1.1], "ok"), ("b", "default", "t"): (1.0, "ok")}
+    best = {"numerator": [{"workload": "a", "metric": "t", "statistic": "min"}], "denominator": [{"workload": "b", "metric": "t"}]}
+    assert finding_value(values, best)[0] == 1.1
+    assert finding_value(values, {**best, "numerator": [{"workload": "a", "metric": "t"}]})[0] == 3.5
+    with pytest.raises(ValueError):
+        finding_value(values, {"numerator": [{"workload": "a", "metric": "t", "statistic": "p99"}]})

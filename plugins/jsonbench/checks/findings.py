@@ -1,7 +1,9 @@
 """The findings frame: a seed's findings, computed from one run's published values.
 
 A finding in ``<suite>.reproduction.json`` is ``product(numerator) / product(denominator)``, where
-each term names a published ``workload``/``metric`` (``variant`` defaults to ``default``). The
+each term names a published ``workload``/``metric`` (``variant`` defaults to ``default``) and
+optionally a ``statistic`` of its samples (``min``, ``max``, ``median``; default the published
+value): ``min`` suits timings on a shared machine, where noise only ever slows a repetition down. The
 frame has one row per finding per engine of the run, with the band and the seed figure beside the
 observed value, so GX validates it and the report draws it without knowing the suite. A finding one of whose
 inputs is recorded ``not_applicable`` on an engine (a capability that build lacks) is itself not
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from typing import Any
 
 import pandas as pd
@@ -22,11 +25,21 @@ FINDINGS_COLUMNS = [
 ]
 
 
+STATISTICS = ("value", "min", "max", "median")
+
+
 def _term_value(values: dict[tuple[str, str, str], tuple[float | None, str]], term: dict[str, Any]) -> tuple[float | None, str]:
     key = (term["workload"], term.get("variant", "default"), term["metric"])
     if key not in values:
         return None, f"{'/'.join(key)} not published"
     value, status = values[key]
+    stat = term.get("statistic", "value")
+    if stat not in STATISTICS:
+        raise ValueError(f"finding term {term!r}: statistic must be one of {STATISTICS}")
+    if stat != "value":
+        samples = (values.get(key + ("samples",)) or (None, ""))[0]  # type: ignore[operator]
+        if samples:
+            value = {"min": min, "max": max, "median": statistics.median}[stat](samples)
     if status != "ok" or value is None or not math.isfinite(value):
         return None, f"{'/'.join(key)} is {status if status != 'ok' else 'not a finite number'}"
     return value, ""
@@ -66,10 +79,12 @@ def findings_frame(measurements: pd.DataFrame, suite: str, definition: dict[str,
     rows: list[dict[str, Any]] = []
     sdf = measurements[measurements["suite"] == suite]
     for engine_id, edf in sdf.groupby("engine_id", sort=True):
-        values = {
-            (r.workload, r.variant, r.metric): (None if pd.isna(r.value) else float(r.value), r.status)
-            for r in edf.itertuples()
-        }
+        values: dict[tuple[str, ...], tuple[Any, str]] = {}
+        for r in edf.itertuples():
+            values[(r.workload, r.variant, r.metric)] = (None if pd.isna(r.value) else float(r.value), r.status)
+            samples = getattr(r, "samples", None)
+            if samples is not None and len(samples):
+                values[(r.workload, r.variant, r.metric, "samples")] = ([float(x) for x in samples if x is not None and math.isfinite(x)], r.status)
         first = edf.iloc[0]
         for f in definition.get("findings", []):
             observed, problem, inputs = finding_value(values, f)
