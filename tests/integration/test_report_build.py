@@ -70,6 +70,9 @@ def test_report_shows_seed_findings_trends_drift_and_environment(dataset: Path) 
     assert "Environment" in html and "synthetic-postgres-16" in html and "shared_buffers=128MB" in html
     assert "../data_docs/scheduled__2026-11-05T02_00_00_00_00/index.html" in html
     assert (dataset / "data_docs" / "scheduled__2026-11-05T02_00_00_00_00" / "index.html").exists()
+    pages = re.findall(r"<a href='\.\./(data_docs/scheduled__2026-11-05T02_00_00_00_00/validations/[^']+\.html)'>([^<]+)</a>", html)
+    assert {name for _, name in pages} == {"sanity.measurements", "sanity.completeness", "large_document_update.reproduction", "large_document_update.drift"}
+    assert all((dataset / href).exists() for href, _ in pages)
 
 
 def test_every_suite_with_data_gets_charts(dataset: Path) -> None:

@@ -73,7 +73,8 @@ def _bounds(m: float, rel_thr: float, spread: float, floor: float) -> tuple[floa
     """The band around the median inside which a value is never flagged."""
     up = max(abs(m) * rel_thr, spread, floor)
     down = max((abs(m) - abs(m) / (1 + rel_thr)) if rel_thr > 0 else 0.0, spread, floor)
-    return m - down, m + up
+    # A non-negative quantity (every metric so far) has no room below zero.
+    return (max(m - down, 0.0) if m >= 0 else m - down), m + up
 
 
 def drift_frame(tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any], suite: str, policy: dict[str, Any]) -> pd.DataFrame:

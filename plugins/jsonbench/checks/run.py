@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -188,6 +189,9 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     if not run.get("scale"):
         run = {**run, "scale": published["scale"].iloc[0]}
 
+    # A check run replaces the run's Data Docs, or removes them when not building any: stale docs
+    # of an earlier attempt must not contradict the validation rows stored now.
+    shutil.rmtree(data_docs_dir(results_dir, run["run_id"]), ignore_errors=True)
     docs = data_docs_dir(results_dir, run["run_id"]) if _docs_enabled() else None
     gxs = GXSession(docs, run_name=run_key(run["run_id"]))
     rows = _sanity(lib, gxs, run, published)

@@ -79,13 +79,13 @@ def _legend(series: Sequence[str], x: float, y: float, colors: Sequence[str]) ->
 
 
 def bar_chart(title: str, categories: Sequence[str], series: dict[str, Sequence[float | None]], unit: str = "", log: bool | None = None,
-              colors: Sequence[str] | None = None, width: int = 560, height: int = 240) -> str:
+              colors: Sequence[str] | None = None, width: int = 580, height: int = 240) -> str:
     """Grouped vertical bars: ``series[name][i]`` is the bar of ``categories[i]``; None draws nothing."""
     colors = list(colors or PALETTE)
     names = list(series)
     all_vals = [v for vals in series.values() for v in vals if v is not None]
     log = wants_log(all_vals) if log is None else log
-    left, right, top, bottom = 56, 130, 24, 40
+    left, right, top, bottom = 56, 175, 24, 40
     pw, ph = width - left - right, height - top - bottom
     sc = _Scale(all_vals, ph, log)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
@@ -116,12 +116,12 @@ def bar_chart(title: str, categories: Sequence[str], series: dict[str, Sequence[
 
 
 def line_chart(title: str, xlabels: Sequence[str], series: dict[str, Sequence[float | None]], unit: str = "", log: bool | None = None,
-               width: int = 420, height: int = 200) -> str:
+               width: int = 440, height: int = 200) -> str:
     """One polyline per series over ``xlabels`` (missing points break nothing, they are skipped)."""
     names = list(series)
     all_vals = [v for vals in series.values() for v in vals if v is not None]
     log = wants_log(all_vals) if log is None else log
-    left, right, top, bottom = 56, 110, 24, 34
+    left, right, top, bottom = 56, 120, 24, 34
     pw, ph = width - left - right, height - top - bottom
     sc = _Scale(all_vals, ph, log)
     n = len(xlabels)
@@ -139,9 +139,10 @@ def line_chart(title: str, xlabels: Sequence[str], series: dict[str, Sequence[fl
             parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in pts)}"/>')
         for (x, y), v in zip(pts, [v for v in series[name] if v is not None and math.isfinite(v)]):
             parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{color}"><title>{escape(name)}: {fmt(v)} {escape(unit)}</title></circle>')
-    labels_every = max(1, math.ceil(n / 6))
+    # At most about three labels fit under a small chart: first, last, and evenly spaced between.
+    shown = {0, n - 1} | ({round(i * (n - 1) / 2) for i in range(3)} if n > 4 else set(range(n)))
     for i, lab in enumerate(xlabels):
-        if i % labels_every == 0 or i == n - 1:
+        if i in shown:
             parts.append(f'<text x="{left + i * step:.1f}" y="{top + ph + 14}" {FONT} text-anchor="middle">{escape(lab)}</text>')
     parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{top + ph}" y2="{top + ph}" stroke="#555"/>')
     parts.append(_legend(names, left + pw + 10, top, [PALETTE[(i + 1) % len(PALETTE)] for i in range(len(names))]))
@@ -155,7 +156,7 @@ def band_chart(title: str, rows: Sequence[dict], engines: Sequence[str], width: 
     Each row gets its own axis (findings have different units): the band is a shaded bar, the
     seed a black diamond, each engine a colored dot; a dot outside the band is drawn with a red ring.
     """
-    rh, left, right, top = 34, 250, 120, 24
+    rh, left, right, top = 34, 250, 170, 24
     pw = width - left - right
     height = top + rh * len(rows) + 20
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',

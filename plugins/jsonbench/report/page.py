@@ -274,8 +274,14 @@ def build_report(results_dir: str | Path | None = None, run_id: str | None = Non
         body.append(f"<h1>JSON storage benchmark — run {escape(chosen)} {_badge(all_ok, 'all checks passed' if all_ok else ('checks FAILED' if all_ok is False else 'not checked'))}</h1>")
         body.append(f"<p>Logical date {escape(str(first['logical_date']))}, hardware <b>{escape(str(label))}</b>, scale <b>{escape(str(scale))}</b>, "
                     f"{len(run)} measurements, engines: {', '.join(escape(lab) for _, lab in _engines(run))}. ")
-        body.append(f"<a href='../data_docs/{escape(run_key(chosen))}/index.html'>Great Expectations Data Docs of this run</a>" if docs.exists()
-                    else "Great Expectations Data Docs: not built for this run.")
+        if docs.exists():
+            # The Data Docs index needs its CDN scripts to list anything; the validation pages render offline.
+            pages = sorted(docs.parent.glob("validations/**/*.html"))
+            links = ", ".join(f"<a href='../{escape(p.relative_to(root).as_posix())}'>{escape(p.stem.removeprefix('jsonbench-'))}</a>" for p in pages)
+            body.append(f"<a href='../data_docs/{escape(run_key(chosen))}/index.html'>Great Expectations Data Docs of this run</a>"
+                        + (f" (validation pages: {links})" if links else ""))
+        else:
+            body.append("Great Expectations Data Docs: not built for this run.")
         others = sorted(set(m["hardware_label"]) - {label})
         body.append(f" Other hardware labels in the dataset: {', '.join(map(escape, others))}." if others else "")
         body.append("</p>")
