@@ -67,12 +67,16 @@ def _aggregate_rows(kind: str, suite: str | None, outcomes: list[Outcome], run: 
             {
                 "check_kind": kind, "suite": suite, "engine_id": None, "expectation": o.label,
                 "description": str(o.meta.get("notes", "")), "observed": float(observed) if isinstance(observed, (int, float)) and not isinstance(observed, bool) else None,
-                "min_value": o.kwargs.get("min_value"), "max_value": o.kwargs.get("max_value"),
+                "min_value": _num(o.kwargs.get("min_value")), "max_value": _num(o.kwargs.get("max_value")),
                 "success": o.success, "verdict": "pass" if o.success else "fail", "gx_suite": o.suite_name, "scale": run.get("scale"),
                 "details": json.dumps({"unexpected": o.unexpected[:MAX_DETAIL_ROWS], "unexpected_count": o.result.get("unexpected_count"), "error": o.error, "kwargs": o.kwargs}, default=str),
             }
         )
     return rows
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _str(value: Any) -> str | None:
@@ -242,6 +246,14 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
 
 def _failure_line(r: dict[str, Any]) -> str:
     where = "/".join(str(x) for x in (r.get("suite"), r.get("engine_id")) if x)
+    details = json.loads(r.get("details") or "{}")
+    if r.get("engine_id") is None and (details.get("unexpected") or details.get("error")):
+        # An expectation over many rows: say how many failed and which, not a row count as "observed".
+        shown = ["/".join(str(u[k]) for k in ("engine_id", "workload", "metric") if k in u) + (f"={u['value']}" if "value" in u else "")
+                 for u in details.get("unexpected", [])[:3]]
+        more = f" (+{details['unexpected_count'] - len(shown)} more)" if (details.get("unexpected_count") or 0) > len(shown) else ""
+        what = f"{details.get('unexpected_count')} unexpected row(s): {', '.join(shown)}{more}" if shown else f"error: {details.get('error')}"
+        return f"{r['check_kind']}: {where + ': ' if where else ''}{r['expectation']}: {what}"
     bounds = f"[{r.get('min_value')}, {r.get('max_value')}]"
     obs = r.get("observed")
     obs_text = f"{obs:.4g}" if isinstance(obs, float) else str(obs)
