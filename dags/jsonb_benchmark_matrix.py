@@ -88,34 +88,41 @@ def jsonb_benchmark_matrix() -> None:
 
         tasks.teardown(cell, handle)
 
-    @task
-    def run_of(planned: dict) -> dict:
-        """The run's context (id, dates, hardware, results folder) for the run-level tasks."""
-        return planned["run"]
+    def planned_or_skip() -> dict:
+        """The plan's output; skip the calling task when plan failed (nothing started, nothing to publish).
 
-    # all_done_min_one_success: run after failed workloads too, but not when plan itself failed
-    # (then nothing was started and there is nothing to publish).
-    @task(trigger_rule="all_done_min_one_success", queue=QUEUE)  # removes engines on the benchmark host
-    def sweep(planned: dict) -> list:
+        The run-level tasks pull it themselves instead of taking it as an argument: they must run
+        after failed workloads (trigger rule all_done), and an argument from a failed task would fail
+        them instead of skipping them.
+        """
+        from airflow.sdk.exceptions import AirflowSkipException
+
+        planned = get_current_context()["ti"].xcom_pull(task_ids="plan")
+        if not planned:
+            raise AirflowSkipException("plan did not succeed: no engine was started and nothing was measured")
+        return planned
+
+    @task(trigger_rule="all_done", queue=QUEUE)  # removes engines on the benchmark host
+    def sweep() -> list:
         from jsonbench import tasks
 
-        return tasks.sweep(planned)
+        return tasks.sweep(planned_or_skip())
 
-    @task(trigger_rule="all_done_min_one_success", outlets=[MEASUREMENTS])
-    def publish(run: dict) -> dict:
+    @task(trigger_rule="all_done", outlets=[MEASUREMENTS])
+    def publish() -> dict:
         from jsonbench import tasks
 
-        return tasks.publish(run)
+        return tasks.publish(planned_or_skip()["run"])
 
     # Alert exactly when the checks fail: a log entry and <results>/alerts/<run>.{json,md}, plus any
     # notifier named by $JSONBENCH_NOTIFIERS or the Variable jsonbench_notifiers (see checks/alerts.py).
     from jsonbench.checks.alerts import CheckFailureNotifier
 
     @task(retries=0, on_failure_callback=CheckFailureNotifier())
-    def check(run: dict) -> dict:
+    def check() -> dict:
         from jsonbench.checks import check_run
 
-        return check_run(run)
+        return check_run(planned_or_skip()["run"])
 
     planned = plan()
     teardowns = []
@@ -132,12 +139,10 @@ def jsonb_benchmark_matrix() -> None:
 
         cell_group.expand(cell=cells_of.override(task_id=f"{suite_name}_cells")(planned, suite_name))
 
-    swept = sweep(planned)
-    teardowns >> swept
-    run = run_of(planned)
-    published = publish(run)
-    swept >> published
-    published >> check(run)
+    swept = sweep()
+    [planned, *teardowns] >> swept
+    published = publish()
+    swept >> published >> check()
 
 
 jsonb_benchmark_matrix()
