@@ -30,6 +30,18 @@ workloads, index twins and expression statistics are dropped again.
 
 pgbench runs with the seed's 4 clients and 4 threads scaled to this machine (``min(4, cores)``),
 recorded as the ``clients`` and ``threads`` metrics of each pgbench workload.
+
+Where this differs from the seed, and why:
+
+* Tags are de-duplicated once, in the source, so both designs get the same sorted array; the
+  seed de-duplicated inside the document insert, so its jsonb load time included that work.
+* WAL is the difference of ``pg_current_wal_insert_lsn()`` around the run: with
+  synchronous_commit off the write position (``pg_current_wal_lsn()``, the seed's) can lag behind a
+  short run and count nothing.
+* The update copies and the fat and hybrid tables have autovacuum off, so no background vacuum
+  adds WAL, frees space for HOT or reclaims TOAST during a measured run.
+* The planner workload turns parallel query off, so estimates are whole-table (the seed multiplied
+  a per-worker estimate by 2.4).
 """
 
 from __future__ import annotations
