@@ -97,3 +97,20 @@ def test_report_dag_builds_the_report(dags_test, dataset: Path) -> None:
     res = dags_test("jsonb_benchmark_report", {"results_dir": str(dataset)}, timeout=300)
     assert res["state"] == "success", res["log"][-4000:]
     assert "<svg" in (dataset / "report" / "index.html").read_text()
+
+
+def test_dags_are_wired_report_on_the_asset_and_alert_on_the_check() -> None:
+    from airflow.dag_processing.dagbag import DagBag
+
+    from jsonbench.checks.alerts import CheckFailureNotifier
+
+    bag = DagBag(dag_folder=str(Path(__file__).resolve().parents[2] / "dags"))
+    assert bag.import_errors == {}
+    report = bag.dags["jsonb_benchmark_report"]
+    assert "jsonbench_measurements" in str(report.timetable.asset_condition) and report.catchup is False
+    bench = bag.dags["jsonb_benchmark_matrix"]
+    assert "jsonbench_measurements" in str(bench.get_task("publish").outlets)
+    callbacks = bench.get_task("check").on_failure_callback
+    callbacks = callbacks if isinstance(callbacks, list) else [callbacks]
+    assert any(isinstance(cb, CheckFailureNotifier) for cb in callbacks)
+    assert bench.get_task("check").retries == 0, "a retry would alert twice for one failed check"

@@ -2,11 +2,20 @@
 
 :func:`check_run` is what the benchmark DAG's ``check`` task calls. The expectations live as JSON
 under ``include/expectations/`` (see :mod:`jsonbench.checks.library`); alerts on failure are in
-:mod:`jsonbench.checks.alerts`.
+:mod:`jsonbench.checks.alerts`, which the DAG file imports at parse time, so this package imports
+its heavy parts (pandas, Great Expectations) only when :func:`check_run` is first asked for.
 """
 
 from __future__ import annotations
 
-from jsonbench.checks.run import ChecksFailed, check_run
+from typing import Any
 
 __all__ = ["ChecksFailed", "check_run"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from jsonbench.checks import run
+
+        return getattr(run, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
