@@ -254,7 +254,12 @@ def _failure_line(r: dict[str, Any]) -> str:
         more = f" (+{details['unexpected_count'] - len(shown)} more)" if (details.get("unexpected_count") or 0) > len(shown) else ""
         what = f"{details.get('unexpected_count')} unexpected row(s): {', '.join(shown)}{more}" if shown else f"error: {details.get('error')}"
         return f"{r['check_kind']}: {where + ': ' if where else ''}{r['expectation']}: {what}"
-    bounds = f"[{r.get('min_value')}, {r.get('max_value')}]"
-    obs = r.get("observed")
-    obs_text = f"{obs:.4g}" if isinstance(obs, float) else str(obs)
-    return f"{r['check_kind']}: {where + ': ' if where else ''}{r['expectation']} observed {obs_text}, expected {bounds}"
+    bounds = f"[{_g(r.get('min_value'))}, {_g(r.get('max_value'))}]"
+    extra = ""
+    if r["check_kind"] == "drift" and details.get("history_median") is not None:
+        extra = f" (median of {details.get('history_n')} earlier runs: {_g(details['history_median'])})"
+    return f"{r['check_kind']}: {where + ': ' if where else ''}{r['expectation']} observed {_g(r.get('observed'))}, expected {bounds}{extra}"
+
+
+def _g(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
