@@ -51,7 +51,7 @@ def _context(results_dir: Path, exc: BaseException) -> dict[str, Any]:
 
 def _failed(results_dir: Path) -> ChecksFailed:
     return ChecksFailed({
-        "run_id": "manual__2026-11-29T02:00:00+00:00", "checked": 40, "failed": 1, "by_kind": {"drift": {"passed": 39, "failed": 1}},
+        "run_id": "manual__2026-11-29T02:00:00.123456+00:00", "checked": 40, "failed": 1, "by_kind": {"drift": {"passed": 39, "failed": 1}},
         "drift_verdicts": {"ok": 39, "drift": 1}, "notes": [], "results_dir": str(results_dir), "validations": "v", "data_docs": "d",
         "failures": ["drift: large_document_update/postgres-17: no_drift:json_big/default/wal_bytes observed 1.2e+07, expected [5.4e+06, 6.7e+06]"],
     })
@@ -60,7 +60,7 @@ def _failed(results_dir: Path) -> ChecksFailed:
 def test_file_alert_written_with_what_failed(results_dir: Path) -> None:
     FileAlertNotifier()(_context(results_dir, _failed(results_dir)))
     alerts = sorted(p.name for p in (results_dir / "alerts").iterdir())
-    assert alerts == ["manual__2026-11-29T02_00_00_00_00.json", "manual__2026-11-29T02_00_00_00_00.md"]
+    assert alerts == ["manual__2026-11-29T02_00_00.123456_00_00.json", "manual__2026-11-29T02_00_00.123456_00_00.md"]
     md = (results_dir / "alerts" / alerts[1]).read_text()
     assert "1 of 40 checks failed" in md and "no_drift:json_big/default/wal_bytes" in md and "measurements are published" in md
     data = json.loads((results_dir / "alerts" / alerts[0]).read_text())
@@ -80,7 +80,7 @@ def test_configured_notifiers_get_the_message_and_a_broken_one_does_not_stop_the
         {"class": f"{__name__}.RecordingNotifier", "kwargs": {"channel": "#bench", "text": "{subject}\n{message}"}},
     ]))
     CheckFailureNotifier()(_context(results_dir, _failed(results_dir)))
-    assert (results_dir / "alerts" / "manual__2026-11-29T02_00_00_00_00.md").exists()
+    assert (results_dir / "alerts" / "manual__2026-11-29T02_00_00.123456_00_00.md").exists()
     assert len(RECEIVED) == 1 and RECEIVED[0]["kwargs"]["channel"] == "#bench"
     assert RECEIVED[0]["kwargs"]["text"].startswith("jsonbench: 1 of 40 checks failed") and "wal_bytes" in RECEIVED[0]["kwargs"]["text"]
 

@@ -93,9 +93,9 @@ class FileAlertNotifier(BaseNotifier):
         subject, text = alert_text(facts)
         folder = Path(facts["results_dir"]) / "alerts"
         folder.mkdir(parents=True, exist_ok=True)
-        stem = folder / run_key(facts["run_id"])
-        write_json_atomic(stem.with_suffix(".json"), {**facts, "subject": subject, "raised_at": datetime.now(timezone.utc).isoformat()})
-        md = stem.with_suffix(".md")
+        key = run_key(facts["run_id"])  # may contain dots (fractional seconds): no Path.with_suffix here
+        write_json_atomic(folder / f"{key}.json", {**facts, "subject": subject, "raised_at": datetime.now(timezone.utc).isoformat()})
+        md = folder / f"{key}.md"
         tmp = md.with_name(f".{md.name}.tmp")
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, md)
