@@ -161,3 +161,25 @@ def test_drift_history_is_per_hardware_label(make_cells, results_dir: Path) -> N
     summary = check_run(other)  # a new label starts its own history: nothing to drift from
     assert summary["failed"] == 0 and set(summary["drift_verdicts"]) == {"insufficient_history"}
     assert (results_dir / "measurements" / "hardware_label=bigbox").is_dir()
+
+
+def test_raw_gx_expectations_of_a_reproduction_file_are_run_too(make_cells, results_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from jsonbench import paths
+
+    lib = tmp_path / "expectations"
+    shutil.copytree(paths.EXPECTATIONS_DIR, lib)
+    f = lib / "large_document_update.reproduction.json"
+    d = json.loads(f.read_text())
+    d["expectations"] = [{"type": "expect_table_row_count_to_be_between", "kwargs": {"min_value": 100},
+                          "meta": {"notes": "deliberately impossible: 8 findings x 2 engines"}}]
+    f.write_text(json.dumps(d))
+    monkeypatch.setenv("JSONBENCH_EXPECTATIONS_DIR", str(lib))
+    run = make_run(make_cells, 0)
+    with pytest.raises(ChecksFailed):
+        check_run(run)
+    v = _validations(results_dir, run["run_id"])
+    failed = v[~v["success"]]
+    assert list(failed["expectation"]) == ["expect_table_row_count_to_be_between"] and failed["observed"].iloc[0] == 16
+    assert v[(v["check_kind"] == "reproduction") & v["engine_id"].notna()]["success"].all()

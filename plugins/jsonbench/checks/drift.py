@@ -148,6 +148,7 @@ def drift_expectations(policy: dict[str, Any]) -> list[dict[str, Any]]:
             "meta": {
                 "notes": "no judged metric moved past its drift bounds (relative threshold, historical spread and absolute floor all exceeded)",
                 "policy": {k: policy.get(k) for k in ("min_history", "window", "spread_factor", "unstable_relative_spread")},
+                "generated": True,
             },
         },
         *(policy.get("expectations") or []),

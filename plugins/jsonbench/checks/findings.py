@@ -126,7 +126,8 @@ def finding_expectations(definition: dict[str, Any]) -> list[dict[str, Any]]:
             "type": "expect_column_values_to_not_be_null",
             "kwargs": {"column": "observed"},
             "where": {"applicable": "yes"},
-            "meta": {"notes": "every finding is computable: its inputs are published, measured and non-zero where divided by (a finding with an input recorded as not applicable on an engine is not applicable there)"},
+            "meta": {"notes": "every finding is computable: its inputs are published, measured and non-zero where divided by (a finding with an input recorded as not applicable on an engine is not applicable there)",
+                     "generated": True},
         }
     ]
     for f in definition.get("findings", []):
@@ -146,6 +147,7 @@ def finding_expectations(definition: dict[str, Any]) -> list[dict[str, Any]]:
                     "notes": f.get("description", ""),
                     "seed": f.get("seed"),
                     "band_reason": f.get("band_reason"),
+                    "generated": True,
                 },
             }
         )

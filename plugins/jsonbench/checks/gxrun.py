@@ -66,11 +66,9 @@ class GXSession:
 
     def __init__(self, docs_dir: Path | None = None, run_name: str = "run") -> None:
         import great_expectations as gx
-        from great_expectations.data_context.types.base import ProgressBarsConfig
+        from great_expectations.data_context.types.base import DataContextConfig, InMemoryStoreBackendDefaults, ProgressBarsConfig
 
         self._gx = gx
-        from great_expectations.data_context.types.base import DataContextConfig, InMemoryStoreBackendDefaults
-
         # No default temporary docs site: GX would leave a folder in /tmp on every run.
         config = DataContextConfig(store_backend_defaults=InMemoryStoreBackendDefaults(init_temp_docs_sites=False))
         self.context = gx.get_context(mode="ephemeral", project_config=config)
