@@ -86,6 +86,13 @@ def bar_chart(title: str, categories: Sequence[str], series: dict[str, Sequence[
     all_vals = [v for vals in series.values() for v in vals if v is not None]
     log = wants_log(all_vals) if log is None else log
     left, right, top, bottom = 56, 175, 24, 40
+    # Long or many category labels are drawn slanted, with room below the axis for them.
+    slant = bool(categories) and max(len(c) for c in categories) * 6.2 > (width - left - right) / max(len(categories), 1)
+    if slant:
+        bottom = 30 + int(max(len(c) for c in categories) * 4.6)
+        height += bottom - 40
+        left += min(90, int(len(categories[0]) * 5.2))  # the first slanted label reaches left of the plot
+        width += min(90, int(len(categories[0]) * 5.2))
     pw, ph = width - left - right, height - top - bottom
     sc = _Scale(all_vals, ph, log)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
@@ -107,9 +114,13 @@ def bar_chart(title: str, categories: Sequence[str], series: dict[str, Sequence[
             x = gx0 + si * bw
             parts.append(f'<rect x="{x:.1f}" y="{top + ph - h:.1f}" width="{bw - 1:.1f}" height="{h:.1f}" fill="{colors[si % len(colors)]}">'
                          f"<title>{escape(name)} {escape(cat)}: {fmt(v)} {escape(unit)}</title></rect>")
-        parts.append(f'<text x="{left + ci * group + group / 2:.1f}" y="{top + ph + 14}" {FONT} text-anchor="middle">{escape(cat)}</text>')
+        cx = left + ci * group + group / 2
+        if slant:
+            parts.append(f'<text x="{cx:.1f}" y="{top + ph + 12}" {FONT} text-anchor="end" transform="rotate(-35 {cx:.1f} {top + ph + 12})">{escape(cat)}</text>')
+        else:
+            parts.append(f'<text x="{cx:.1f}" y="{top + ph + 14}" {FONT} text-anchor="middle">{escape(cat)}</text>')
     parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{top + ph}" y2="{top + ph}" stroke="#555"/>')
-    parts.append(f'<text x="12" y="{top + ph / 2}" {FONT} transform="rotate(-90 12 {top + ph / 2})" text-anchor="middle">{escape(unit)}</text>')
+    parts.append(f'<text x="{left - 44}" y="{top + ph / 2}" {FONT} transform="rotate(-90 {left - 44} {top + ph / 2})" text-anchor="middle">{escape(unit)}</text>')
     parts.append(_legend(names, left + pw + 10, top, colors))
     parts.append("</svg>")
     return "".join(parts)

@@ -76,33 +76,45 @@ def _value(run: pd.DataFrame, engine_id: str, workload: str, metric: str, varian
 
 
 def seed_section(suite: str, seed: dict[str, Any], run: pd.DataFrame) -> str:
-    """Bar charts: per seed metric, per workload, the seed's figure next to each engine's value."""
+    """Bar charts: per seed metric, per workload/variant, the seed's figure next to each engine's value.
+
+    A figure with ``scales_with: K`` is a count proportional to the scale parameter ``K`` (``rows``,
+    ``small_rows``, ...): it is also shown scaled by the run's ``K`` over the seed's.
+    """
     engines = _engines(run)
-    rows_run = None
     params = run["scale_params"].dropna()
-    if not params.empty:
-        rows_run = _num(json.loads(params.iloc[0]).get("rows"))
-    rows_seed = _num((seed.get("scale") or {}).get("rows"))
+    run_scale = json.loads(params.iloc[0]) if not params.empty else {}
+    seed_scale = seed.get("scale") or {}
+
+    def scaled(f: dict[str, Any]) -> float | None:
+        key, value = f.get("scales_with"), _num(f.get("value"))
+        run_k, seed_k = _num(run_scale.get(key)) if key else None, _num(seed_scale.get(key)) if key else None
+        return value * run_k / seed_k if value is not None and run_k and seed_k else None
+
+    def label(f: dict[str, Any]) -> str:
+        return f["workload"] if f.get("variant", "default") == "default" else f"{f['workload']}/{f['variant']}"
+
+    scale_text = ", ".join(f"{k}={fmt(_num(v))}" for k, v in seed_scale.items())
+    run_text = ", ".join(f"{k}={fmt(_num(v))}" for k, v in run_scale.items())
     out = [f"<h3>Seed figures vs this run</h3><p class='note'>Seed: <code>{escape(seed.get('seed', ''))}</code> &mdash; {escape(seed.get('title', ''))} "
-           f"({escape(seed.get('engine', ''))}, rows={fmt(rows_seed)}). This run: rows={fmt(rows_run)}. {escape(seed.get('notes', ''))}</p><div class='grid'>"]
+           f"({escape(seed.get('engine', ''))}; {escape(scale_text)}). This run: {escape(run_text)}. {escape(seed.get('notes', ''))}</p><div class='grid'>"]
     table = ["<table><tr><th>workload</th><th>metric</th><th>seed</th><th>seed scaled to this run</th>" + "".join(f"<th>{escape(lab)}</th>" for _, lab in engines) + "</tr>"]
     by_metric: dict[str, list[dict[str, Any]]] = {}
     for f in seed.get("figures", []):
-        by_metric.setdefault(f["metric"], []).append(f)
+        if f.get("workload") and f.get("metric"):
+            by_metric.setdefault(f["metric"], []).append(f)
     for metric, figs in by_metric.items():
-        cats = [f["workload"] for f in figs]
-        scaled = any(f.get("scales_with") == "rows" for f in figs) and rows_run and rows_seed
-        series: dict[str, list[float | None]] = {}
-        series["seed" + (" (scaled to run rows)" if scaled else "")] = [
-            (_num(f["value"]) * rows_run / rows_seed if scaled and f.get("scales_with") == "rows" else _num(f["value"])) for f in figs]  # type: ignore[operator]
+        any_scaled = any(scaled(f) is not None for f in figs)
+        series: dict[str, list[float | None]] = {
+            "seed" + (" (scaled to run)" if any_scaled else ""): [scaled(f) if scaled(f) is not None else _num(f.get("value")) for f in figs]}
         for eid, lab in engines:
             series[lab] = [_value(run, eid, f["workload"], metric, f.get("variant", "default")) for f in figs]
         unit = figs[0].get("unit", "")
-        out.append(bar_chart(f"{suite}: {metric} — seed vs this run", cats, series, unit=unit))
+        out.append(bar_chart(f"{suite}: {metric} — seed vs this run", [label(f) for f in figs], series, unit=unit))
         for f in figs:
-            sv = _num(f["value"])
-            sc = sv * rows_run / rows_seed if (f.get("scales_with") == "rows" and rows_run and rows_seed and sv is not None) else None
-            table.append(f"<tr><td>{escape(f['workload'])}</td><td>{escape(metric)}</td><td>{fmt(sv)} {escape(unit)}</td><td>{fmt(sc) if sc is not None else ''}</td>"
+            sc = scaled(f)
+            table.append(f"<tr><td>{escape(label(f))}</td><td>{escape(metric)}</td><td>{fmt(_num(f.get('value')))} {escape(unit)}</td>"
+                         f"<td>{fmt(sc) if sc is not None else ''}</td>"
                          + "".join(f"<td>{fmt(_value(run, eid, f['workload'], metric, f.get('variant', 'default')))}</td>" for eid, _ in engines) + "</tr>")
     out.append("</div>")
     table.append("</table>")
