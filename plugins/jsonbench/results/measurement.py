@@ -1,0 +1,70 @@
+"""One measured quantity: its samples, how they are summarised, and why it may be absent."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Aggregate = Literal["median", "min", "max", "single"]
+Status = Literal["ok", "not_applicable"]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A metric of one workload and variant, with every repetition kept.
+
+    ``value`` summarises ``samples`` by ``aggregate`` (median by default; ``min`` for the "best of
+    N" timings some seeds report) and ``spread`` is max - min of the samples, in the same unit.
+    A metric the engine build cannot produce is recorded with ``status="not_applicable"``, no
+    samples, and a ``reason``: it is present and accounted for, not missing.
+    """
+
+    workload: str
+    variant: str
+    metric: str
+    unit: str
+    samples: tuple[float, ...] = ()
+    aggregate: Aggregate = "median"
+    status: Status = "ok"
+    reason: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, workload: str, variant: str, metric: str, unit: str, samples: float | list[float] | tuple[float, ...], *, aggregate: Aggregate = "median", extra: dict[str, Any] | None = None) -> Measurement:
+        if isinstance(samples, (int, float)):
+            samples = (float(samples),)
+            aggregate = "single" if aggregate == "median" else aggregate
+        return cls(workload, variant, metric, unit, tuple(float(s) for s in samples), aggregate, extra=dict(extra or {}))
+
+    @classmethod
+    def not_applicable(cls, workload: str, variant: str, metric: str, unit: str, reason: str) -> Measurement:
+        return cls(workload, variant, metric, unit, (), "single", "not_applicable", reason)
+
+    @property
+    def value(self) -> float | None:
+        if not self.samples:
+            return None
+        if self.aggregate == "min":
+            return min(self.samples)
+        if self.aggregate == "max":
+            return max(self.samples)
+        return float(statistics.median(self.samples))
+
+    @property
+    def spread(self) -> float | None:
+        if not self.samples:
+            return None
+        return max(self.samples) - min(self.samples)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["samples"] = [s if math.isfinite(s) else None for s in self.samples]
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Measurement:
+        d = dict(d)
+        d["samples"] = tuple(float("nan") if s is None else float(s) for s in d.get("samples", ()))
+        return cls(**d)

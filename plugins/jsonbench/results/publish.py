@@ -1,0 +1,150 @@
+"""Turning a run's staging files into Parquet, and swapping them into the dataset in one step.
+
+The dataset (``<results>/measurements``) is hive-partitioned by hardware label, run date and
+run key. A run is one folder holding one file. Publishing writes the new folder under a hidden
+name, then renames it into place: readers see the old run or the new run, never part of either.
+Publishing the same run again replaces that folder and touches no other.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from jsonbench.results.schema import MEASUREMENT_SCHEMA, VALIDATION_SCHEMA, run_key
+from jsonbench.results.staging import Staging
+
+MEASUREMENTS = "measurements"
+VALIDATIONS = "validations"
+
+
+def _ts(value: Any) -> datetime | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        dt = value
+    else:
+        dt = datetime.fromisoformat(str(value))
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def staged_rows(staging: Staging) -> list[dict[str, Any]]:
+    """Flatten every staged record of a run into rows of :data:`MEASUREMENT_SCHEMA`."""
+    rows: list[dict[str, Any]] = []
+    engines: dict[str, dict[str, Any]] = {}
+    for rec in staging.records():
+        cell = rec.cell
+        run = cell["run"]
+        facts = engines.setdefault(cell["cell_id"], staging.read_engine(cell["cell_id"]) or {})
+        for m in rec.measurements:
+            rows.append(
+                {
+                    "run_id": run["run_id"],
+                    "logical_date": _ts(run.get("logical_date")),
+                    **{k: run.get("host", {}).get(k) for k in ("host_name", "host_cpu_model", "host_cores", "host_memory_bytes", "host_kernel")},
+                    "engine": cell["family"],
+                    "engine_id": cell["engine_id"],
+                    "engine_version": facts.get("version") or cell["version"],
+                    "engine_build": facts.get("build"),
+                    "engine_backend": cell["backend"],
+                    "engine_configure": facts.get("configure"),
+                    "data_checksums": facts.get("data_checksums"),
+                    "engine_facts": json.dumps(facts, sort_keys=True, default=str),
+                    "suite": cell["suite"],
+                    "workload": m.workload,
+                    "variant": m.variant,
+                    "metric": m.metric,
+                    "unit": m.unit,
+                    "value": m.value,
+                    "spread": m.spread,
+                    "repetitions": len(m.samples),
+                    "samples": list(m.samples),
+                    "aggregate": m.aggregate,
+                    "status": m.status,
+                    "reason": m.reason,
+                    "scale": cell["scale"],
+                    "scale_params": json.dumps(cell.get("scale_params", {}), sort_keys=True),
+                    "settings": json.dumps(facts.get("settings") or cell.get("server_settings", {}), sort_keys=True),
+                    "git_revision": run.get("git_revision"),
+                    "started_at": _ts(rec.started_at),
+                    "ended_at": _ts(rec.ended_at),
+                    "extra": json.dumps(m.extra, sort_keys=True, default=str) if m.extra else None,
+                }
+            )
+    return rows
+
+
+def partition_dir(results_dir: str | Path, table: str, hardware_label: str, logical_date: str | datetime | None, run_id: str) -> Path:
+    """The folder that holds one run's file of ``table`` (measurements or validations)."""
+    day = (_ts(logical_date) or datetime.now(timezone.utc)).date().isoformat()
+    return Path(results_dir) / table / f"hardware_label={hardware_label}" / f"run_date={day}" / f"run_key={run_key(run_id)}"
+
+
+def replace_run(target: Path, table: pa.Table) -> Path:
+    """Write ``table`` as ``target/part-0.parquet``, replacing whatever ``target`` held, atomically."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".tmp-{target.name}-{uuid.uuid4().hex[:8]}"
+    old = target.parent / f".old-{target.name}-{uuid.uuid4().hex[:8]}"
+    try:
+        tmp.mkdir()
+        pq.write_table(table, tmp / "part-0.parquet", compression="zstd")
+        if target.exists():
+            target.rename(old)
+        tmp.rename(target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old.exists() and not target.exists():
+            old.rename(target)  # put the previous version back
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+    return target
+
+
+def publish_run(results_dir: str | Path, run: dict[str, Any]) -> tuple[Path, int]:
+    """Publish everything staged for ``run``; return the run's folder and its row count.
+
+    Raises ``RuntimeError`` when nothing was staged: publishing an empty run would replace a good
+    earlier attempt of the same run with nothing.
+    """
+    staging = Staging(results_dir, run["run_id"])
+    rows = staged_rows(staging)
+    if not rows:
+        raise RuntimeError(f"nothing staged for run {run['run_id']!r} under {staging.root}; every workload failed or none ran")
+    table = pa.Table.from_pylist(rows, schema=MEASUREMENT_SCHEMA)
+    target = partition_dir(results_dir, MEASUREMENTS, run["hardware_label"], run.get("logical_date"), run["run_id"])
+    return replace_run(target, table), table.num_rows
+
+
+def publish_validations(results_dir: str | Path, run: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
+    """Store a run's validation outcomes beside its measurements (same partitioning, same swap)."""
+    for r in rows:
+        r.setdefault("run_id", run["run_id"])
+        r.setdefault("logical_date", _ts(run.get("logical_date")))
+        r["logical_date"] = _ts(r["logical_date"])
+        r["validated_at"] = _ts(r.get("validated_at")) or datetime.now(timezone.utc)
+    table = pa.Table.from_pylist(rows, schema=VALIDATION_SCHEMA)
+    target = partition_dir(results_dir, VALIDATIONS, run["hardware_label"], run.get("logical_date"), run["run_id"])
+    return replace_run(target, table)
+
+
+def read_dataset(results_dir: str | Path, table: str = MEASUREMENTS, **filters: str) -> pa.Table:
+    """Read the whole dataset (or the rows matching equality ``filters``) with its partition columns."""
+    import pyarrow.dataset as ds
+
+    root = Path(results_dir) / table
+    if not root.exists():
+        schema = MEASUREMENT_SCHEMA if table == MEASUREMENTS else VALIDATION_SCHEMA
+        return schema.empty_table()
+    dataset = ds.dataset(root, format="parquet", partitioning="hive")
+    expr = None
+    for name, value in filters.items():
+        term = ds.field(name) == value
+        expr = term if expr is None else expr & term
+    return dataset.to_table(filter=expr)

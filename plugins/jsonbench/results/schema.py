@@ -1,0 +1,97 @@
+"""The one tidy schema every suite publishes into, and the dataset's partition layout.
+
+A row is one metric of one workload variant in one cell of one run, with everything needed to
+reproduce it. Partition keys live in the folder names only (hive style,
+``hardware_label=<label>/run_date=<YYYY-MM-DD>/run_key=<key>/part-0.parquet``), so
+``pyarrow.dataset``, ``pandas.read_parquet`` and DuckDB's ``read_parquet(..., hive_partitioning=true)``
+read the whole dataset as is.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+
+PARTITION_KEYS = ("hardware_label", "run_date", "run_key")
+
+_TS = pa.timestamp("us", tz="UTC")
+
+#: Columns stored inside each measurement file (partition keys are added by readers from the path).
+MEASUREMENT_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("logical_date", _TS),
+        ("host_name", pa.string()),
+        ("host_cpu_model", pa.string()),
+        ("host_cores", pa.int32()),
+        ("host_memory_bytes", pa.int64()),
+        ("host_kernel", pa.string()),
+        ("engine", pa.string()),
+        ("engine_id", pa.string()),
+        ("engine_version", pa.string()),
+        ("engine_build", pa.string()),
+        ("engine_backend", pa.string()),
+        ("engine_configure", pa.string()),
+        ("data_checksums", pa.bool_()),
+        ("engine_facts", pa.string()),
+        ("suite", pa.string()),
+        ("workload", pa.string()),
+        ("variant", pa.string()),
+        ("metric", pa.string()),
+        ("unit", pa.string()),
+        ("value", pa.float64()),
+        ("spread", pa.float64()),
+        ("repetitions", pa.int32()),
+        ("samples", pa.list_(pa.float64())),
+        ("aggregate", pa.string()),
+        ("status", pa.string()),
+        ("reason", pa.string()),
+        ("scale", pa.string()),
+        ("scale_params", pa.string()),
+        ("settings", pa.string()),
+        ("git_revision", pa.string()),
+        ("started_at", _TS),
+        ("ended_at", _TS),
+        ("extra", pa.string()),
+    ]
+)
+
+#: Great Expectations outcomes, one row per expectation per run (stored beside the measurements).
+VALIDATION_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("logical_date", _TS),
+        ("check_kind", pa.string()),  # sanity | reproduction | drift
+        ("suite", pa.string()),
+        ("engine_id", pa.string()),
+        ("expectation", pa.string()),
+        ("description", pa.string()),
+        ("observed", pa.float64()),
+        ("min_value", pa.float64()),
+        ("max_value", pa.float64()),
+        ("success", pa.bool_()),
+        ("details", pa.string()),
+        ("validated_at", _TS),
+        # Added by the checks module (additive): what a row is about, and its verdict in words.
+        ("verdict", pa.string()),  # pass | fail | not_applicable | ok | drift | unstable | insufficient_history
+        ("engine_version", pa.string()),
+        ("engine_build", pa.string()),
+        ("workload", pa.string()),
+        ("variant", pa.string()),
+        ("metric", pa.string()),
+        ("unit", pa.string()),
+        ("scale", pa.string()),
+        ("gx_suite", pa.string()),
+    ]
+)
+
+_KEY_RE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def run_key(run_id: str) -> str:
+    """A folder-safe form of an Airflow run id (``manual__2026-11-29T21:31:14+00:00`` and the like)."""
+    key = _KEY_RE.sub("_", run_id).strip("._")
+    if not key:
+        raise ValueError(f"run id {run_id!r} has no usable characters")
+    return key

@@ -1,0 +1,104 @@
+"""Per-run staging files: what each task measured, before the publish task makes it visible.
+
+Layout under the results root (the leading underscore hides it from Parquet readers)::
+
+    _staging/<run_key>/<cell_id>/engine.json        engine facts, written by the cell's setup task
+    _staging/<run_key>/<cell_id>/<workload>.json    measurements and phase timings of one task
+
+Every file is written to a temporary name and renamed, so a killed task leaves either the old
+file or the new one, never half of one. A task that runs again overwrites its own file only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jsonbench.results.measurement import Measurement
+from jsonbench.results.schema import run_key as make_run_key
+
+SETUP_RECORD = "_setup"
+
+
+def write_json_atomic(path: Path, payload: Any) -> None:
+    """Write JSON to ``path`` through a temporary file and an atomic rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=1, sort_keys=True, default=str)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class WorkloadRecord:
+    """What one task staged: its cell, its measurements, and how long each phase took."""
+
+    cell: dict[str, Any]
+    workload: str
+    measurements: list[Measurement]
+    phases: dict[str, float]
+    started_at: str
+    ended_at: str
+
+
+class Staging:
+    """The staging folder of one run."""
+
+    def __init__(self, results_dir: str | Path, run_id: str) -> None:
+        self.run_id = run_id
+        self.root = Path(results_dir) / "_staging" / make_run_key(run_id)
+
+    def reset(self) -> None:
+        """Forget everything staged for this run (a fresh attempt of the whole run starts clean)."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def write_engine(self, cell_id: str, facts: dict[str, Any]) -> None:
+        write_json_atomic(self.root / cell_id / "engine.json", facts)
+
+    def read_engine(self, cell_id: str) -> dict[str, Any] | None:
+        path = self.root / cell_id / "engine.json"
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+    def write_workload(self, record: WorkloadRecord) -> Path:
+        path = self.root / record.cell["cell_id"] / f"{record.workload}.json"
+        write_json_atomic(
+            path,
+            {
+                "cell": record.cell,
+                "workload": record.workload,
+                "measurements": [m.to_json() for m in record.measurements],
+                "phases": record.phases,
+                "started_at": record.started_at,
+                "ended_at": record.ended_at,
+            },
+        )
+        return path
+
+    def records(self) -> Iterator[WorkloadRecord]:
+        """Every staged workload record of the run, in a stable order."""
+        if not self.root.exists():
+            return
+        for path in sorted(self.root.glob("*/*.json")):
+            if path.name == "engine.json" or path.name.startswith("."):
+                continue
+            d = json.loads(path.read_text(encoding="utf-8"))
+            yield WorkloadRecord(
+                cell=d["cell"],
+                workload=d["workload"],
+                measurements=[Measurement.from_json(m) for m in d["measurements"]],
+                phases=d.get("phases", {}),
+                started_at=d["started_at"],
+                ended_at=d["ended_at"],
+            )
