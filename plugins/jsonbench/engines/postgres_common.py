@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from jsonbench.engines.postgres_session import PostgresSession
@@ -81,3 +83,17 @@ def server_capabilities(session: PostgresSession) -> dict[str, bool]:
         "pg_walinspect": "pg_walinspect" in extensions,
         "pgbench": session.pgbench is not None,
     }
+
+
+@contextmanager
+def opened(session: PostgresSession) -> Iterator[PostgresSession]:
+    """Yield a freshly connected session with its capabilities read; close it afterwards.
+
+    Every PostgreSQL backend's ``Engine.session`` builds its :class:`PostgresSession` (connection
+    and pgbench differ per backend) and hands it through this, so what a suite receives is the same.
+    """
+    try:
+        session.capabilities = server_capabilities(session)
+        yield session
+    finally:
+        session.close()

@@ -37,7 +37,7 @@ from typing import Any
 
 from jsonbench import hostfacts, paths
 from jsonbench.engines.base import Engine, Handle, register
-from jsonbench.engines.postgres_common import scaled_settings, server_capabilities, server_facts
+from jsonbench.engines.postgres_common import opened, scaled_settings, server_facts
 from jsonbench.engines.postgres_session import PostgresSession
 from jsonbench.errors import ConfigError, EngineUnavailable
 
@@ -303,11 +303,8 @@ class DockerPostgres(Engine):
             pgbench=self._pgbench_argv(handle["container"]),
             pgbench_env={"PGHOST": CONTAINER_SOCKET_DIR, "PGPORT": str(PG_PORT), "PGUSER": handle["user"], "PGDATABASE": handle["dbname"]},
         )
-        try:
-            session.capabilities = server_capabilities(session)
+        with opened(session):
             yield session
-        finally:
-            session.close()
 
     def teardown(self, handle: Handle) -> None:
         """Remove every container labelled with this engine folder (force, with volumes), then the folder."""

@@ -27,7 +27,7 @@ from typing import Any
 
 from jsonbench import hostfacts, paths
 from jsonbench.engines.base import Engine, Handle, register
-from jsonbench.engines.postgres_common import scaled_settings, server_facts
+from jsonbench.engines.postgres_common import opened, scaled_settings, server_facts
 from jsonbench.engines.postgres_session import PostgresSession
 from jsonbench.errors import EngineUnavailable
 
@@ -218,19 +218,14 @@ class EmbeddedPostgres(Engine):
 
     @contextmanager
     def session(self, handle: Handle) -> Iterator[PostgresSession]:
-        from jsonbench.engines.postgres_common import server_capabilities
-
         pgbench = find_pgbench()
         session = PostgresSession(
             conninfo=_conninfo(handle),
             pgbench=[str(pgbench)] if pgbench else None,
             pgbench_env={"PGHOST": handle["socket_dir"], "PGPORT": str(handle["port"]), "PGUSER": handle["user"], "PGDATABASE": handle["dbname"]},
         )
-        try:
-            session.capabilities = server_capabilities(session)
+        with opened(session):
             yield session
-        finally:
-            session.close()
 
     def teardown(self, handle: Handle) -> None:
         data = Path(handle.get("datadir", ""))

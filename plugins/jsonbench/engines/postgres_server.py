@@ -35,7 +35,7 @@ from typing import Any
 from psycopg import sql
 
 from jsonbench.engines.base import Engine, Handle, register
-from jsonbench.engines.postgres_common import server_capabilities, server_facts, size_bytes
+from jsonbench.engines.postgres_common import opened, server_facts, size_bytes
 from jsonbench.engines.postgres_embedded import find_pgbench
 from jsonbench.engines.postgres_session import PostgresSession
 from jsonbench.errors import ConfigError, EngineUnavailable
@@ -299,11 +299,8 @@ class ServerPostgres(Engine):
             pgbench_env={k: v for k, v in env.items() if v},
             schema=schema,
         )
-        try:
-            session.capabilities = server_capabilities(session)
+        with opened(session):
             yield session
-        finally:
-            session.close()
 
     def teardown(self, handle: Handle) -> None:
         """Drop the cell's schema (only if it carries our mark), then the local marker folder. Idempotent."""
