@@ -128,7 +128,7 @@ def run_dag(conf: dict[str, Any], log_path: Path | None = None, quiet: bool = Fa
 
 def summary(results_dir: str | None = None, run_id: str | None = None) -> str:
     """A plain-text table of a run's headline metrics per engine (the latest run by default)."""
-    from jsonbench.results.publish import read_dataset
+    from jsonbench.dataset.publish import read_dataset
     from jsonbench.suites import get_suite
 
     root = paths.results_dir(results_dir)
@@ -157,7 +157,7 @@ def summary(results_dir: str | None = None, run_id: str | None = None) -> str:
 
 
 def _key(run_id: str) -> str:
-    from jsonbench.results.schema import run_key
+    from jsonbench.dataset.schema import run_key
 
     return run_key(run_id)
 
@@ -169,7 +169,7 @@ def overhead_report(results_dir: str | None, run_id: str, wall: float, task_seco
     measurements); provision is the server start inside the setup tasks; check and publish are
     their tasks' durations; whatever is left is orchestration (Airflow, process start-up, scheduling).
     """
-    from jsonbench.results.staging import Staging
+    from jsonbench.dataset.staging import Staging
 
     phases = {"provision": 0.0, "load": 0.0, "measure": 0.0}
     records = 0

@@ -18,7 +18,7 @@ from typing import Any
 from jsonbench import hostfacts, paths
 from jsonbench.engines.base import engine_for
 from jsonbench.matrix import plan_cells, resolve
-from jsonbench.results.staging import SETUP_RECORD, Staging, WorkloadRecord
+from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
 from jsonbench.suites import get_suite
 from jsonbench.suites.base import WorkloadContext
 
@@ -138,7 +138,7 @@ def sweep(planned: dict[str, Any]) -> list[str]:
 
 def publish(run: dict[str, Any]) -> dict[str, Any]:
     """Publish the run's staged measurements into the Parquet dataset (atomic, replaces this run only)."""
-    from jsonbench.results.publish import publish_run
+    from jsonbench.dataset.publish import publish_run
 
     target, rows = publish_run(run["results_dir"], run)
     log.info("published %d rows of run %s to %s", rows, run["run_id"], target)

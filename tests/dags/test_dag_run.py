@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from jsonbench.matrix import load_matrix
-from jsonbench.results.publish import read_dataset
-from jsonbench.results.staging import Staging
+from jsonbench.dataset.publish import read_dataset
+from jsonbench.dataset.staging import Staging
 from jsonbench.suites import get_suite
 
 pytestmark = pytest.mark.dag

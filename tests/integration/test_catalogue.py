@@ -20,8 +20,8 @@ import pytest
 from jsonbench import tasks
 from jsonbench.engines.base import engine_for
 from jsonbench.pgbench import PgbenchUnavailable
-from jsonbench.results.measurement import Measurement
-from jsonbench.results.staging import Staging
+from jsonbench.dataset.measurement import Measurement
+from jsonbench.dataset.staging import Staging
 from jsonbench.suites import get_suite
 
 SUITE = "catalogue"

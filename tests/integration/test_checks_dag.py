@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from jsonbench import paths
-from jsonbench.results.publish import MEASUREMENTS, VALIDATIONS, read_dataset
+from jsonbench.dataset.publish import MEASUREMENTS, VALIDATIONS, read_dataset
 
 pytestmark = pytest.mark.dag
 

@@ -29,7 +29,7 @@ from jsonbench import tasks
 from jsonbench.engines.base import engine_for
 from jsonbench.engines.postgres_docker import DockerPostgres
 from jsonbench.engines.postgres_embedded import EmbeddedPostgres
-from jsonbench.results.staging import Staging
+from jsonbench.dataset.staging import Staging
 
 SUITE = "large_document_update"
 

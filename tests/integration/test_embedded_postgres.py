@@ -99,7 +99,7 @@ def test_server_killed_mid_workload_fails_the_task_and_teardown_still_cleans(mak
         tasks.teardown(cell, handle)
     assert leak_check() == []
     # Nothing was staged for the failed workload.
-    from jsonbench.results.staging import Staging
+    from jsonbench.dataset.staging import Staging
 
     assert [r.workload for r in Staging(cell["run"]["results_dir"], cell["run"]["run_id"]).records()] == ["_setup"]
 

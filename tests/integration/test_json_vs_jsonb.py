@@ -17,8 +17,8 @@ import pytest
 
 from jsonbench import tasks
 from jsonbench.matrix import load_matrix, plan_cells, resolve
-from jsonbench.results.measurement import Measurement
-from jsonbench.results.staging import Staging
+from jsonbench.dataset.measurement import Measurement
+from jsonbench.dataset.staging import Staging
 from jsonbench.suites import get_suite
 from jsonbench.suites.json_vs_jsonb import COMPRESSIONS, LAYOUT_METRICS, LAYOUTS, STORAGE_METRICS, TYPE_METRICS, TYPES
 

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from jsonbench import tasks
-from jsonbench.results.staging import Staging
+from jsonbench.dataset.staging import Staging
 from jsonbench.suites import get_suite
 
 

@@ -19,7 +19,7 @@ from checks_synth import make_run, replace_metric  # noqa: E402
 
 from jsonbench.checks import ChecksFailed, check_run  # noqa: E402
 from jsonbench.report import build_report  # noqa: E402
-from jsonbench.results.publish import MEASUREMENTS, partition_dir, read_dataset, replace_run  # noqa: E402
+from jsonbench.dataset.publish import MEASUREMENTS, partition_dir, read_dataset, replace_run  # noqa: E402
 
 
 @pytest.fixture(scope="module")

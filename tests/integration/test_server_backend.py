@@ -20,7 +20,7 @@ from jsonbench import pgbench, tasks
 from jsonbench.engines.base import engine_for
 from jsonbench.engines.postgres_server import ServerPostgres, schema_for
 from jsonbench.errors import EngineUnavailable
-from jsonbench.results.staging import Staging
+from jsonbench.dataset.staging import Staging
 from jsonbench.suites import get_suite
 
 CONN_VAR = "AIRFLOW_CONN_JSONBENCH_POSTGRES_16"

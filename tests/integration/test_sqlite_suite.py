@@ -11,8 +11,8 @@ import pytest
 
 from jsonbench import tasks
 from jsonbench.engines.base import engine_for
-from jsonbench.results.measurement import Measurement
-from jsonbench.results.staging import SETUP_RECORD, Staging
+from jsonbench.dataset.measurement import Measurement
+from jsonbench.dataset.staging import SETUP_RECORD, Staging
 from jsonbench.suites import get_suite
 from jsonbench.suites.sqlite_jsonb import KEYS, NAME, POSITIONS, TABLES, key_path, rows_for
 

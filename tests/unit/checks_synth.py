@@ -1,8 +1,8 @@
 """Synthetic runs of the large_document_update suite for the checks and report tests.
 
 The values are those of a real smoke run (500 rows, PostgreSQL 16/17/18 on a 2-core machine);
-each synthetic run stages them through :class:`jsonbench.results.staging.Staging` and publishes
-them with :func:`jsonbench.results.publish.publish_run`, exactly as the DAG's tasks do, with a
+each synthetic run stages them through :class:`jsonbench.dataset.staging.Staging` and publishes
+them with :func:`jsonbench.dataset.publish.publish_run`, exactly as the DAG's tasks do, with a
 little seeded noise on the timings and WAL so honest reruns differ the way real ones do.
 """
 
@@ -12,9 +12,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from jsonbench.results.measurement import Measurement
-from jsonbench.results.publish import publish_run
-from jsonbench.results.staging import SETUP_RECORD, Staging, WorkloadRecord
+from jsonbench.dataset.measurement import Measurement
+from jsonbench.dataset.publish import publish_run
+from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
 from jsonbench.suites.large_document_update import METRICS
 
 SMOKE: dict[str, dict[str, float]] = {

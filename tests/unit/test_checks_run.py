@@ -16,8 +16,8 @@ import pytest
 from checks_synth import drop_metric, make_run, replace_metric
 
 from jsonbench.checks import ChecksFailed, check_run
-from jsonbench.results.publish import VALIDATIONS, read_dataset
-from jsonbench.results.measurement import Measurement
+from jsonbench.dataset.publish import VALIDATIONS, read_dataset
+from jsonbench.dataset.measurement import Measurement
 
 
 @pytest.fixture(autouse=True)

@@ -7,11 +7,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from jsonbench.results import publish as publish_mod
-from jsonbench.results.measurement import Measurement
-from jsonbench.results.publish import read_dataset
-from jsonbench.results.schema import MEASUREMENT_SCHEMA
-from jsonbench.results.staging import Staging, WorkloadRecord
+from jsonbench.dataset import publish as publish_mod
+from jsonbench.dataset.measurement import Measurement
+from jsonbench.dataset.publish import read_dataset
+from jsonbench.dataset.schema import MEASUREMENT_SCHEMA
+from jsonbench.dataset.staging import Staging, WorkloadRecord
 
 
 def _run(results: Path, run_id: str) -> dict:

@@ -86,8 +86,8 @@ class FileAlertNotifier(BaseNotifier):
     """Writes the alert as JSON and markdown under ``<results>/alerts/`` and logs it at ERROR level."""
 
     def notify(self, context: Any) -> None:
-        from jsonbench.results.schema import run_key
-        from jsonbench.results.staging import write_json_atomic
+        from jsonbench.dataset.schema import run_key
+        from jsonbench.dataset.staging import write_json_atomic
 
         facts = _run_facts(context)
         subject, text = alert_text(facts)

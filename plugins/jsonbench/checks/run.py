@@ -44,7 +44,7 @@ class ChecksFailed(Exception):
 
 def data_docs_dir(results_dir: str | Path, run_id: str) -> Path:
     """Where the Data Docs site of one run is written."""
-    from jsonbench.results.schema import run_key
+    from jsonbench.dataset.schema import run_key
 
     return Path(results_dir) / "data_docs" / run_key(run_id)
 
@@ -192,8 +192,8 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     ``run`` is the dict ``jsonbench.tasks.plan`` builds (run_id, logical_date, hardware_label,
     results_dir, scale, ...). Returns a summary (counts per kind, drift notes, paths).
     """
-    from jsonbench.results.publish import MEASUREMENTS, publish_validations, read_dataset
-    from jsonbench.results.schema import run_key
+    from jsonbench.dataset.publish import MEASUREMENTS, publish_validations, read_dataset
+    from jsonbench.dataset.schema import run_key
 
     results_dir = run["results_dir"]
     lib = load_library()

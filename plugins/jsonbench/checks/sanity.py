@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from jsonbench.results.schema import MEASUREMENT_SCHEMA, PARTITION_KEYS
+from jsonbench.dataset.schema import MEASUREMENT_SCHEMA, PARTITION_KEYS
 
 COMPLETENESS_COLUMNS = ["cell_id", "engine_id", "suite", "workload", "metric", "present", "status"]
 
@@ -36,7 +36,7 @@ def schema_expectations(columns: list[str] | None = None) -> list[dict[str, Any]
 
 def cells_that_ran(results_dir: str | Path, run_id: str, published: pd.DataFrame) -> list[dict[str, Any]]:
     """The run's cells, from its staging records; if staging is gone, rebuilt from the published rows."""
-    from jsonbench.results.staging import Staging
+    from jsonbench.dataset.staging import Staging
 
     cells: dict[str, dict[str, Any]] = {}
     for rec in Staging(results_dir, run_id).records():

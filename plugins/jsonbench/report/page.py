@@ -42,7 +42,7 @@ def _num(v: Any) -> float | None:
 
 def load(results_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """All measurements and all validation rows of the dataset (empty frames if none)."""
-    from jsonbench.results.publish import MEASUREMENTS, VALIDATIONS, read_dataset
+    from jsonbench.dataset.publish import MEASUREMENTS, VALIDATIONS, read_dataset
 
     m = read_dataset(results_dir, MEASUREMENTS).to_pandas()
     v = read_dataset(results_dir, VALIDATIONS).to_pandas()
@@ -262,7 +262,7 @@ def build_report(results_dir: str | Path | None = None, run_id: str | None = Non
     """Write ``<results>/report/index.html`` for ``run_id`` (default: the latest run); return its path."""
     from jsonbench import paths
     from jsonbench.checks.library import load_library
-    from jsonbench.results.schema import run_key
+    from jsonbench.dataset.schema import run_key
     from jsonbench.suites import get_suite
 
     root = paths.results_dir(results_dir)

@@ -35,7 +35,7 @@ def source_run_id(context: Any) -> str | None:
 def validations_present(results_dir: str | Path | None, run_id: str) -> bool:
     """True when the run's validation rows are stored."""
     from jsonbench import paths
-    from jsonbench.results.schema import run_key
+    from jsonbench.dataset.schema import run_key
 
     root = paths.results_dir(results_dir) / "validations"
     return any(root.glob(f"hardware_label=*/run_date=*/run_key={run_key(run_id)}/part-0.parquet"))

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from jsonbench.results.measurement import Measurement
+from jsonbench.dataset.measurement import Measurement
 
 #: Phases whose time counts as "real work" in the overhead benchmark (everything else is orchestration).
 WORK_PHASES = ("load", "measure")

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jsonbench.results.measurement import Measurement
-from jsonbench.results.schema import run_key as make_run_key
+from jsonbench.dataset.measurement import Measurement
+from jsonbench.dataset.schema import run_key as make_run_key
 
 SETUP_RECORD = "_setup"
 

@@ -18,8 +18,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jsonbench.results.schema import MEASUREMENT_SCHEMA, VALIDATION_SCHEMA, run_key
-from jsonbench.results.staging import Staging
+from jsonbench.dataset.schema import MEASUREMENT_SCHEMA, VALIDATION_SCHEMA, run_key
+from jsonbench.dataset.staging import Staging
 
 MEASUREMENTS = "measurements"
 VALIDATIONS = "validations"
