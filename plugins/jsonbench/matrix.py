@@ -38,6 +38,15 @@ class Matrix:
         return self.raw["engines"]
 
     @property
+    def families(self) -> dict[str, dict[str, Any]]:
+        return self.raw["families"]
+
+    def backend_for(self, engine_id: str, backend: str) -> str:
+        """The backend an engine runs on when the run asks for ``backend`` (see ``families`` in the matrix)."""
+        family = self.families[self.engines[engine_id]["family"]]
+        return backend if backend in family["backends"] else family["backends"][0]
+
+    @property
     def suites(self) -> dict[str, dict[str, Any]]:
         return self.raw["suites"]
 
@@ -62,13 +71,15 @@ def load_matrix(path: Path | None = None) -> Matrix:
 
 def _check_matrix(m: Matrix) -> None:
     """Catch mistakes in the matrix file itself, with the YAML path of the bad entry."""
-    for key in ("engines", "suites", "scales", "default_engines", "default_suites", "default_scale"):
+    for key in ("families", "engines", "suites", "scales", "default_engines", "default_suites", "default_scale"):
         if key not in m.raw:
             raise ConfigError(f"matrix.{key}", "missing from include/matrix.yaml")
     for eid, eng in m.engines.items():
         for k in ("family", "version", "backends"):
             if k not in eng:
                 raise ConfigError(f"matrix.engines.{eid}.{k}", "missing")
+        if eng["family"] not in m.families:
+            raise ConfigError(f"matrix.engines.{eid}.family", f"{eng['family']!r} is not declared under families")
     for sname, suite in m.suites.items():
         if "family" not in suite:
             raise ConfigError(f"matrix.suites.{sname}.family", "missing")
@@ -198,8 +209,7 @@ def resolve(params: dict[str, Any] | None, matrix: Matrix | None = None, env: di
     if backend not in BACKENDS:
         raise ConfigError("backend", f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
     for eid in engines:
-        backends = m.engines[eid]["backends"]
-        if m.engines[eid]["family"] == "postgres" and backend not in backends:
+        if m.backend_for(eid, backend) not in m.engines[eid]["backends"]:
             raise ConfigError("backend", f"engine {eid!r} has no {backend!r} build in the matrix")
 
     scale = p.get("scale") or m.raw["default_scale"]
@@ -273,9 +283,10 @@ def plan_cells(cfg: RunConfig, run: dict[str, Any], matrix: Matrix | None = None
             eng = m.engines[eid]
             if eng["family"] != family:
                 continue
-            backend = cfg.backend if family == "postgres" else next(iter(eng["backends"]))
-            settings = {str(k): str(v) for k, v in (m.raw.get("server_settings") or {}).items()} if family == "postgres" else {}
-            if family == "postgres":
+            backend = m.backend_for(eid, cfg.backend)
+            settings: dict[str, str] = {}
+            if m.families[family].get("server_settings"):
+                settings.update({str(k): str(v) for k, v in (m.raw.get("server_settings") or {}).items()})
                 settings.update({str(k): str(v) for k, v in ((m.raw.get("suite_settings") or {}).get(suite) or {}).items()})
                 settings.update(cfg.server_settings)
             out[suite].append(

@@ -82,3 +82,28 @@ def test_matrix_file_mistakes_are_caught() -> None:
 
     with pytest.raises(ConfigError, match="matrix.scales.smoke.large_document_update"):
         _check_matrix(Matrix(raw))
+
+
+def test_backend_and_settings_follow_each_family() -> None:
+    """The backend parameter picks among a family's backends; families without server settings get none."""
+    cfg = resolve({"engines": ["postgres-16", "sqlite-3.46.1"], "suites": ["large_document_update", "sqlite_jsonb"], "backend": "server"}, env={})
+    cells = plan_cells(cfg, {"run_id": "r"})
+    pg, lite = cells["large_document_update"][0], cells["sqlite_jsonb"][0]
+    assert pg["backend"] == "server" and pg["backend_options"] == {"conn_id": "jsonbench_postgres_16"}
+    assert pg["server_settings"]["work_mem"] == "64MB"
+    assert lite["backend"] == "apsw" and lite["server_settings"] == {}
+
+
+def test_engine_without_the_chosen_backend_is_refused() -> None:
+    with pytest.raises(ConfigError, match="engine 'postgres-15-debian' has no 'docker' build") as err:
+        resolve({"engines": ["postgres-15-debian"], "backend": "docker"}, env={})
+    assert err.value.field == "backend"
+
+
+def test_engine_of_an_undeclared_family_is_a_matrix_error() -> None:
+    from jsonbench.matrix import _check_matrix
+
+    raw = copy.deepcopy(load_matrix().raw)
+    raw["engines"]["mysql-8"] = {"family": "mysql", "version": "8", "backends": {"embedded": {}}}
+    with pytest.raises(ConfigError, match="matrix.engines.mysql-8.family"):
+        _check_matrix(Matrix(raw))
