@@ -19,10 +19,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from jsonbench.dataset.schema import MEASUREMENT_SCHEMA, VALIDATION_SCHEMA, run_key
+from jsonbench.dataset.read import MEASUREMENTS, VALIDATIONS, DamagedFile, DatasetRead, read_dataset, read_dataset_report
 from jsonbench.dataset.staging import Staging
 
-MEASUREMENTS = "measurements"
-VALIDATIONS = "validations"
+__all__ = ["MEASUREMENTS", "VALIDATIONS", "DamagedFile", "DatasetRead", "publish_run", "publish_validations", "read_dataset", "read_dataset_report", "replace_run"]
 
 
 def _ts(value: Any) -> datetime | None:
@@ -133,18 +133,3 @@ def publish_validations(results_dir: str | Path, run: dict[str, Any], rows: list
     target = partition_dir(results_dir, VALIDATIONS, run["hardware_label"], run.get("logical_date"), run["run_id"])
     return replace_run(target, table)
 
-
-def read_dataset(results_dir: str | Path, table: str = MEASUREMENTS, **filters: str) -> pa.Table:
-    """Read the whole dataset (or the rows matching equality ``filters``) with its partition columns."""
-    import pyarrow.dataset as ds
-
-    root = Path(results_dir) / table
-    if not root.exists():
-        schema = MEASUREMENT_SCHEMA if table == MEASUREMENTS else VALIDATION_SCHEMA
-        return schema.empty_table()
-    dataset = ds.dataset(root, format="parquet", partitioning="hive")
-    expr = None
-    for name, value in filters.items():
-        term = ds.field(name) == value
-        expr = term if expr is None else expr & term
-    return dataset.to_table(filter=expr)

@@ -86,6 +86,11 @@ VALIDATION_SCHEMA = pa.schema(
     ]
 )
 
+def partition_schema() -> pa.Schema:
+    """The hive partition columns as every reader must type them (``run_date`` is a date, not a string)."""
+    return pa.schema([("hardware_label", pa.string()), ("run_date", pa.date32()), ("run_key", pa.string())])
+
+
 _KEY_RE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
