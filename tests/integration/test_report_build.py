@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,15 +26,15 @@ from jsonbench.dataset.publish import MEASUREMENTS, partition_dir, read_dataset,
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Four honest runs, then a fifth whose WAL doubled on PostgreSQL 17 (a drift), all checked; plus a second suite's rows."""
+    from jsonbench.cell import RunRef
     from jsonbench.matrix import plan_cells, resolve
 
     results_dir = tmp_path_factory.mktemp("report") / "results"
 
-    def make_cells(suite: str, engines: list[str], run_id: str, **params: object) -> list[dict]:
+    def make_cells(suite: str, engines: list[str], run_id: str, **params: object) -> list[Any]:
         cfg = resolve({"scale": "smoke", "results_dir": str(results_dir), "suites": [suite], "engines": engines, **params})
-        run = {"run_id": run_id, "logical_date": None, "hardware_label": cfg.hardware_label, "results_dir": cfg.results_dir,
-               "scale": cfg.scale, "git_revision": "test", "host": {}}
-        return plan_cells(cfg, run)[suite]
+        run = RunRef(run_id=run_id, logical_date=None, hardware_label=cfg.hardware_label, results_dir=cfg.results_dir, scale=cfg.scale, git_revision="test")
+        return plan_cells(cfg, run)
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("JSONBENCH_DATA_DOCS", "0")
