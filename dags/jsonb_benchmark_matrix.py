@@ -22,7 +22,8 @@ Runs the JSON-storage benchmark matrix: every selected suite on every selected e
   announces the validations (the report DAG runs on that), and **outcome** fails the run and
   alerts when any task failed, not only the checks.
 
-Nightly at 02:00; `catchup=False` (unpausing starts the latest interval's run at once). Trigger
+Nightly at 02:00 (`$JSONBENCH_SCHEDULE` changes it, `none` turns it off); `catchup=False`: unpausing
+starts the latest interval's run at once (at the default `laptop` scale). Trigger
 with parameters from the form, or `airflow dags test jsonb_benchmark_matrix -c '{"scale": "smoke"}'`.
 """
 
@@ -35,7 +36,7 @@ import pendulum
 from airflow.sdk import Asset, Param, TaskGroup, dag, get_current_context, task
 
 from jsonbench.cell import cell_id_of
-from jsonbench.deployment import BenchmarkDag, benchmark_dags
+from jsonbench.deployment import BenchmarkDag, benchmark_dags, schedule
 from jsonbench.matrix import cell_slots, load_matrix, params_schema
 from jsonbench.suites import get_suite
 
@@ -70,7 +71,7 @@ def build(spec: BenchmarkDag) -> Any:
     @dag(
         dag_id=spec.dag_id,
         doc_md=__doc__,
-        schedule="0 2 * * *",
+        schedule=schedule(),
         start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
         catchup=False,
         max_active_runs=1,

@@ -1,4 +1,4 @@
-"""Which benchmark engines are alive right now, sampled from ``/proc`` while a real run goes on.
+"""Which benchmark engines are alive right now, sampled from ``/proc`` while a real run goes on (tests and benchmark commands).
 
 An engine is a PostgreSQL *postmaster* (a process whose executable is a ``postgres`` binary and whose
 parent is not one: backends, the checkpointer and the WAL writer are its children, whatever their

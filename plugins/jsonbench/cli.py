@@ -190,7 +190,7 @@ def summary(results_dir: str | None = None, run_id: str | None = None) -> str:
     na = df[df["status"] == "not_applicable"]
     if not na.empty:
         lines.append(f"\n{len(na)} metrics not applicable on some builds, e.g. {na['metric'].iloc[0]}: {na['reason'].iloc[0]}")
-    parts = sorted({str(p) for p in (root / "measurements").glob(f"hardware_label=*/run_date=*/run_key=*")})
+    parts = sorted({str(p) for p in (root / "measurements").glob("hardware_label=*/run_date=*/run_key=*")})
     lines.append(f"\nParquet dataset: {root / 'measurements'} ({len(parts)} runs); this run: {[p for p in parts if p.endswith(_key(run_id))]}")
     return "\n".join(lines)
 
@@ -247,6 +247,11 @@ def main(argv: list[str] | None = None) -> int:
     for opt in ("--scale", "--engines", "--suites", "--backend", "--hardware-label", "--results-dir", "--conf"):
         p.add_argument(opt, dest=opt[2:].replace("-", "_"))
     p.add_argument("--repetitions", type=int)
+    p = sub.add_parser("scheduler-run", help="one run through a private Airflow scheduler (LocalExecutor), triggered over the REST API: wall time and engines alive at once")
+    for opt in ("--scale", "--engines", "--suites", "--backend", "--hardware-label", "--results-dir", "--conf"):
+        p.add_argument(opt, dest=opt[2:].replace("-", "_"))
+    p.add_argument("--repetitions", type=int)
+    p.add_argument("--port", type=int, default=None, help="API server port (default: a free one)")
     p = sub.add_parser("host", help="the host lease: who holds the benchmark host (status), or release a dead holder's lease (release)")
     p.add_argument("action", choices=["status", "release"])
     p = sub.add_parser("summary")
@@ -302,6 +307,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from jsonbench.errors import BenchmarkError
 
+    if args.cmd == "scheduler-run":
+        from jsonbench.scheduler_run import report, scheduler_run
+
+        conf = _conf(args)
+        from jsonbench.matrix import resolve
+
+        resolve(conf)  # a bad parameter fails here, before Airflow starts
+        out = scheduler_run(conf, port=args.port)
+        print(report(out))
+        return 0 if out.get("state") == "success" else 1
     if args.cmd == "plan":
         try:
             print(preview(_conf(args))[0])

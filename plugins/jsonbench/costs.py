@@ -15,7 +15,6 @@ import logging
 import os
 import shutil
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from jsonbench import paths

@@ -8,6 +8,10 @@ whose benchmark tasks go to the queue ``bench-<label>`` that only that host's wo
 whose runs can only carry that label. Adding a benchmark host is then: start its worker, add its
 label to the list, and backfill its DAG.
 
+The nightly schedule is ``0 2 * * *`` unless ``$JSONBENCH_SCHEDULE`` says otherwise (a cron
+expression, or ``none`` for a deployment that only runs what it is asked to: unpausing a DAG with
+``catchup=False`` starts the latest interval's run at once).
+
 Read at parse time: environment only, no I/O.
 """
 
@@ -28,6 +32,15 @@ class BenchmarkDag:
     dag_id: str
     label: str | None
     queue: str
+
+
+NIGHTLY = "0 2 * * *"
+
+
+def schedule(env: dict[str, str] | None = None) -> str | None:
+    """The benchmark DAGs' schedule: nightly at 02:00, or ``$JSONBENCH_SCHEDULE`` (``none``: no schedule)."""
+    value = (dict(os.environ if env is None else env).get("JSONBENCH_SCHEDULE") or NIGHTLY).strip()
+    return None if value.lower() in ("none", "off", "") else value
 
 
 def queue_for(label: str) -> str:

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jsonbench import paths
 from jsonbench.engines.base import engine_for
 from jsonbench.sqlfiles import load_sql
 from jsonbench.suites import get_suite

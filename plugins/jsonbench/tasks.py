@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -29,7 +28,7 @@ from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
 from jsonbench.engines.base import Engine, Handle, engine_for
 from jsonbench.errors import BenchmarkError
 from jsonbench.hostload import WindowSampler
-from jsonbench.matrix import load_matrix, plan_cells, resolve
+from jsonbench.matrix import plan_cells, resolve
 from jsonbench.suites import get_suite
 from jsonbench.suites.base import WorkloadContext
 

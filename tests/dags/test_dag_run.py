@@ -34,7 +34,7 @@ def smoke_run(tmp_path_factory, airflow_env, scratch_dir: Path) -> dict:
     import sys
 
     from tests.conftest import _FINISHED
-    from tests.engine_census import Census
+    from jsonbench.census import Census
 
     results = tmp_path_factory.mktemp("dagrun") / "results"
     conf = {"scale": "smoke", "results_dir": str(results), "hardware_label": "ci"}

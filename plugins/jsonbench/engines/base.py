@@ -44,7 +44,6 @@ from __future__ import annotations
 import abc
 import dataclasses
 import importlib
-import os
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path

@@ -1,0 +1,207 @@
+"""Benchmark command: one run of the benchmark DAG through a real scheduler, triggered over the REST API.
+
+``python -m jsonbench.cli scheduler-run --scale smoke`` starts a private Airflow (``airflow
+standalone``: API server, scheduler with the LocalExecutor, DAG processor, triggerer) on loopback
+with its own metadata database and scratch folder, triggers ``jsonb_benchmark_matrix`` the way a
+user's script would (a JWT from ``/auth/token``, then ``POST /api/v2/dags/{id}/dagRuns``), samples
+the live engines every 0.2 s while the run goes on (:mod:`jsonbench.census`), and reports the run's
+state, its wall time from trigger to end, the time of each kind of task, and the most engines
+that were ever alive at once. It stops everything it started.
+
+The DAG's nightly schedule is switched off for this private Airflow (``JSONBENCH_SCHEDULE=none``):
+unpausing a DAG with ``catchup=False`` would otherwise start the latest nightly interval at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from jsonbench import paths
+from jsonbench.census import Census
+
+DAG_ID = "jsonb_benchmark_matrix"
+
+
+class _Api:
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.token: str | None = None
+
+    def call(self, method: str, path: str, body: Any = None, timeout: float = 60) -> Any:
+        """One request; a GET that times out (an API server on a busy 2-core machine) is asked again, up to 5 times."""
+        for attempt in range(5 if method == "GET" else 1):
+            try:
+                return self._call(method, path, body, timeout)
+            except (TimeoutError, urllib.error.URLError) as exc:
+                if isinstance(exc, urllib.error.HTTPError) or attempt == 4 or method != "GET":
+                    raise
+                time.sleep(2.0)
+        raise AssertionError("unreachable")
+
+    def _call(self, method: str, path: str, body: Any, timeout: float) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.base + path, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        if self.token:
+            req.add_header("Authorization", f"Bearer {self.token}")
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def wait(self, method: str, path: str, deadline: float, body: Any = None) -> Any:
+        last: Exception | None = None
+        while time.monotonic() < deadline:
+            try:
+                return self.call(method, path, body)
+            except urllib.error.HTTPError as exc:
+                if exc.code != 404:
+                    raise
+                last = exc
+                time.sleep(1.0)
+            except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
+                last = exc
+                time.sleep(1.0)
+        raise TimeoutError(f"{method} {path} did not answer: {last}")
+
+
+def _env(home: Path, port: int, scratch: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(paths.PROJECT_ROOT / "dags"),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(paths.PROJECT_ROOT / "plugins"),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__API__PORT": str(port),
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+            # The log servers of the scheduler's workers and of the triggerer need free ports too (8793/8794 by default).
+            "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),
+            "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "30",
+            "AIRFLOW__SCHEDULER__MIN_FILE_PROCESS_INTERVAL": "30",
+            "JSONBENCH_SCHEDULE": "none",
+            "JSONBENCH_SCRATCH_DIR": str(scratch),
+            "JSONBENCH_HOST_LOCK_DIR": str(scratch / ".host-lease"),
+            "PYTHONPATH": str(paths.PROJECT_ROOT / "plugins") + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""),
+        }
+    )
+    return env
+
+
+def _processes_with_home(home: Path) -> list[int]:
+    """Every process whose environment names this private Airflow home (standalone's children start new sessions)."""
+    wanted = f"AIRFLOW_HOME={home}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if wanted in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _stop(proc: subprocess.Popen[bytes], home: Path) -> None:
+    """SIGTERM to standalone's group, then SIGKILL to anything still running with this Airflow home."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
+    for _ in range(3):
+        left = _processes_with_home(home)
+        if not left:
+            return
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(1.0)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: float = 3600) -> dict[str, Any]:
+    """Run the DAG once through a private scheduler; return state, timings and the engine census."""
+    import sys
+
+    port = port or free_port()
+    # A SIGTERM (a stopped job, a timeout) must still stop the Airflow this started: run the finally block.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    cache = paths.PROJECT_ROOT / ".cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="sched-", dir=cache))  # short: engines' unix sockets live under it
+    home, scratch = work / "airflow", work / "scratch"
+    home.mkdir()
+    scratch.mkdir()
+    scratch.chmod(0o755)
+    env = _env(home, port, scratch)
+    airflow = shutil.which("airflow", path=env.get("PATH")) or "airflow"
+    for argv in ([airflow, "db", "migrate"], [airflow, "pools", "set", "benchmark_host", "1", "one benchmark task at a time"]):
+        subprocess.run(argv, env=env, capture_output=True, text=True, check=True, timeout=600)
+    log = open(work / "standalone.log", "w", encoding="utf-8")  # noqa: SIM115 - closed in finally
+    proc = subprocess.Popen([airflow, "standalone"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    api = _Api(f"http://127.0.0.1:{port}")
+    out: dict[str, Any] = {"airflow_home": str(home), "log": str(work / "standalone.log")}
+    try:
+        deadline = time.monotonic() + 600
+        api.wait("GET", "/api/v2/version", deadline)
+        pw_file = home / "simple_auth_manager_passwords.json.generated"
+        while not pw_file.exists() and time.monotonic() < deadline:
+            time.sleep(1)
+        user, password = next(iter(json.loads(pw_file.read_text()).items()))
+        api.token = api.call("POST", "/auth/token", {"username": user, "password": password})["access_token"]
+        api.wait("GET", f"/api/v2/dags/{DAG_ID}", deadline)  # parsed by the DAG processor
+        api.call("PATCH", f"/api/v2/dags/{DAG_ID}", {"is_paused": False})
+        with Census(scratch) as census:
+            t0 = time.monotonic()
+            run = api.call("POST", f"/api/v2/dags/{DAG_ID}/dagRuns", {"logical_date": None, "conf": conf})
+            run_id = run["dag_run_id"]
+            state = run["state"]
+            while state not in ("success", "failed") and time.monotonic() - t0 < timeout_s:
+                time.sleep(2)
+                state = api.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}")["state"]
+            wall = time.monotonic() - t0
+        tis = api.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances?limit=1000")["task_instances"]
+        kinds: dict[str, float] = {}
+        for ti in tis:
+            if ti.get("duration"):
+                kind = ti["task_id"].rpartition(".")[2]
+                kinds[kind] = kinds.get(kind, 0.0) + float(ti["duration"])
+        out.update(run_id=run_id, state=state, wall_s=wall, task_seconds=kinds, census_samples=census.samples,
+                   most_engines_at_once=len(census.peak), engines_at_peak=census.peak, engines_seen=len(census.seen),
+                   states={s: sum(1 for t in tis if t["state"] == s) for s in {str(t["state"]) for t in tis}})
+    finally:
+        _stop(proc, home)
+        log.close()
+    return out
+
+
+def report(out: dict[str, Any]) -> str:
+    lines = [f"run {out.get('run_id')} through the scheduler (LocalExecutor, REST API trigger): {out.get('state')} in {out.get('wall_s', 0):.1f} s",
+             f"task states: {json.dumps(out.get('states'))}",
+             f"engines alive at once, at most: {out.get('most_engines_at_once')} over {out.get('census_samples')} samples "
+             f"({out.get('engines_seen')} engines seen in all)",
+             "seconds per task kind: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(out.get("task_seconds", {}).items(), key=lambda kv: -kv[1])[:12]),
+             f"Airflow home and log: {out.get('airflow_home')} ({out.get('log')})"]
+    return "\n".join(lines)
