@@ -391,3 +391,34 @@ def _failure_line(r: dict[str, Any]) -> str:
 
 def _g(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def check_outcome(results_dir: str | Path, run_id: str) -> dict[str, Any]:
+    """What a run's stored validation rows say, by tag: for tests that must not depend on timing.
+
+    Returns ``{"rows": n, "by_tag": {"sanity"|"deterministic"|"timing": {"passed", "failed"}},
+    "failed": [lines], "only_timing_failed": bool, "sanity_ok": bool, "facts_ok": bool}``:
+    ``sanity_ok`` is true when schema, completeness and dataset files all passed, ``facts_ok`` when
+    every deterministic finding and deterministic drift judgement passed too. A DAG test asserts
+    those, and accepts a failed check only when ``only_timing_failed`` (a timing band or a timing
+    drift judgement missed on a busy machine).
+    """
+    from jsonbench.dataset.read import VALIDATIONS, read_dataset
+
+    v = read_dataset(results_dir, VALIDATIONS, run_id=run_id).to_pandas()
+    by_tag: dict[str, dict[str, int]] = {t: {"passed": 0, "failed": 0} for t in TAGS}
+    failed: list[str] = []
+    for _, r in v.iterrows():
+        tag = row_tag(r)
+        ok = bool(r["success"])
+        by_tag[tag]["passed" if ok else "failed"] += 1
+        if not ok:
+            failed.append(f"[{tag}] {r['check_kind']}: {r['engine_id'] or ''} {r['expectation']} observed {r['observed']} expected [{r['min_value']}, {r['max_value']}]")
+    return {
+        "rows": len(v),
+        "by_tag": by_tag,
+        "failed": failed,
+        "sanity_ok": len(v) > 0 and by_tag["sanity"]["passed"] > 0 and by_tag["sanity"]["failed"] == 0,
+        "facts_ok": by_tag["deterministic"]["failed"] == 0,
+        "only_timing_failed": by_tag["sanity"]["failed"] == 0 and by_tag["deterministic"]["failed"] == 0,
+    }
