@@ -177,41 +177,35 @@ def _target_value(f: dict[str, Any], observed: float) -> float:
 
 
 def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Random) -> list[Plant]:
+    """Push every applied timing finding of every engine into its opposite region by scaling an input it reads."""
     plants = []
     for suite, definition in lib.reproduction.items():
-        sdf = df[df["suite"] == suite]
-        if sdf.empty:
+        if df[df["suite"] == suite].empty:
             continue
         for f in definition.get("findings", []):
             if f.get("kind", "timing") != "timing" or not f.get("opposite") or band_at(f, scale).not_applicable:
                 continue
-            engines = sorted(sdf["engine_id"].unique())
+            engines = sorted(df[df["suite"] == suite]["engine_id"].unique())
             cross = f.get("scope") == "cross_engine"
             for engine_id in ([None] if cross else engines):
+                sdf = df[df["suite"] == suite]  # re-read: an earlier plant may have moved a shared input
                 if cross:
                     vals: Any = {e: _values(sdf[sdf["engine_id"] == e]) for e in engines}
                     row_engine = f"{(f.get('numerator') or [{}])[0].get('engine')}/{(f.get('denominator') or [{}])[0].get('engine')}"
                 else:
                     vals = _values(sdf[sdf["engine_id"] == engine_id])
-                    row_engine = engine_id
-                observed, problem, _ = finding_value(vals, f)
+                    row_engine = str(engine_id)
+                observed, _problem, _ = finding_value(vals, f)
                 if observed is None or observed <= 0:
                     continue
                 target = _target_value(f, observed)
                 k = target / observed
                 num = f.get("numerator") or []
-                if f.get("geomean"):
-                    for t in num:
-                        e = t.get("engine", engine_id)
-                        _scale_rows(df, _key_mask(df, e, suite, *term_key(t)), k)
-                else:
-                    t = num[0]
-                    e = t.get("engine", engine_id)
-                    _scale_rows(df, _key_mask(df, e, suite, *term_key(t)), k)
-                    sdf = df[df["suite"] == suite]
+                # A geometric mean moves by k when every numerator term does; a plain quotient when its first term does.
+                for t in (num if f.get("geomean") else num[:1]):
+                    _scale_rows(df, _key_mask(df, t.get("engine", engine_id), suite, *term_key(t)), k)
                 plants.append(Plant("reversed_comparison", f"{suite}/{f['id']} on {row_engine}: {observed:.3g} -> {target:.3g}",
                                     [{"check_kind": "reproduction", "expectation": f["id"], "engine_id": row_engine}]))
-                sdf = df[df["suite"] == suite]
     return plants
 
 
@@ -262,8 +256,9 @@ def plant_lost(df: pd.DataFrame, rng: random.Random, limit: int, metric: str | N
         drop += list(g.index)
         first = g.iloc[0]
         what = f"{first['suite']}/{first['engine_id']}: " + (f"every {metric} ({len(g)} rows)" if metric else f"{first['workload']}/{first['variant']}/{first['metric']}")
-        plants.append(Plant(kind, what, [{"check_kind": "sanity", "unexpected": {"engine_id": first["engine_id"], "workload": r["workload"], "metric": r["metric"]}}
-                                         for _, r in g.iterrows()]))
+        fps = [{"check_kind": "sanity", "unexpected": {"engine_id": first["engine_id"], "workload": r["workload"], "metric": r["metric"]}} for _, r in g.iterrows()]
+        fps += [{"check_kind": "drift", "engine_id": first["engine_id"], "workload": r["workload"], "variant": r["variant"], "metric": r["metric"]} for _, r in g.iterrows()]
+        plants.append(Plant(kind, what, fps))
     return df.drop(index=drop), plants
 
 

@@ -24,7 +24,9 @@ is not a regression. Deterministic metrics are judged either way (a busy hour ch
 Rows without the column (older runs) count as quiet.
 
 Verdicts: ``ok``, ``drift``, ``insufficient_history`` (too few usable earlier runs; not judged),
-``disturbed`` (see above), ``excluded`` (the policy leaves the metric out). ``drift_score`` is > 1
+``disturbed`` (see above), ``excluded`` (the policy leaves the metric out), ``missing`` (the engine's
+previous run of this build published the metric, measured or not applicable, and tonight's did not:
+completeness per variant, which the suite's ``expected_metrics()`` cannot express). ``drift_score`` is > 1
 exactly when the verdict is ``drift``; the GX drift suite expects it in [0, 1] on every judged row.
 """
 
@@ -46,7 +48,7 @@ DRIFT_COLUMNS = [
 ]
 
 _KEY = ["engine_id", "engine_build", "workload", "variant", "metric"]
-VERDICTS = ("ok", "drift", "insufficient_history", "disturbed", "excluded")
+VERDICTS = ("ok", "drift", "insufficient_history", "disturbed", "excluded", "missing")
 
 
 @dataclass(frozen=True)
@@ -254,6 +256,32 @@ def drift_frame(tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any
         sid = str(len(pending))
         pending[sid] = (values, rule.min_magnitude)
         pending_meta[sid] = (len(rows) - 1, owner, runs_meta)
+
+    # A metric the engine's previous run published (measured or not applicable) and tonight's did not: lost.
+    # Completeness (sanity) knows the suite's (workload, metric) pairs; this also sees a lost variant.
+    tonight_keys = {(r.engine_id, r.engine_build, r.workload, r.variant, r.metric)
+                    for r in tonight[tonight["suite"] == suite].assign(engine_build=lambda f: f["engine_build"].fillna("")).itertuples(index=False)}
+    engines = {(k[0], k[1]) for k in tonight_keys}
+    last_run: dict[tuple[str, str], Any] = {}
+    for key, series in groups.items():
+        e = (key[0], key[1])
+        if e in engines and series:
+            x = series[-1]
+            if e not in last_run or (x.logical_date, x.run_id) > (last_run[e].logical_date, last_run[e].run_id):
+                last_run[e] = x
+    for key, series in groups.items():
+        e = (key[0], key[1])
+        if e not in last_run or key in tonight_keys or not series or series[-1].run_id != last_run[e].run_id:
+            continue
+        x = series[-1]
+        rows.append({
+            "suite": suite, "engine_id": x.engine_id, "engine_version": x.engine_version, "engine_build": x.engine_build,
+            "workload": x.workload, "variant": x.variant, "metric": x.metric, "unit": x.unit, "value": None, "spread": None,
+            "history_n": len(series), "reference": _num(x.value), "lower": None, "upper": None, "relative_change": None, "drift_score": 1e9,
+            "judged": "yes", "verdict": "missing", "method": "published_before", "metric_kind": "deterministic",
+            "history_runs": json.dumps([str(y.run_id) for y in series[-window:]]), "change_points": "[]", "quiet": None, "host_other_cpu": None,
+            "note": f"published by the previous run of this build ({x.run_id}) and missing tonight",
+        })
 
     if pending:
         version, found = detector(pending, window_len=int(policy.get("window_len", 30)), max_pvalue=float(policy.get("max_pvalue", 0.001)))

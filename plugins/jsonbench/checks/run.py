@@ -198,7 +198,7 @@ def _drift(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.Data
                 "description": f"{r.metric} of {r.workload}: {r.method} over {r.history_n} earlier run(s) and tonight",
                 "observed": None if pd.isna(r.value) else float(r.value),
                 "min_value": None if pd.isna(r.lower) else float(r.lower), "max_value": None if pd.isna(r.upper) else float(r.upper),
-                "success": ok, "verdict": r.verdict if ok else "drift", "gx_suite": f"{suite}.drift", "scale": run.get("scale"),
+                "success": ok, "verdict": r.verdict if ok else ("missing" if r.verdict == "missing" else "drift"), "gx_suite": f"{suite}.drift", "scale": run.get("scale"),
                 "details": {
                     "method": r.method, "metric_kind": r.metric_kind, "history_runs": json.loads(r.history_runs), "history_n": int(r.history_n),
                     "change_points": json.loads(r.change_points), "reference": None if pd.isna(r.reference) else float(r.reference),
