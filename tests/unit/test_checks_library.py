@@ -146,3 +146,13 @@ def test_finding_term_statistic_reads_the_samples() -> None:
     assert finding_value(values, {**best, "numerator": [{"workload": "a", "metric": "t"}]})[0] == 3.5
     with pytest.raises(ValueError):
         finding_value(values, {"numerator": [{"workload": "a", "metric": "t", "statistic": "p99"}]})
+
+
+def test_a_variant_the_previous_run_published_and_tonight_lacks_is_missing() -> None:
+    rows = [_rows(0, 1000.0), {**_rows(0, 5.0, "update_time", "ms"), "variant": "v2"}, _rows(1, 1000.0)]
+    ds = pd.DataFrame(rows)
+    run = {"run_id": "r1", "logical_date": rows[-1]["logical_date"], "hardware_label": "local", "scale": "smoke"}
+    frame = drift_frame(ds[ds["run_id"] == "r1"], ds, run, "s", POLICY)
+    missing = frame[frame["verdict"] == "missing"]
+    assert list(zip(missing["variant"], missing["metric"])) == [("v2", "update_time")]
+    assert missing["drift_score"].iloc[0] > 1 and missing["metric_kind"].iloc[0] == "deterministic" and "r0" in missing["note"].iloc[0]

@@ -202,6 +202,7 @@ def _drift(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.Data
                 "details": {
                     "method": r.method, "metric_kind": r.metric_kind, "history_runs": json.loads(r.history_runs), "history_n": int(r.history_n),
                     "change_points": json.loads(r.change_points), "reference": None if pd.isna(r.reference) else float(r.reference),
+                    "history_median": None if pd.isna(r.reference) else float(r.reference),  # the report's name for it
                     "relative_change": None if pd.isna(r.relative_change) else float(r.relative_change),
                     "drift_score": None if pd.isna(r.drift_score) else float(r.drift_score), "quiet": r.quiet,
                     "host_other_cpu": None if pd.isna(r.host_other_cpu) else float(r.host_other_cpu), "note": r.note or None,
