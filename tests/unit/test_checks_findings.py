@@ -127,3 +127,14 @@ def test_cross_engine_finding_is_one_row_per_run() -> None:
     only17 = findings_frame(pd.DataFrame(_measurements("pg17", [("w", "default", "a", 4.0, "ok")])), "s", DEF, scale="smoke", promised=PROMISED)
     cross = only17[only17["finding"] == "v18_vs_17"].iloc[0]
     assert cross["applicable"] == "no" and "pg18" in cross["problem"]
+
+
+def test_a_timing_finding_measured_in_a_busy_window_is_reported_not_judged() -> None:
+    rows = _measurements("pg17", [("w", "default", "a", 1.0, "ok"), ("w", "default", "b", 2.0, "ok"), ("w", "default", "n", 1100.0, "ok")], "laptop")
+    for r in rows:
+        r["quiet"], r["host_other_cpu"] = (False, 0.8) if r["metric"] == "a" else (True, 0.01)
+    f = findings_frame(pd.DataFrame(rows), "s", DEF, scale="laptop", promised=PROMISED).set_index(["finding", "engine_id"])
+    faster = f.loc[("faster", "pg17")]
+    assert faster["disturbed"] == "yes" and "host was busy" in faster["problem"] and faster["observed"] == 0.5  # reversed, but not judged
+    fact = f.loc[("fact", "pg17")]
+    assert fact["disturbed"] == "no" and fact["observed"] == 1100.0  # facts are judged whatever the load (and this one is wrong)

@@ -52,6 +52,7 @@ class Calibration:
     max: float | None = None
     max_run: str | None = None
     not_applicable: int = 0
+    disturbed: int = 0
     band: tuple[float | None, float | None] = (None, None)
     band_fails: int = 0
     proposed: tuple[float | None, float | None] = (None, None)
@@ -113,8 +114,12 @@ def _spans(band: tuple[float | None, float | None], seed: float | None) -> tuple
 
 
 def calibrate(results_dir: str | Path, scale: str, hardware_label: str | None = None, suites: list[str] | None = None,
-              margin: float = 1.5, fact_tolerance: float = 0.01, lib: Library | None = None) -> list[Calibration]:
-    """Every finding per engine over the recorded runs of ``scale`` under ``results_dir``."""
+              margin: float = 1.5, fact_tolerance: float = 0.01, lib: Library | None = None, include_disturbed: bool = False) -> list[Calibration]:
+    """Every finding per engine over the recorded runs of ``scale`` under ``results_dir``.
+
+    A timing finding measured in a disturbed window (``quiet`` false) is left out of the
+    observations unless ``include_disturbed`` (and counted as ``disturbed``).
+    """
     from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
 
     lib = lib or load_library()
@@ -141,12 +146,14 @@ def calibrate(results_dir: str | Path, scale: str, hardware_label: str | None = 
     defs = {(s, f["id"]): f for s, d in lib.reproduction.items() for f in d.get("findings", [])}
     for (suite, finding, engine_id), g in all_f.groupby(["suite", "finding", "engine_id"], sort=True):
         fdef = defs[(suite, finding)]
-        ok = g[(g["applicable"] == "yes") & g["observed"].notna()]
+        usable = (g["applicable"] == "yes") & g["observed"].notna()
+        busy = usable & (g["disturbed"] == "yes") if not include_disturbed else usable & False
+        ok = g[usable & ~busy]
         vals = [float(v) for v in ok["observed"]]
         runs = [str(r) for r in ok["run_id"]]
         band = band_at(fdef, scale)
         c = Calibration(suite=suite, finding=finding, kind=fdef.get("kind", "timing"), engine_id=str(engine_id), scale=scale, n=len(vals),
-                        runs=runs, observed=vals, not_applicable=int((g["applicable"] == "no").sum()),
+                        runs=runs, observed=vals, not_applicable=int((g["applicable"] == "no").sum()), disturbed=int(busy.sum()),
                         band=(band.min, band.max), seed=(fdef.get("seed") or {}).get("value"))
         if vals:
             i_lo, i_hi = vals.index(min(vals)), vals.index(max(vals))
@@ -174,7 +181,7 @@ def render(cals: list[Calibration], scale: str, margin: float, fact_tolerance: f
         band = f"[{_f(c.band[0])}, {_f(c.band[1])}]"
         prop = f"[{_f(c.proposed[0])}, {_f(c.proposed[1])}]"
         note = "; ".join(x for x in (c.flag, f"min {c.min_run}" if c.min_run else "", f"max {c.max_run}" if c.max_run else "",
-                                     f"{c.not_applicable} n/a" if c.not_applicable else "") if x)
+                                     f"{c.not_applicable} n/a" if c.not_applicable else "", f"{c.disturbed} disturbed, left out" if c.disturbed else "") if x)
         lines.append(f"{(c.suite + '/' + c.finding)[:58]:<58} {c.engine_id[:22]:<22} {c.n:>3} {_f(c.min):>10} {_f(c.median):>10} {_f(c.max):>10}  {band:<22} {c.band_fails:>5}  {prop:<22} {_f(c.span):>6} {_f(c.seed_span):>7}  {note}")
     return "\n".join(lines)
 

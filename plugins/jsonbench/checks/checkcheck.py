@@ -348,7 +348,7 @@ def _judge(plants: list[Plant], v: pd.DataFrame, baseline: set[tuple[str, str, s
 
 
 def checkcheck(results_dir: str | Path, *, hardware_label: str | None = None, scale: str | None = None, work_dir: str | Path | None = None,
-               kinds: list[str] | None = None, honest: int | None = None, seed: int = 7, sample: int = 12) -> dict[str, Any]:
+               kinds: list[str] | None = None, honest: int | None = None, seed: int = 7, sample: int = 12, target: str | None = None) -> dict[str, Any]:
     """Plant every kind into copies of the target run, check them, recheck honest runs; return the report."""
     from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
 
@@ -365,8 +365,11 @@ def checkcheck(results_dir: str | Path, *, hardware_label: str | None = None, sc
         raise SystemExit(f"no runs of hardware {label!r} at scale {scale!r} under {src}")
     lib = load_library()
     rng = random.Random(seed)
-    target_id = runs[-1][0]
-    history_ids = [r for r, _ in runs]
+    all_ids = [r for r, _ in runs]
+    if target and target not in all_ids:
+        raise SystemExit(f"run {target!r} is not a run of hardware {label!r} at scale {scale!r} under {src}")
+    target_id = target or all_ids[-1]
+    history_ids = all_ids[: all_ids.index(target_id) + 1]
     own = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="jsonbench-checkcheck-"))
     report: dict[str, Any] = {"results_dir": str(src), "hardware_label": label, "scale": scale, "target": target_id,
                               "history": history_ids[:-1], "kinds": {}, "honest": []}
@@ -424,7 +427,7 @@ def checkcheck(results_dir: str | Path, *, hardware_label: str | None = None, sc
             _judge(plants, v, baseline, out)
             _record(report, kind, plants)
             shutil.rmtree(work, ignore_errors=True)
-        report["honest"] = _honest(src, data, label, runs, own, honest)
+        report["honest"] = _honest(src, data, label, runs, own, honest)  # every run, also those after a chosen target
         busy = _busy_hour(src, data, label, history_ids, target_df, own, baseline)
         if busy:
             report["busy_hour"] = busy

@@ -22,6 +22,10 @@ Bands are per scale (``smoke``, ``laptop``, ``full``): ``"bands": {"laptop": {"m
 finding's mechanism differs at that scale). A finding without an entry for the run's scale falls
 back to ``"band"`` (all scales); with neither, it is not applicable at that scale, and says so.
 
+Disturbed windows. A timing finding one of whose inputs was measured while the host was busy (its
+``quiet`` column is false, contract 3) is reported with the verdict ``disturbed`` and not judged: a
+busy hour proves nothing either way. Deterministic findings are judged whatever the load.
+
 Applicability. A finding one of whose inputs is recorded ``not_applicable`` on an engine (a
 capability that build lacks) is not applicable there; so is a finding whose input the suite does
 not promise at all (``expected_metrics()``: a metric another change will add). A promised input
@@ -42,7 +46,7 @@ import pandas as pd
 FINDINGS_COLUMNS = [
     "suite", "finding", "description", "engine_id", "engine_version", "engine_build",
     "observed", "band_min", "band_max", "seed_value", "unit", "inputs", "problem", "applicable",
-    "finding_kind", "scope", "band_reason", "provisional",
+    "finding_kind", "scope", "band_reason", "provisional", "disturbed",
 ]
 
 STATISTICS = ("value", "min", "max", "median")
@@ -196,7 +200,21 @@ def _values_of(edf: pd.DataFrame) -> Values:
         samples = getattr(r, "samples", None)
         if samples is not None and len(samples):
             values[(r.workload, r.variant, r.metric, "samples")] = ([float(x) for x in samples if x is not None and math.isfinite(x)], r.status)
+        quiet = getattr(r, "quiet", None)
+        if quiet is not None and quiet is not pd.NA and not (isinstance(quiet, float) and math.isnan(quiet)):
+            values[(r.workload, r.variant, r.metric, "quiet")] = (bool(quiet), str(getattr(r, "host_other_cpu", "")))
     return values
+
+
+def disturbed_inputs(values: Values | dict[str, Values], finding: dict[str, Any]) -> list[str]:
+    """The finding's inputs measured while the host was busy (their ``quiet`` column is false)."""
+    out = []
+    for term in terms(finding):
+        vals = values.get(term["engine"], {}) if term.get("engine") else values  # type: ignore[union-attr]
+        q = vals.get(term_key(term) + ("quiet",))  # type: ignore[operator]
+        if q is not None and q[0] is False:
+            out.append(f"{_term_label(term)} (host_other_cpu {q[1]})")
+    return out
 
 
 def _unpromised(finding: dict[str, Any], promised: set[tuple[str, str]] | None) -> str | None:
@@ -231,6 +249,9 @@ def _row(suite: str, f: dict[str, Any], engine_id: str, version: Any, build: Any
             na_input = not_applicable_input(values, f)
             if na_input and not (problem and "recorded not applicable" in problem):
                 na = f"not applicable on this engine: {na_input} is recorded as not applicable"
+    disturbed = disturbed_inputs(values, f) if f.get("kind", "timing") == "timing" and not na else []
+    if disturbed and not problem:
+        problem = "measured while the host was busy, not judged: " + "; ".join(disturbed)
     return {
         "suite": suite,
         "finding": f["id"],
@@ -250,6 +271,7 @@ def _row(suite: str, f: dict[str, Any], engine_id: str, version: Any, build: Any
         "scope": f.get("scope", "engine"),
         "band_reason": band.reason,
         "provisional": "yes" if band.provisional else "no",
+        "disturbed": "yes" if disturbed else "no",
     }
 
 
@@ -326,7 +348,7 @@ def finding_expectations(definition: dict[str, Any], scale: str | None = None) -
             {
                 "type": "expect_column_values_to_be_between",
                 "kwargs": kwargs,
-                "where": {"finding": f["id"], "applicable": "yes"},
+                "where": {"finding": f["id"], "applicable": "yes", "disturbed": "no"},
                 "meta": {
                     "finding": f["id"],
                     "notes": f.get("description", ""),

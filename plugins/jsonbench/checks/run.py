@@ -149,7 +149,8 @@ def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: 
     for r in frame.itertuples(index=False):
         applicable = r.applicable == "yes"
         problem = r.problem if isinstance(r.problem, str) else None  # pandas 3 stores a missing str as NaN
-        ok = not applicable or (problem is None and (r.finding, r.engine_id) not in failed)
+        disturbed = applicable and r.disturbed == "yes" and not pd.isna(r.observed)
+        ok = not applicable or disturbed or (problem is None and (r.finding, r.engine_id) not in failed)
         f = reasons.get(r.finding, {})
         rows.append(
             {
@@ -157,7 +158,7 @@ def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: 
                 "engine_build": _str(r.engine_build), "expectation": r.finding, "description": r.description,
                 "observed": None if pd.isna(r.observed) else float(r.observed),
                 "min_value": None if pd.isna(r.band_min) else float(r.band_min), "max_value": None if pd.isna(r.band_max) else float(r.band_max),
-                "success": ok, "verdict": ("pass" if ok else "fail") if applicable else "not_applicable", "unit": r.unit,
+                "success": ok, "verdict": ("disturbed" if disturbed else "pass" if ok else "fail") if applicable else "not_applicable", "unit": r.unit,
                 "gx_suite": f"{suite}.reproduction", "scale": scale,
                 "details": {"inputs": json.loads(r.inputs), "problem": problem, "seed": f.get("seed"), "band_reason": r.band_reason,
                             "finding_reason": f.get("band_reason"), "scale": scale, "finding_kind": r.finding_kind, "scope": r.scope,
