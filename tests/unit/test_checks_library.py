@@ -156,3 +156,14 @@ def test_a_variant_the_previous_run_published_and_tonight_lacks_is_missing() -> 
     missing = frame[frame["verdict"] == "missing"]
     assert list(zip(missing["variant"], missing["metric"])) == [("v2", "update_time")]
     assert missing["drift_score"].iloc[0] > 1 and missing["metric_kind"].iloc[0] == "deterministic" and "r0" in missing["note"].iloc[0]
+
+
+@otava
+def test_a_row_timed_outside_the_measure_windows_takes_its_cells_quiet_verdict() -> None:
+    steady = [10.0, 10.3, 9.8, 10.1, 10.2, 9.9]
+    rows = [_rows(i, v, "load_time", "ms") for i, v in enumerate(steady)]
+    busy_cell = [_rows(6, 30.0, "load_time", "ms"), {**_rows(6, 5.0, "update_time", "ms", quiet=False)}]
+    ds = pd.DataFrame(rows + busy_cell)
+    run = {"run_id": "r6", "logical_date": busy_cell[0]["logical_date"], "hardware_label": "local", "scale": "smoke"}
+    frame = drift_frame(ds[ds["run_id"] == "r6"], ds, run, "s", POLICY).set_index("metric")
+    assert frame.loc["load_time", "verdict"] == "disturbed", "the load ran in a cell whose measure windows were busy"

@@ -115,6 +115,30 @@ def _quiet(row: Any) -> bool | None:
     return bool(q)
 
 
+def _fill_quiet(df: pd.DataFrame) -> pd.DataFrame:
+    """A row whose ``quiet`` is null in a cell that recorded it elsewhere takes the cell's verdict.
+
+    The measure windows record ``quiet``; rows timed outside them (the setup task's load, index and
+    vacuum times) come back null. They ran on the same host during the same cell, so they are as
+    disturbed as the cell's worst window: leaving them "unknown" (judged as quiet) would let a busy
+    hour's load times raise drift alarms. Runs that recorded no ``quiet`` at all stay null (quiet).
+    """
+    if "quiet" not in df.columns or df.empty:
+        return df
+    cell: dict[tuple[Any, Any], bool] = {}
+    for rid, eid, q in zip(df["run_id"], df["engine_id"], df["quiet"]):
+        if q is None or q is pd.NA or (isinstance(q, float) and math.isnan(q)):
+            continue
+        cell[(rid, eid)] = cell.get((rid, eid), True) and bool(q)
+    if not cell:
+        return df
+    filled = [q if not (q is None or q is pd.NA or (isinstance(q, float) and math.isnan(q))) else cell.get((rid, eid))
+              for rid, eid, q in zip(df["run_id"], df["engine_id"], df["quiet"])]
+    df = df.copy()
+    df["quiet"] = pd.Series(filled, index=df.index, dtype="object")
+    return df
+
+
 def _num(x: Any) -> float | None:
     try:
         v = float(x)
@@ -175,8 +199,8 @@ def drift_frame(tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any
     include = policy.get("include_metrics")
     exclude = set(policy.get("exclude_metrics") or [])
 
-    now = tonight[(tonight["suite"] == suite) & (tonight["status"] == "ok")].copy()
-    hist = history_of(dataset, run, suite).copy()
+    now = _fill_quiet(tonight[(tonight["suite"] == suite) & (tonight["status"] == "ok")].copy())
+    hist = _fill_quiet(history_of(dataset, run, suite).copy())
     for df in (now, hist):
         df["engine_build"] = df["engine_build"].fillna("")
     # One pass over the history, oldest first: per series key, one record per run (the last one wins).
