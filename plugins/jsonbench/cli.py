@@ -8,7 +8,12 @@
 * ``report``: the static HTML report (``<results>/report/index.html``), see :mod:`jsonbench.report`.
 * ``pgbench-overhead``: one catalogue pgbench script through the pipeline and by hand against the
   same server, both tps and their ratio (see :mod:`jsonbench.pgbench_overhead`).
-* ``link-engines`` / ``install-sqlite``: setup steps used by ``./bin/setup``.
+* ``calibrate``: per finding and engine, what the recorded runs of one scale observed and the band
+  a stated rule proposes (see :mod:`jsonbench.checks.calibrate`).
+* ``checkcheck``: checks of the checks: plants wrong results into copies of a real run, reruns the
+  real check on a copy of the real history, and reports the share caught and the false alarms
+  (see :mod:`jsonbench.checks.checkcheck`).
+* ``link-engines`` / ``install-sqlite`` / ``install-otava``: setup steps used by ``./bin/setup``.
 """
 
 from __future__ import annotations
@@ -272,7 +277,47 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("report", help="build the static HTML report (<results>/report/index.html) without Airflow")
     p.add_argument("--results-dir")
     p.add_argument("--run-id", help="the run to report on (default: the latest)")
+    p = sub.add_parser("calibrate", help="observed min/median/max per finding and engine over recorded runs of one scale, and the band a stated rule proposes")
+    p.add_argument("--scale", required=True)
+    p.add_argument("--results-dir")
+    p.add_argument("--hardware-label")
+    p.add_argument("--suites", help="comma-separated suite names")
+    p.add_argument("--margin", type=float, default=1.5, help="timing findings: widen the observed range by this factor each way (default 1.5)")
+    p.add_argument("--fact-tolerance", type=float, default=0.01, help="deterministic findings: widen the observed range by this share (default 0.01)")
+    p.add_argument("--json", dest="as_json", action="store_true", help="print the proposals as JSON")
+    p.add_argument("--include-disturbed", action="store_true", help="also use timing findings measured while the host was busy (quiet false)")
+    p = sub.add_parser("checkcheck", help="plant wrong results into copies of real runs, rerun the real check, report the share caught and false alarms")
+    p.add_argument("--results-dir", help="the results folder holding the real published runs (read only)")
+    p.add_argument("--hardware-label")
+    p.add_argument("--scale")
+    p.add_argument("--work-dir", help="where the copies go (default: a temporary folder, removed afterwards)")
+    p.add_argument("--kinds", help="comma-separated plant kinds (default: all)")
+    p.add_argument("--honest", type=int, default=None, help="how many of the latest honest runs to recheck for false alarms (default: all)")
+    p.add_argument("--target", help="the run to plant into (default: the latest); its earlier runs are the history")
+    p.add_argument("--json", dest="as_json", action="store_true")
+    sub.add_parser("install-otava", help="create the venv of Apache Otava, the drift check's change-point detector")
     args = parser.parse_args(argv)
+
+    if args.cmd == "calibrate":
+        from jsonbench.checks.calibrate import as_json, calibrate, render
+
+        cals = calibrate(paths.results_dir(args.results_dir), args.scale, args.hardware_label,
+                         [s for s in (args.suites or "").split(",") if s] or None, args.margin, args.fact_tolerance,
+                         include_disturbed=args.include_disturbed)
+        print(as_json(cals) if args.as_json else render(cals, args.scale, args.margin, args.fact_tolerance))
+        return 0
+    if args.cmd == "checkcheck":
+        from jsonbench.checks.checkcheck import checkcheck, render_checkcheck
+
+        report = checkcheck(paths.results_dir(args.results_dir), hardware_label=args.hardware_label, scale=args.scale, work_dir=args.work_dir,
+                            kinds=[k for k in (args.kinds or "").split(",") if k] or None, honest=args.honest, target=args.target)
+        print(json.dumps(report, indent=1, default=str) if args.as_json else render_checkcheck(report))
+        return 0 if report.get("ok") else 1
+    if args.cmd == "install-otava":
+        from jsonbench.checks.changepoints import install
+
+        install()
+        return 0
 
     if args.cmd == "handcheck":
         from jsonbench.handcheck import handcheck

@@ -1,13 +1,35 @@
-"""The findings frame: a seed's findings, computed from one run's published values.
+"""The findings frame: a seed's findings, computed from one run's published values, judged per scale.
 
 A finding in ``<suite>.reproduction.json`` is ``product(numerator) / product(denominator)``, where
 each term names a published ``workload``/``metric`` (``variant`` defaults to ``default``) and
 optionally a ``statistic`` of its samples (``min``, ``max``, ``median``; default the published
-value): ``min`` suits timings on a shared machine, where noise only ever slows a repetition down. The
-frame has one row per finding per engine of the run, with the band and the seed figure beside the
-observed value, so GX validates it and the report draws it without knowing the suite. A finding one of whose
-inputs is recorded ``not_applicable`` on an engine (a capability that build lacks) is itself not
-applicable there (``applicable == "no"``): reported, not judged.
+value): ``min`` suits timings on a shared machine, where noise only ever slows a repetition down.
+``"geomean": true`` takes the n-th root of the quotient (n = numerator terms), so a finding over
+many paired terms reads as a typical factor.
+
+Scope. A finding is computed per engine of the run (``"scope": "engine"``, the default) or, with
+``"scope": "cross_engine"``, once per run across engines: each term then names its ``engine``
+(an engine id such as ``postgres-18``), and the row's ``engine_id`` is ``"<numerator engine>/<denominator
+engine>"``. A cross-engine finding whose engines are not both in the run is not applicable.
+
+Kind. ``"kind": "deterministic"`` marks a fact of the data and the engine (counts, sizes, plan
+shapes): checked exactly or within 1-2 %. ``"kind": "timing"`` marks a comparison of measured
+speeds, whose band must only exclude the opposite conclusion. The kind is stored with each
+validation row (``details.finding_kind``), so a test can tell a missed timing band from a broken fact.
+
+Bands are per scale (``smoke``, ``laptop``, ``full``): ``"bands": {"laptop": {"min": .., "max": ..,
+"reason": .., "provisional": true}}``; a scale may instead say ``{"not_applicable": "why"}`` (the
+finding's mechanism differs at that scale). A finding without an entry for the run's scale falls
+back to ``"band"`` (all scales); with neither, it is not applicable at that scale, and says so.
+
+Disturbed windows. A timing finding one of whose inputs was measured while the host was busy (its
+``quiet`` column is false, contract 3) is reported with the verdict ``disturbed`` and not judged: a
+busy hour proves nothing either way. Deterministic findings are judged whatever the load.
+
+Applicability. A finding one of whose inputs is recorded ``not_applicable`` on an engine (a
+capability that build lacks) is not applicable there; so is a finding whose input the suite does
+not promise at all (``expected_metrics()``: a metric another change will add). A promised input
+that is missing fails the finding (and the completeness check).
 """
 
 from __future__ import annotations
@@ -15,6 +37,8 @@ from __future__ import annotations
 import json
 import math
 import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -22,14 +46,57 @@ import pandas as pd
 FINDINGS_COLUMNS = [
     "suite", "finding", "description", "engine_id", "engine_version", "engine_build",
     "observed", "band_min", "band_max", "seed_value", "unit", "inputs", "problem", "applicable",
+    "finding_kind", "scope", "band_reason", "provisional", "disturbed",
 ]
 
-
 STATISTICS = ("value", "min", "max", "median")
+SCALES = ("smoke", "laptop", "full")
+KINDS = ("timing", "deterministic")
+
+Values = dict[tuple[str, ...], tuple[Any, str]]
 
 
-def _term_value(values: dict[tuple[str, str, str], tuple[float | None, str]], term: dict[str, Any]) -> tuple[float | None, str]:
-    key = (term["workload"], term.get("variant", "default"), term["metric"])
+@dataclass(frozen=True)
+class ScaleBand:
+    """The band a finding is judged with at one scale, or why it is not applied there."""
+
+    min: float | None
+    max: float | None
+    reason: str
+    provisional: bool
+    not_applicable: str | None = None
+
+
+def band_at(finding: dict[str, Any], scale: str | None) -> ScaleBand:
+    """The finding's band at ``scale`` (its ``bands[scale]``, else its all-scale ``band``)."""
+    bands = finding.get("bands") or {}
+    spec = bands.get(scale) if scale else None
+    if spec is None:
+        spec = finding.get("band")
+        if spec is None:
+            return ScaleBand(None, None, "", False, f"no band for scale {scale!r} (bands given for {', '.join(sorted(bands)) or 'no scale'})")
+        return ScaleBand(spec.get("min"), spec.get("max"), str(finding.get("band_reason", "")), bool(spec.get("provisional", False)))
+    if "not_applicable" in spec:
+        return ScaleBand(None, None, str(spec["not_applicable"]), False, f"not applied at scale {scale}: {spec['not_applicable']}")
+    reason = str(spec.get("reason") or finding.get("band_reason", ""))
+    return ScaleBand(spec.get("min"), spec.get("max"), reason, bool(spec.get("provisional", False)))
+
+
+def term_key(term: dict[str, Any]) -> tuple[str, str, str]:
+    return (term["workload"], term.get("variant", "default"), term["metric"])
+
+
+def _term_label(term: dict[str, Any]) -> str:
+    label = "/".join(term_key(term))
+    if term.get("engine"):
+        label = f"{term['engine']}:{label}"
+    if term.get("statistic", "value") != "value":
+        label += f"[{term['statistic']}]"
+    return label
+
+
+def _term_value(values: Values, term: dict[str, Any]) -> tuple[float | None, str]:
+    key = term_key(term)
     if key not in values:
         return None, f"{'/'.join(key)} not published"
     value, status = values[key]
@@ -37,32 +104,72 @@ def _term_value(values: dict[tuple[str, str, str], tuple[float | None, str]], te
     if stat not in STATISTICS:
         raise ValueError(f"finding term {term!r}: statistic must be one of {STATISTICS}")
     if stat != "value":
-        samples = (values.get(key + ("samples",)) or (None, ""))[0]  # type: ignore[operator]
+        samples = (values.get(key + ("samples",)) or (None, ""))[0]
         if samples:
             value = {"min": min, "max": max, "median": statistics.median}[stat](samples)
     if status != "ok" or value is None or not math.isfinite(value):
         return None, f"{'/'.join(key)} is {status if status != 'ok' else 'not a finite number'}"
-    return value, ""
+    return float(value), ""
 
 
-def not_applicable_input(values: dict[tuple[str, str, str], tuple[float | None, str]], finding: dict[str, Any]) -> str | None:
-    """The first input of ``finding`` recorded as not applicable on this engine, if any (then so is the finding)."""
-    for term in (finding.get("numerator") or []) + (finding.get("denominator") or []):
-        key = (term["workload"], term.get("variant", "default"), term["metric"])
-        if key in values and values[key][1] == "not_applicable":
-            return "/".join(key)
+def terms(finding: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(finding.get("numerator") or []) + list(finding.get("denominator") or [])
+
+
+def not_applicable_input(values: Values | dict[str, Values], finding: dict[str, Any]) -> str | None:
+    """The first input of ``finding`` recorded as not applicable (on its engine), if any."""
+    for term in terms(finding):
+        vals = values.get(term["engine"], {}) if term.get("engine") else values  # type: ignore[union-attr]
+        key = term_key(term)
+        if key in vals and vals[key][1] == "not_applicable":  # type: ignore[operator]
+            return _term_label(term)
     return None
 
 
-def finding_value(values: dict[tuple[str, str, str], tuple[float | None, str]], finding: dict[str, Any]) -> tuple[float | None, str, dict[str, float | None]]:
-    """``(observed, problem, inputs)`` of one finding; observed is None (with the problem) when not computable."""
+def unjustified_not_applicable(values: Values | dict[str, Values], finding: dict[str, Any], reasons: dict[tuple[str, str, str], str]) -> str | None:
+    """Why an input's ``not_applicable`` does not excuse ``finding``, or None when it does.
+
+    A finding steps aside only for what it declares in ``requires`` (capabilities such as
+    ``lz4`` or ``json_table``), and only when the input's recorded reason names one of them:
+    a suite that marks an input not applicable by mistake must not silence the finding.
+    """
+    na = not_applicable_input(values, finding)
+    if na is None:
+        return None
+    needs = [str(r).lower() for r in finding.get("requires") or []]
+    for term in terms(finding):
+        key = term_key(term)
+        reason = reasons.get(key, "") or ""
+        vals = values.get(term["engine"], {}) if term.get("engine") else values  # type: ignore[union-attr]
+        if key in vals and vals[key][1] == "not_applicable":  # type: ignore[operator]
+            if not needs:
+                return f"{_term_label(term)} is recorded not applicable ({reason or 'no reason'}), but this finding depends on no optional capability"
+            if not any(n in reason.lower() for n in needs):
+                return f"{_term_label(term)} is recorded not applicable ({reason or 'no reason'}), which names none of this finding's requirements ({', '.join(needs)})"
+    return None
+
+
+def finding_value(values: Values | dict[str, Values], finding: dict[str, Any]) -> tuple[float | None, str, dict[str, float | None]]:
+    """``(observed, problem, inputs)`` of one finding; observed is None (with the problem) when not computable.
+
+    ``values`` maps ``(workload, variant, metric)`` to ``(value, status)`` for a per-engine finding,
+    or engine id to such a map for a cross-engine one.
+    """
     inputs: dict[str, float | None] = {}
     problems: list[str] = []
     parts: dict[str, float] = {"numerator": 1.0, "denominator": 1.0}
     for side in ("numerator", "denominator"):
         for term in finding.get(side) or []:
-            value, problem = _term_value(values, term)
-            inputs[f"{term['workload']}/{term.get('variant', 'default')}/{term['metric']}"] = value
+            if term.get("engine"):
+                vals = values.get(term["engine"])  # type: ignore[union-attr]
+                if vals is None:
+                    inputs[_term_label(term)] = None
+                    problems.append(f"engine {term['engine']} not in this run")
+                    continue
+            else:
+                vals = values  # type: ignore[assignment]
+            value, problem = _term_value(vals, term)  # type: ignore[arg-type]
+            inputs[_term_label(term)] = value
             if value is None:
                 problems.append(problem)
             else:
@@ -71,85 +178,217 @@ def finding_value(values: dict[tuple[str, str, str], tuple[float | None, str]], 
         return None, "; ".join(problems), inputs
     if finding.get("denominator") and parts["denominator"] == 0:
         return None, "denominator is zero", inputs
-    return parts["numerator"] / parts["denominator"], "", inputs
+    observed = parts["numerator"] / parts["denominator"]
+    if finding.get("geomean"):
+        n = max(len(finding.get("numerator") or []), 1)
+        if observed < 0:
+            return None, "geometric mean of a negative quotient", inputs
+        observed = observed ** (1.0 / n)
+    return observed, "", inputs
 
 
-def findings_frame(measurements: pd.DataFrame, suite: str, definition: dict[str, Any]) -> pd.DataFrame:
-    """One row per finding per engine of ``suite`` in ``measurements`` (one run's published rows)."""
+def _reasons_of(edf: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    if "reason" not in edf.columns:
+        return {}
+    return {(r.workload, r.variant, r.metric): r.reason for r in edf.itertuples() if isinstance(r.reason, str)}
+
+
+def _values_of(edf: pd.DataFrame) -> Values:
+    values: Values = {}
+    for r in edf.itertuples():
+        values[(r.workload, r.variant, r.metric)] = (None if pd.isna(r.value) else float(r.value), r.status)
+        samples = getattr(r, "samples", None)
+        if samples is not None and len(samples):
+            values[(r.workload, r.variant, r.metric, "samples")] = ([float(x) for x in samples if x is not None and math.isfinite(x)], r.status)
+        quiet = getattr(r, "quiet", None)
+        if quiet is not None and quiet is not pd.NA and not (isinstance(quiet, float) and math.isnan(quiet)):
+            values[(r.workload, r.variant, r.metric, "quiet")] = (bool(quiet), str(getattr(r, "host_other_cpu", "")))
+    return values
+
+
+def disturbed_inputs(values: Values | dict[str, Values], finding: dict[str, Any]) -> list[str]:
+    """The finding's inputs measured while the host was busy (their ``quiet`` column is false)."""
+    out = []
+    for term in terms(finding):
+        vals = values.get(term["engine"], {}) if term.get("engine") else values  # type: ignore[union-attr]
+        q = vals.get(term_key(term) + ("quiet",))  # type: ignore[operator]
+        if q is not None and q[0] is False:
+            out.append(f"{_term_label(term)} (host_other_cpu {q[1]})")
+    return out
+
+
+def _unpromised(finding: dict[str, Any], promised: set[tuple[str, str]] | None) -> str | None:
+    """The first input whose (workload, metric) the suite does not promise at all, if any."""
+    if promised is None:
+        return None
+    for term in terms(finding):
+        if (term["workload"], term["metric"]) not in promised:
+            return "/".join(term_key(term))
+    return None
+
+
+def _row(suite: str, f: dict[str, Any], engine_id: str, version: Any, build: Any, scale: str | None,
+         values: Values | dict[str, Values], promised: set[tuple[str, str]] | None, missing_engine: str | None = None,
+         reasons: dict[tuple[str, str, str], str] | None = None) -> dict[str, Any]:
+    band = band_at(f, scale)
+    observed, problem, inputs = finding_value(values, f)
+    na = None
+    if not band.not_applicable and not missing_engine and f.get("scope", "engine") == "engine":
+        unjustified = unjustified_not_applicable(values, f, reasons or {})
+        if unjustified:
+            problem = unjustified
+    if band.not_applicable:
+        na = band.not_applicable
+    elif missing_engine:
+        na = f"not applicable in this run: {missing_engine}"
+    else:
+        unpromised = _unpromised(f, promised)
+        if unpromised:
+            na = f"not applicable: the {suite} suite does not measure {unpromised} (yet)"
+        else:
+            na_input = not_applicable_input(values, f)
+            if na_input and not (problem and "recorded not applicable" in problem):
+                na = f"not applicable on this engine: {na_input} is recorded as not applicable"
+    disturbed = disturbed_inputs(values, f) if f.get("kind", "timing") == "timing" and not na else []
+    if disturbed and not problem:
+        problem = "measured while the host was busy, not judged: " + "; ".join(disturbed)
+    return {
+        "suite": suite,
+        "finding": f["id"],
+        "description": f.get("description", ""),
+        "engine_id": engine_id,
+        "engine_version": version,
+        "engine_build": build,
+        "observed": observed,
+        "band_min": None if na else band.min,
+        "band_max": None if na else band.max,
+        "seed_value": (f.get("seed") or {}).get("value"),
+        "unit": f.get("unit", ""),
+        "inputs": json.dumps(inputs, sort_keys=True),
+        "problem": na or problem or None,
+        "applicable": "no" if na else "yes",
+        "finding_kind": f.get("kind", "timing"),
+        "scope": f.get("scope", "engine"),
+        "band_reason": band.reason,
+        "provisional": "yes" if band.provisional else "no",
+        "disturbed": "yes" if disturbed else "no",
+    }
+
+
+def findings_frame(measurements: pd.DataFrame, suite: str, definition: dict[str, Any], scale: str | None = None,
+                   promised: Iterable[tuple[str, str]] | None = None) -> pd.DataFrame:
+    """One row per finding per engine of ``suite`` in ``measurements`` (one run's published rows).
+
+    ``scale`` picks the bands (default: the rows' own scale); ``promised`` is the suite's
+    ``expected_metrics()`` (``(workload, metric)`` pairs), used to tell a metric the suite does not
+    measure yet from one it lost.
+    """
     rows: list[dict[str, Any]] = []
     sdf = measurements[measurements["suite"] == suite]
+    if sdf.empty:
+        return pd.DataFrame([], columns=FINDINGS_COLUMNS)
+    if scale is None and "scale" in sdf.columns:
+        scale = str(sdf["scale"].iloc[0])
+    promised_set = set(promised) if promised is not None else None
+    per_engine = [f for f in definition.get("findings", []) if f.get("scope", "engine") == "engine"]
+    cross = [f for f in definition.get("findings", []) if f.get("scope") == "cross_engine"]
+    by_engine: dict[str, Values] = {}
+    reasons: dict[str, dict[tuple[str, str, str], str]] = {}
+    firsts: dict[str, pd.Series] = {}
     for engine_id, edf in sdf.groupby("engine_id", sort=True):
-        values: dict[tuple[str, ...], tuple[Any, str]] = {}
-        for r in edf.itertuples():
-            values[(r.workload, r.variant, r.metric)] = (None if pd.isna(r.value) else float(r.value), r.status)
-            samples = getattr(r, "samples", None)
-            if samples is not None and len(samples):
-                values[(r.workload, r.variant, r.metric, "samples")] = ([float(x) for x in samples if x is not None and math.isfinite(x)], r.status)
-        first = edf.iloc[0]
-        for f in definition.get("findings", []):
-            observed, problem, inputs = finding_value(values, f)
-            na = not_applicable_input(values, f)
-            band = f.get("band", {})
-            rows.append(
-                {
-                    "suite": suite,
-                    "finding": f["id"],
-                    "description": f.get("description", ""),
-                    "engine_id": str(engine_id),
-                    "engine_version": first.get("engine_version"),
-                    "engine_build": first.get("engine_build"),
-                    "observed": observed,
-                    "band_min": band.get("min"),
-                    "band_max": band.get("max"),
-                    "seed_value": (f.get("seed") or {}).get("value"),
-                    "unit": f.get("unit", ""),
-                    "inputs": json.dumps(inputs, sort_keys=True),
-                    "problem": (f"not applicable on this engine: {na} is recorded as not applicable" if na else problem) or None,
-                    "applicable": "no" if na else "yes",
-                }
-            )
+        by_engine[str(engine_id)] = _values_of(edf)
+        reasons[str(engine_id)] = _reasons_of(edf)
+        firsts[str(engine_id)] = edf.iloc[0]
+    for engine_id, values in by_engine.items():
+        first = firsts[engine_id]
+        for f in per_engine:
+            rows.append(_row(suite, f, engine_id, first.get("engine_version"), first.get("engine_build"), scale, values, promised_set,
+                             reasons=reasons[engine_id]))
+    for f in cross:
+        engines = [t["engine"] for t in terms(f)]
+        num = (f.get("numerator") or [{}])[0].get("engine", "?")
+        den = (f.get("denominator") or [{}])[0].get("engine", "?")
+        missing = [e for e in dict.fromkeys(engines) if e not in by_engine]
+        versions = "/".join(str(firsts[e].get("engine_version")) if e in firsts else "-" for e in (num, den))
+        builds = "/".join(str(firsts[e].get("engine_build")) if e in firsts else "-" for e in (num, den))
+        rows.append(_row(suite, f, f"{num}/{den}", versions, builds, scale, by_engine, promised_set,
+                         missing_engine=f"engine(s) {', '.join(missing)} not in this run" if missing else None))
     frame = pd.DataFrame(rows, columns=FINDINGS_COLUMNS)
     for col in ("observed", "band_min", "band_max", "seed_value"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
     return frame
 
 
-def finding_expectations(definition: dict[str, Any]) -> list[dict[str, Any]]:
-    """Expectation entries (library format) for the findings frame of one reproduction file.
+def finding_expectations(definition: dict[str, Any], scale: str | None = None) -> list[dict[str, Any]]:
+    """Expectation entries (library format) for the findings frame of one reproduction file at ``scale``.
 
-    Per finding: observed within its band, restricted to that finding's rows; plus one frame-wide
-    "observed is not null" (a finding that cannot be computed fails), then any raw expectations the
-    file lists under ``expectations``.
+    Per finding applied at this scale: observed within its band, restricted to that finding's
+    applicable rows; plus one frame-wide "observed is not null" (a finding that cannot be computed
+    fails), then any raw expectations the file lists under ``expectations``.
     """
     entries: list[dict[str, Any]] = [
         {
             "type": "expect_column_values_to_not_be_null",
             "kwargs": {"column": "observed"},
             "where": {"applicable": "yes"},
-            "meta": {"notes": "every finding is computable: its inputs are published, measured and non-zero where divided by (a finding with an input recorded as not applicable on an engine is not applicable there)",
+            "meta": {"notes": "every finding is computable: its inputs are published, measured and non-zero where divided by (a finding with an input recorded as not applicable on an engine, or not measured by the suite, or not applied at this scale, is not applicable)",
                      "generated": True},
         }
     ]
     for f in definition.get("findings", []):
-        band = f.get("band", {})
+        band = band_at(f, scale)
+        if band.not_applicable:
+            continue
         kwargs: dict[str, Any] = {"column": "observed"}
-        if band.get("min") is not None:
-            kwargs["min_value"] = band["min"]
-        if band.get("max") is not None:
-            kwargs["max_value"] = band["max"]
+        if band.min is not None:
+            kwargs["min_value"] = band.min
+        if band.max is not None:
+            kwargs["max_value"] = band.max
         entries.append(
             {
                 "type": "expect_column_values_to_be_between",
                 "kwargs": kwargs,
-                "where": {"finding": f["id"], "applicable": "yes"},
+                "where": {"finding": f["id"], "applicable": "yes", "disturbed": "no"},
                 "meta": {
                     "finding": f["id"],
                     "notes": f.get("description", ""),
                     "seed": f.get("seed"),
-                    "band_reason": f.get("band_reason"),
+                    "scale": scale,
+                    "finding_kind": f.get("kind", "timing"),
+                    "band_reason": band.reason,
                     "generated": True,
                 },
             }
         )
     entries.extend(definition.get("expectations") or [])
     return entries
+
+
+def validate_definition(definition: dict[str, Any]) -> list[str]:
+    """Problems with a reproduction file's findings (kinds, scopes, bands, reasons), empty when sound."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for f in definition.get("findings", []):
+        fid = f.get("id", "?")
+        if fid in seen:
+            problems.append(f"{fid}: duplicate id")
+        seen.add(fid)
+        if f.get("kind", "timing") not in KINDS:
+            problems.append(f"{fid}: kind must be one of {KINDS}")
+        if f.get("scope", "engine") not in ("engine", "cross_engine"):
+            problems.append(f"{fid}: scope must be engine or cross_engine")
+        if f.get("scope") == "cross_engine" and not all(t.get("engine") for t in terms(f)):
+            problems.append(f"{fid}: every term of a cross-engine finding names its engine")
+        for scale, spec in (f.get("bands") or {}).items():
+            if scale not in SCALES:
+                problems.append(f"{fid}: unknown scale {scale!r}")
+            if "not_applicable" in spec:
+                if not str(spec["not_applicable"]).strip():
+                    problems.append(f"{fid}@{scale}: not_applicable needs a reason")
+                continue
+            lo, hi = spec.get("min"), spec.get("max")
+            if lo is not None and hi is not None and lo > hi:
+                problems.append(f"{fid}@{scale}: min {lo} > max {hi}")
+            if not str(spec.get("reason") or "").strip():
+                problems.append(f"{fid}@{scale}: band without a reason")
+    return problems

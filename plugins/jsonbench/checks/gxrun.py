@@ -141,3 +141,7 @@ class GXSession:
             return None
         index = self.docs_dir / "index.html"
         return index if index.exists() else None
+
+    def finish(self) -> dict[str, str]:
+        """Each GX suite name's Data Docs page, relative to the results folder (minimal until the report helper's GX context lands)."""
+        return {}

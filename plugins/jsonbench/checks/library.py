@@ -59,6 +59,14 @@ class Library:
         for key, value in override.items():
             if key == "units" and isinstance(value, dict):
                 policy.setdefault("units", {}).update(value)
+            elif key == "min_magnitude" and isinstance(value, dict):
+                mags = policy.setdefault("min_magnitude", {})
+                mags.setdefault("units", {}).update(value.get("units") or {})
+                if "default" in value:
+                    mags["default"] = value["default"]
+            elif key == "deterministic" and isinstance(value, list):
+                # A suite's patterns come first: the first matching pattern decides.
+                policy["deterministic"] = list(value) + list(policy.get("deterministic") or [])
             else:
                 policy[key] = value
         return policy

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from jsonbench.checks.changepoints import DetectorUnavailable
 from jsonbench.checks.drift import drift_expectations, drift_frame
 from jsonbench.checks.findings import finding_expectations, findings_frame
 from jsonbench.checks.gxrun import GXSession, Outcome
@@ -69,7 +70,7 @@ def _aggregate_rows(kind: str, suite: str | None, outcomes: list[Outcome], run: 
                 "description": str(o.meta.get("notes", "")), "observed": float(observed) if isinstance(observed, (int, float)) and not isinstance(observed, bool) else None,
                 "min_value": _num(o.kwargs.get("min_value")), "max_value": _num(o.kwargs.get("max_value")),
                 "success": o.success, "verdict": "pass" if o.success else "fail", "gx_suite": o.suite_name, "scale": run.get("scale"),
-                "details": json.dumps({"unexpected": o.unexpected[:MAX_DETAIL_ROWS], "unexpected_count": o.result.get("unexpected_count"), "error": o.error, "kwargs": o.kwargs}, default=str),
+                "details": {"unexpected": o.unexpected[:MAX_DETAIL_ROWS], "unexpected_count": o.result.get("unexpected_count"), "error": o.error, "kwargs": o.kwargs},
             }
         )
     return rows
@@ -121,13 +122,26 @@ def _sanity(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.Dat
     return rows
 
 
+def _promised(suite: str, published: pd.DataFrame) -> set[tuple[str, str]] | None:
+    """The (workload, metric) pairs the suite promises at the run's scale, or None if the suite is unknown."""
+    try:
+        from jsonbench.suites import get_suite
+
+        sub = published[published["suite"] == suite]
+        params = json.loads(sub["scale_params"].iloc[0] or "{}") if "scale_params" in sub.columns and not sub.empty else {}
+        return set(get_suite(suite).expected_metrics(params))
+    except Exception:  # an unknown suite (a test's) promises nothing we can read: judge what is there
+        return None
+
+
 def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, suite: str) -> list[dict[str, Any]]:
     definition = lib.reproduction[suite]
-    frame = findings_frame(published, suite, definition)
+    scale = run.get("scale")
+    frame = findings_frame(published, suite, definition, scale=scale, promised=_promised(suite, published))
     if frame.empty:
         return []
     keys = ["finding", "engine_id"]
-    entries = finding_expectations(definition)
+    entries = finding_expectations(definition, scale)
     generated, extra = _split(gxs.validate(f"{suite}.reproduction", frame, entries, keys))
     failed = _failed_keys(generated, keys)
     reasons = {f["id"]: f for f in definition.get("findings", [])}
@@ -135,7 +149,8 @@ def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: 
     for r in frame.itertuples(index=False):
         applicable = r.applicable == "yes"
         problem = r.problem if isinstance(r.problem, str) else None  # pandas 3 stores a missing str as NaN
-        ok = not applicable or (problem is None and (r.finding, r.engine_id) not in failed)
+        disturbed = applicable and r.disturbed == "yes" and not pd.isna(r.observed)
+        ok = not applicable or disturbed or (problem is None and (r.finding, r.engine_id) not in failed)
         f = reasons.get(r.finding, {})
         rows.append(
             {
@@ -143,9 +158,11 @@ def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: 
                 "engine_build": _str(r.engine_build), "expectation": r.finding, "description": r.description,
                 "observed": None if pd.isna(r.observed) else float(r.observed),
                 "min_value": None if pd.isna(r.band_min) else float(r.band_min), "max_value": None if pd.isna(r.band_max) else float(r.band_max),
-                "success": ok, "verdict": ("pass" if ok else "fail") if applicable else "not_applicable", "unit": r.unit,
-                "gx_suite": f"{suite}.reproduction", "scale": run.get("scale"),
-                "details": json.dumps({"inputs": json.loads(r.inputs), "problem": problem, "seed": f.get("seed"), "band_reason": f.get("band_reason")}, default=str),
+                "success": ok, "verdict": ("disturbed" if disturbed else "pass" if ok else "fail") if applicable else "not_applicable", "unit": r.unit,
+                "gx_suite": f"{suite}.reproduction", "scale": scale,
+                "details": {"inputs": json.loads(r.inputs), "problem": problem, "seed": f.get("seed"), "band_reason": r.band_reason,
+                            "finding_reason": f.get("band_reason"), "scale": scale, "finding_kind": r.finding_kind, "scope": r.scope,
+                            "provisional": r.provisional == "yes"},
             }
         )
     rows += _aggregate_rows("reproduction", suite, extra, run)
@@ -162,11 +179,15 @@ def _drift(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.Data
     entries = drift_expectations(policy)
     generated, extra = _split(gxs.validate(f"{suite}.drift", frame, entries, keys))
     failed = _failed_keys(generated, keys)
-    need = int(policy.get("min_history", 3))
+    need = int(policy.get("min_history", 4))
     for engine_id, g in frame.groupby("engine_id"):
-        have = int(g["history_n"].max())
+        timing = g[g["metric_kind"] == "timing"]
+        have = int(timing["history_n"].max()) if not timing.empty else need
         if have < need:
-            notes.append(f"{suite} on {engine_id}: only {have} earlier run(s) of hardware {run['hardware_label']!r}, this build and scale {run['scale']!r}; drift needs {need}, so it is not judged yet")
+            notes.append(f"{suite} on {engine_id}: only {have} quiet earlier run(s) of hardware {run['hardware_label']!r}, this build and scale {run['scale']!r}; change-point detection needs {need}, so timings are not judged yet")
+        disturbed = int((g["verdict"] == "disturbed").sum())
+        if disturbed:
+            notes.append(f"{suite} on {engine_id}: {disturbed} metric(s) measured while the host was busy; not judged")
     rows = []
     for r in frame.itertuples(index=False):
         ok = (r.engine_id, r.workload, r.variant, r.metric) not in failed
@@ -175,32 +196,62 @@ def _drift(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.Data
                 "check_kind": "drift", "suite": suite, "engine_id": r.engine_id, "engine_version": _str(r.engine_version), "engine_build": _str(r.engine_build),
                 "workload": r.workload, "variant": r.variant, "metric": r.metric, "unit": r.unit,
                 "expectation": f"no_drift:{r.workload}/{r.variant}/{r.metric}",
-                "description": f"{r.metric} of {r.workload} vs the median of {r.history_n} earlier run(s)",
-                "observed": r.value, "min_value": None if pd.isna(r.lower) else r.lower, "max_value": None if pd.isna(r.upper) else r.upper,
-                "success": ok, "verdict": r.verdict if ok else "drift", "gx_suite": f"{suite}.drift", "scale": run.get("scale"),
-                "details": json.dumps({k: (None if isinstance(v, float) and pd.isna(v) else v) for k, v in r._asdict().items() if k in (
-                    "history_n", "history_median", "history_spread", "relative_spread", "relative_change", "drift_score", "spread", "history_runs")}, default=str),
+                "description": f"{r.metric} of {r.workload}: {r.method} over {r.history_n} earlier run(s) and tonight",
+                "observed": None if pd.isna(r.value) else float(r.value),
+                "min_value": None if pd.isna(r.lower) else float(r.lower), "max_value": None if pd.isna(r.upper) else float(r.upper),
+                "success": ok, "verdict": r.verdict if ok else ("missing" if r.verdict == "missing" else "drift"), "gx_suite": f"{suite}.drift", "scale": run.get("scale"),
+                "details": {
+                    "method": r.method, "metric_kind": r.metric_kind, "history_runs": json.loads(r.history_runs), "history_n": int(r.history_n),
+                    "change_points": json.loads(r.change_points), "reference": None if pd.isna(r.reference) else float(r.reference),
+                    "history_median": None if pd.isna(r.reference) else float(r.reference),  # the report's name for it
+                    "relative_change": None if pd.isna(r.relative_change) else float(r.relative_change),
+                    "drift_score": None if pd.isna(r.drift_score) else float(r.drift_score), "quiet": r.quiet,
+                    "host_other_cpu": None if pd.isna(r.host_other_cpu) else float(r.host_other_cpu), "note": r.note or None,
+                    "scale": run.get("scale"),
+                },
             }
         )
     rows += _aggregate_rows("drift", suite, extra, run)
     return rows, notes
 
 
+def _damaged_rows(damaged: Any, results_dir: str | Path, table: str) -> list[dict[str, Any]]:
+    """One failed sanity row per dataset file that could not be read, naming it."""
+    rows = []
+    for d in damaged:
+        try:
+            where = str(Path(d.path).relative_to(Path(results_dir)))
+        except ValueError:
+            where = str(d.path)
+        rows.append(
+            {
+                "check_kind": "sanity", "suite": None, "engine_id": None, "expectation": f"dataset_file_readable:{where}",
+                "description": f"every {table} file of the dataset is readable; this one is not and was skipped by every check, drift judgement and report",
+                "observed": None, "min_value": None, "max_value": None, "success": False, "verdict": "fail", "gx_suite": None,
+                "details": {"file": where, "table": table, "error": d.error, "check": "damaged_file"},
+            }
+        )
+    return rows
+
+
 def check_run(run: dict[str, Any]) -> dict[str, Any]:
     """Check one published run; store its validation rows; raise :class:`ChecksFailed` if any failed.
 
     ``run`` is the dict ``jsonbench.tasks.plan`` builds (run_id, logical_date, hardware_label,
-    results_dir, scale, ...). Returns a summary (counts per kind, drift notes, paths).
+    results_dir, scale, ...). Returns a summary (counts per kind and per finding kind, drift
+    notes, damaged files, paths).
     """
-    from jsonbench.dataset.publish import MEASUREMENTS, publish_validations, read_dataset
+    from jsonbench.dataset.publish import MEASUREMENTS, publish_validations, read_dataset_report
     from jsonbench.dataset.schema import run_key
 
     results_dir = run["results_dir"]
     lib = load_library()
-    dataset = read_dataset(results_dir, MEASUREMENTS, hardware_label=run["hardware_label"]).to_pandas()
+    read = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=run["hardware_label"])
+    dataset = read.table.to_pandas()
     published = dataset[dataset["run_id"] == run["run_id"]].copy()
     if published.empty:
-        raise RuntimeError(f"run {run['run_id']!r} has no published rows under {results_dir}; nothing to check")
+        damaged = "; ".join(d.path for d in read.damaged)
+        raise RuntimeError(f"run {run['run_id']!r} has no published rows under {results_dir}; nothing to check" + (f" (damaged files skipped: {damaged})" if damaged else ""))
     if not run.get("scale"):
         run = {**run, "scale": published["scale"].iloc[0]}
 
@@ -209,42 +260,61 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     shutil.rmtree(data_docs_dir(results_dir, run["run_id"]), ignore_errors=True)
     docs = data_docs_dir(results_dir, run["run_id"]) if _docs_enabled() else None
     gxs = GXSession(docs, run_name=run_key(run["run_id"]))
-    rows = _sanity(lib, gxs, run, published)
-    notes: list[str] = []
+    rows = _damaged_rows(read.damaged, results_dir, MEASUREMENTS)
+    rows += _sanity(lib, gxs, run, published)
+    notes: list[str] = [f"skipped unreadable dataset file {d.path}: {d.error}" for d in read.damaged]
     for suite in sorted(published["suite"].unique()):
         if suite in lib.reproduction:
             rows += _reproduction(lib, gxs, run, published, suite)
         else:
             notes.append(f"{suite}: no {suite}.reproduction.json, so no reproduction expectations")
-        drift_rows, drift_notes = _drift(lib, gxs, run, published, dataset, suite)
+        try:
+            drift_rows, drift_notes = _drift(lib, gxs, run, published, dataset, suite)
+        except DetectorUnavailable as exc:
+            drift_rows, drift_notes = [_detector_row(suite, str(exc))], [f"{suite}: drift not judged: {exc}"]
         rows += drift_rows
         notes += drift_notes
 
+    pages = gxs.finish() if _docs_enabled() else {}
     docs_index = gxs.build_docs() if _docs_enabled() else None
+    index_page = _relative(docs_index, results_dir) if docs_index else None
     validated_at = _now()
     for r in rows:
         r["validated_at"] = validated_at
+        details = r.get("details")
+        details = dict(details) if isinstance(details, dict) else (json.loads(details) if isinstance(details, str) and details else {})
+        details.setdefault("check", r["check_kind"])
+        details["data_docs_page"] = pages.get(r.get("gx_suite") or "") or index_page
+        r["details"] = json.dumps(details, default=str)
     target = publish_validations(results_dir, run, rows)
 
     failed = [r for r in rows if not r["success"]]
     by_kind: dict[str, dict[str, int]] = {}
+    by_finding_kind: dict[str, dict[str, int]] = {}
     for r in rows:
         k = by_kind.setdefault(r["check_kind"], {"passed": 0, "failed": 0})
         k["passed" if r["success"] else "failed"] += 1
+        tag = row_tag(r)
+        t = by_finding_kind.setdefault(tag, {"passed": 0, "failed": 0})
+        t["passed" if r["success"] else "failed"] += 1
     verdicts: dict[str, int] = {}
     for r in rows:
         if r["check_kind"] == "drift" and r.get("verdict"):
             verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
     summary = {
         "run_id": run["run_id"],
+        "scale": run.get("scale"),
         "checked": len(rows),
         "failed": len(failed),
         "by_kind": by_kind,
+        "by_tag": by_finding_kind,
         "drift_verdicts": verdicts,
+        "damaged_files": [d.path for d in read.damaged],
         "notes": notes,
         "failures": [_failure_line(r) for r in failed[:20]],
         "validations": str(target),
         "data_docs": str(docs_index) if docs_index else None,
+        "data_docs_pages": pages,
         "results_dir": str(results_dir),
     }
     for note in notes:
@@ -255,9 +325,54 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
+#: What a validation row is about, for tests and alerts: "sanity" (schema, completeness, damaged
+#: files), "deterministic" (a fact of the data: counts, sizes, plans; reproduction or drift),
+#: "timing" (a measured speed: its band or its change points).
+TAGS = ("sanity", "deterministic", "timing")
+
+
+def row_tag(row: dict[str, Any] | pd.Series) -> str:
+    """``sanity``, ``deterministic`` or ``timing`` for one validation row (a dict, or a row read back)."""
+    kind = row["check_kind"]
+    if kind == "sanity":
+        return "sanity"
+    details = row.get("details")
+    if isinstance(details, str):
+        try:
+            details = json.loads(details)
+        except ValueError:
+            details = {}
+    details = details or {}
+    tag = details.get("finding_kind") or details.get("metric_kind")
+    if tag in ("deterministic", "timing"):
+        return tag
+    # A raw expectation of a reproduction file or a broken detector: as strict as a fact.
+    return "deterministic"
+
+
+def _relative(path: Path | None, results_dir: str | Path) -> str | None:
+    if path is None:
+        return None
+    try:
+        return str(Path(path).resolve().relative_to(Path(results_dir).resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _detector_row(suite: str, error: str) -> dict[str, Any]:
+    """A failed drift row when the change-point detector cannot run: drift must not pass unjudged in silence."""
+    return {
+        "check_kind": "drift", "suite": suite, "engine_id": None, "expectation": "change_point_detector_available",
+        "description": "Apache Otava's environment runs (./bin/setup installs it)", "observed": None, "min_value": None, "max_value": None,
+        "success": False, "verdict": "fail", "gx_suite": f"{suite}.drift", "details": {"error": error, "metric_kind": "deterministic"},
+    }
+
+
 def _failure_line(r: dict[str, Any]) -> str:
     where = "/".join(str(x) for x in (r.get("suite"), r.get("engine_id")) if x)
     details = json.loads(r.get("details") or "{}")
+    if details.get("file"):
+        return f"{r['check_kind']}: damaged dataset file {details['file']}: {details.get('error')}"
     if r.get("engine_id") is None and (details.get("unexpected") or details.get("error")):
         # An expectation over many rows: say how many failed and which, not a row count as "observed".
         shown = ["/".join(str(u[k]) for k in ("engine_id", "workload", "metric") if k in u) + (f"={u['value']}" if "value" in u else "")
@@ -267,10 +382,45 @@ def _failure_line(r: dict[str, Any]) -> str:
         return f"{r['check_kind']}: {where + ': ' if where else ''}{r['expectation']}: {what}"
     bounds = f"[{_g(r.get('min_value'))}, {_g(r.get('max_value'))}]"
     extra = ""
-    if r["check_kind"] == "drift" and details.get("history_median") is not None:
-        extra = f" (median of {details.get('history_n')} earlier runs: {_g(details['history_median'])})"
+    if r["check_kind"] == "drift" and details.get("change_points"):
+        cp = details["change_points"][-1]
+        extra = f" ({details.get('method')}: change point at run {cp.get('run_id')}, {_g(cp.get('metric_before'))} -> {_g(cp.get('metric_after'))}, p={_g(cp.get('pvalue'))})"
+    elif r["check_kind"] == "drift" and details.get("reference") is not None:
+        extra = f" (reference from {details.get('history_n')} earlier runs: {_g(details['reference'])})"
+
     return f"{r['check_kind']}: {where + ': ' if where else ''}{r['expectation']} observed {_g(r.get('observed'))}, expected {bounds}{extra}"
 
 
 def _g(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def check_outcome(results_dir: str | Path, run_id: str) -> dict[str, Any]:
+    """What a run's stored validation rows say, by tag: for tests that must not depend on timing.
+
+    Returns ``{"rows": n, "by_tag": {"sanity"|"deterministic"|"timing": {"passed", "failed"}},
+    "failed": [lines], "only_timing_failed": bool, "sanity_ok": bool, "facts_ok": bool}``:
+    ``sanity_ok`` is true when schema, completeness and dataset files all passed, ``facts_ok`` when
+    every deterministic finding and deterministic drift judgement passed too. A DAG test asserts
+    those, and accepts a failed check only when ``only_timing_failed`` (a timing band or a timing
+    drift judgement missed on a busy machine).
+    """
+    from jsonbench.dataset.read import VALIDATIONS, read_dataset
+
+    v = read_dataset(results_dir, VALIDATIONS, run_id=run_id).to_pandas()
+    by_tag: dict[str, dict[str, int]] = {t: {"passed": 0, "failed": 0} for t in TAGS}
+    failed: list[str] = []
+    for _, r in v.iterrows():
+        tag = row_tag(r)
+        ok = bool(r["success"])
+        by_tag[tag]["passed" if ok else "failed"] += 1
+        if not ok:
+            failed.append(f"[{tag}] {r['check_kind']}: {r['engine_id'] or ''} {r['expectation']} observed {r['observed']} expected [{r['min_value']}, {r['max_value']}]")
+    return {
+        "rows": len(v),
+        "by_tag": by_tag,
+        "failed": failed,
+        "sanity_ok": len(v) > 0 and by_tag["sanity"]["passed"] > 0 and by_tag["sanity"]["failed"] == 0,
+        "facts_ok": by_tag["deterministic"]["failed"] == 0,
+        "only_timing_failed": by_tag["sanity"]["failed"] == 0 and by_tag["deterministic"]["failed"] == 0,
+    }

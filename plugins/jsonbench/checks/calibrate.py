@@ -1,0 +1,201 @@
+"""Calibration: what recorded runs of one scale say about each finding's band.
+
+``python -m jsonbench.cli calibrate --scale laptop --results-dir DIR`` reads every published run of
+that scale (and, with ``--hardware-label``, of one machine), computes each finding per engine per run
+exactly as the check does, and prints per finding and engine the observed min / median / max with
+the runs they come from, the band in force at that scale, how many runs it would fail, and the band
+it proposes under the stated rule:
+
+* ``deterministic`` findings: the observed range widened by ``--fact-tolerance`` (default 1 %) on
+  each side; if the runs themselves spread more than 2 %, the finding is flagged as not
+  deterministic at that scale instead (a fact that varies is a mechanism to look at, not a band to widen);
+* ``timing`` findings: the observed range widened by the factor ``--margin`` (default 1.5) on each
+  side, then clipped to the finding's ``opposite`` (the region where the seed's conclusion would be
+  reversed, which a band may never reach).
+
+It also reports the width of each band around the seed's figure (``max / min`` and the larger of
+``max / seed`` and ``seed / min``) against the issue's target of 4x at ``laptop``. ``--json`` writes
+the proposals as JSON (per suite, finding and scale) to paste into the reproduction files, each
+with the run ids that support it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from jsonbench.checks.findings import band_at, findings_frame
+from jsonbench.checks.library import Library, load_library
+
+
+@dataclass
+class Calibration:
+    """One finding on one engine over the recorded runs of one scale."""
+
+    suite: str
+    finding: str
+    kind: str
+    engine_id: str
+    scale: str
+    n: int
+    runs: list[str] = field(default_factory=list)
+    observed: list[float] = field(default_factory=list)
+    min: float | None = None
+    min_run: str | None = None
+    median: float | None = None
+    max: float | None = None
+    max_run: str | None = None
+    not_applicable: int = 0
+    disturbed: int = 0
+    band: tuple[float | None, float | None] = (None, None)
+    band_fails: int = 0
+    proposed: tuple[float | None, float | None] = (None, None)
+    rule: str = ""
+    seed: float | None = None
+    span: float | None = None
+    seed_span: float | None = None
+    flag: str = ""
+
+
+def _opposite(finding: dict[str, Any]) -> tuple[float | None, float | None]:
+    opp = finding.get("opposite") or {}
+    return opp.get("below"), opp.get("above")
+
+
+def _round(x: float, up: bool) -> float:
+    """Round to 3 significant digits, outwards (a proposal never narrows below what was observed)."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    digits = 2 - int(math.floor(math.log10(abs(x))))
+    factor = 10 ** digits
+    return (math.ceil(x * factor) if up else math.floor(x * factor)) / factor
+
+
+def propose(finding: dict[str, Any], values: list[float], margin: float, fact_tolerance: float) -> tuple[tuple[float | None, float | None], str, str]:
+    """``((min, max), rule, flag)`` for one finding's observed values at one scale."""
+    if not values:
+        return (None, None), "no observations", ""
+    lo, hi = min(values), max(values)
+    med = statistics.median(values)
+    if finding.get("kind") == "deterministic":
+        spread = (hi - lo) / abs(med) if med else (0.0 if hi == lo else math.inf)
+        flag = f"spread {spread:.1%} between runs: not deterministic at this scale" if spread > 0.02 else ""
+        if med == 0 and hi == lo:
+            return (0.0, 0.0), "deterministic: exactly the observed value", flag
+        return (_round(lo - abs(lo) * fact_tolerance, False), _round(hi + abs(hi) * fact_tolerance, True)), f"deterministic: observed range +/- {fact_tolerance:.0%}", flag
+    below, above = _opposite(finding)
+    pmin, pmax = lo / margin if lo > 0 else lo, hi * margin
+    rule = f"timing: observed range widened {margin:g}x each way"
+    flag = ""
+    if below is not None and pmin < below:
+        pmin = below
+        rule += f", clipped at the opposite conclusion (< {below:g})"
+        if lo < below:
+            flag = f"observed {lo:.3g} reaches the opposite conclusion (< {below:g})"
+    if above is not None and pmax > above:
+        pmax = above
+        rule += f", clipped at the opposite conclusion (> {above:g})"
+        if hi > above:
+            flag = f"observed {hi:.3g} reaches the opposite conclusion (> {above:g})"
+    return (_round(pmin, False), _round(pmax, True)), rule, flag
+
+
+def _spans(band: tuple[float | None, float | None], seed: float | None) -> tuple[float | None, float | None]:
+    lo, hi = band
+    span = hi / lo if lo and hi and lo > 0 else None
+    seed_span = max(hi / seed, seed / lo) if seed and lo and hi and lo > 0 and seed > 0 else None
+    return span, seed_span
+
+
+def calibrate(results_dir: str | Path, scale: str, hardware_label: str | None = None, suites: list[str] | None = None,
+              margin: float = 1.5, fact_tolerance: float = 0.01, lib: Library | None = None, include_disturbed: bool = False) -> list[Calibration]:
+    """Every finding per engine over the recorded runs of ``scale`` under ``results_dir``.
+
+    A timing finding measured in a disturbed window (``quiet`` false) is left out of the
+    observations unless ``include_disturbed`` (and counted as ``disturbed``).
+    """
+    from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
+
+    lib = lib or load_library()
+    filters = {"hardware_label": hardware_label} if hardware_label else {}
+    df = read_dataset_report(results_dir, MEASUREMENTS, **filters).table.to_pandas()
+    df = df[df["scale"] == scale]
+    out: list[Calibration] = []
+    if df.empty:
+        return out
+    frames = []
+    for run_id, rdf in df.groupby("run_id", sort=False):
+        for suite in sorted(rdf["suite"].unique()):
+            if suite not in lib.reproduction or (suites and suite not in suites):
+                continue
+            from jsonbench.checks.run import _promised
+
+            f = findings_frame(rdf, suite, lib.reproduction[suite], scale=scale, promised=_promised(suite, rdf))
+            f["run_id"] = run_id
+            f["logical_date"] = rdf["logical_date"].iloc[0]
+            frames.append(f)
+    if not frames:
+        return out
+    all_f = pd.concat(frames, ignore_index=True).sort_values(["logical_date", "run_id"])
+    defs = {(s, f["id"]): f for s, d in lib.reproduction.items() for f in d.get("findings", [])}
+    for (suite, finding, engine_id), g in all_f.groupby(["suite", "finding", "engine_id"], sort=True):
+        fdef = defs[(suite, finding)]
+        usable = (g["applicable"] == "yes") & g["observed"].notna()
+        busy = usable & (g["disturbed"] == "yes") if not include_disturbed else usable & False
+        ok = g[usable & ~busy]
+        vals = [float(v) for v in ok["observed"]]
+        runs = [str(r) for r in ok["run_id"]]
+        band = band_at(fdef, scale)
+        c = Calibration(suite=suite, finding=finding, kind=fdef.get("kind", "timing"), engine_id=str(engine_id), scale=scale, n=len(vals),
+                        runs=runs, observed=vals, not_applicable=int((g["applicable"] == "no").sum()), disturbed=int(busy.sum()),
+                        band=(band.min, band.max), seed=(fdef.get("seed") or {}).get("value"))
+        if vals:
+            i_lo, i_hi = vals.index(min(vals)), vals.index(max(vals))
+            c.min, c.min_run, c.max, c.max_run, c.median = vals[i_lo], runs[i_lo], vals[i_hi], runs[i_hi], statistics.median(vals)
+            c.band_fails = sum(1 for v in vals if (band.min is not None and v < band.min) or (band.max is not None and v > band.max)) if not band.not_applicable else 0
+        c.proposed, c.rule, c.flag = propose(fdef, vals, margin, fact_tolerance)
+        if band.not_applicable:
+            c.rule = f"not applied at {scale}: {band.reason}"
+        c.span, c.seed_span = _spans(c.proposed if c.kind == "timing" else c.band, c.seed)
+        out.append(c)
+    return out
+
+
+def render(cals: list[Calibration], scale: str, margin: float, fact_tolerance: float) -> str:
+    """A plain-text table of :func:`calibrate`'s results."""
+    if not cals:
+        return f"no recorded runs of scale {scale!r} with reproduction findings"
+    runs = sorted({r for c in cals for r in c.runs})
+    lines = [f"calibration at scale {scale}: {len(runs)} run(s): {', '.join(runs)}",
+             f"rule: deterministic = observed range +/- {fact_tolerance:.0%} (flagged if runs spread > 2 %); timing = observed range widened {margin:g}x each way, clipped at the finding's opposite conclusion",
+             ""]
+    header = f"{'suite/finding':<58} {'engine':<22} {'n':>3} {'min':>10} {'median':>10} {'max':>10}  {'band now':<22} {'fails':>5}  {'proposed':<22} {'span':>6} {'vs seed':>7}  notes"
+    lines.append(header)
+    for c in cals:
+        band = f"[{_f(c.band[0])}, {_f(c.band[1])}]"
+        prop = f"[{_f(c.proposed[0])}, {_f(c.proposed[1])}]"
+        note = "; ".join(x for x in (c.flag, f"min {c.min_run}" if c.min_run else "", f"max {c.max_run}" if c.max_run else "",
+                                     f"{c.not_applicable} n/a" if c.not_applicable else "", f"{c.disturbed} disturbed, left out" if c.disturbed else "") if x)
+        lines.append(f"{(c.suite + '/' + c.finding)[:58]:<58} {c.engine_id[:22]:<22} {c.n:>3} {_f(c.min):>10} {_f(c.median):>10} {_f(c.max):>10}  {band:<22} {c.band_fails:>5}  {prop:<22} {_f(c.span):>6} {_f(c.seed_span):>7}  {note}")
+    return "\n".join(lines)
+
+
+def as_json(cals: list[Calibration]) -> str:
+    """Proposals per suite, finding and engine, with the runs behind them."""
+    out: dict[str, Any] = {}
+    for c in cals:
+        d = asdict(c)
+        out.setdefault(c.suite, {}).setdefault(c.finding, {})[c.engine_id] = d
+    return json.dumps(out, indent=1, default=str)
+
+
+def _f(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.4g}"

@@ -1,0 +1,513 @@
+"""Checks of the checks: plant wrong results into copies of a real published run and count what the real check catches.
+
+``python -m jsonbench.cli checkcheck --results-dir DIR`` never writes into ``DIR``. It picks one
+hardware label and scale (the ones with most runs, unless given), takes the latest run that has
+the most history as the *target*, and for every plant kind:
+
+1. copies the label's published measurement files (the real history) into a work folder;
+2. rewrites the target run's file there with the planted changes (many independent plants at once,
+   each on its own finding, metric or engine, so one check run measures them all);
+3. runs the real :func:`jsonbench.checks.check_run` on the copy (Data Docs off);
+4. counts a plant as **caught** when a validation row that failed names it (its finding and engine,
+   its metric, its file) and did not already fail on the honest target (the baseline).
+
+Plant kinds (``PLANT_KINDS``):
+
+* ``reversed_comparison``: every timing comparison finding of every engine gets the opposite
+  conclusion (its observed ratio becomes its reciprocal, or a clear winner for an "about the
+  same" finding), by scaling the published inputs the finding reads;
+* ``slowdown_2x``: one engine version gets twice slower at everything it times (durations x2,
+  rates /2), one plant per engine: drift must see it;
+* ``deterministic_10pct``: each deterministic metric (counts, sizes, HOT counts, buffers, matched
+  rows; the drift policy's ``deterministic`` patterns) of a sample of engines moves by +10 %;
+* ``lost_metric``: a sample of published metrics disappear;
+* ``lost_hot_count``: every HOT counter (``n_tup_hot_upd``) disappears, one plant per engine;
+* ``input_not_applicable``: an input of a finding that has no declared reason to be inapplicable
+  is recorded ``not_applicable`` (with a reason), so the finding would silently step aside;
+* ``damaged_file``: an earlier run's Parquet file is cut short: the check must fail and name it.
+
+Then **honest reruns**: every published run is checked again on a copy of the history up to it;
+any failed row is a false alarm (drift alarms counted apart). If the measurement schema has the
+``quiet`` column, a ``busy_hour`` copy of the target (timings x2.5, ``quiet`` false) must raise no
+alarm either.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import shutil
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import pandas as pd
+
+from jsonbench.checks.findings import band_at, finding_value, term_key, terms
+from jsonbench.checks.library import Library, load_library
+
+PLANT_KINDS = ("reversed_comparison", "slowdown_2x", "deterministic_10pct", "lost_metric", "lost_hot_count", "input_not_applicable", "damaged_file")
+TIME_UNITS = {"ms": 1.0, "s": 1.0, "us": 1.0, "ns": 1.0, "ns/row": 1.0, "tps": -1.0}
+
+
+@dataclass
+class Plant:
+    """One planted wrong result and what a failed validation row must name to have caught it."""
+
+    kind: str
+    label: str
+    footprints: list[dict[str, Any]] = field(default_factory=list)
+    caught: bool = False
+    by: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def _env(**values: str) -> Iterator[None]:
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _runs(df: pd.DataFrame) -> list[tuple[str, Any]]:
+    first = df.groupby("run_id")["logical_date"].first().sort_values()
+    return list(first.items())
+
+
+def _run_dict(df: pd.DataFrame, run_id: str, results_dir: Path) -> dict[str, Any]:
+    r = df[df["run_id"] == run_id].iloc[0]
+    return {"run_id": run_id, "logical_date": pd.Timestamp(r["logical_date"]).isoformat(), "hardware_label": r["hardware_label"],
+            "scale": r["scale"], "results_dir": str(results_dir)}
+
+
+def _file_of(results_dir: Path, run_id: str) -> Path:
+    from jsonbench.dataset.schema import run_key
+
+    found = sorted((results_dir / "measurements").glob(f"hardware_label=*/run_date=*/run_key={run_key(run_id)}/part-0.parquet"))
+    if not found:
+        raise FileNotFoundError(f"no published file for run {run_id} under {results_dir}")
+    return found[0]
+
+
+def _copy_history(src: Path, dst: Path, label: str, run_ids: list[str]) -> None:
+    """Copy the measurement files of ``run_ids`` (one hardware label) from ``src`` to ``dst``."""
+    from jsonbench.dataset.schema import run_key
+
+    keys = {run_key(r) for r in run_ids}
+    for f in (src / "measurements" / f"hardware_label={label}").glob("run_date=*/run_key=*/part-0.parquet"):
+        if f.parent.name.split("=", 1)[1] in keys:
+            target = dst / f.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(f, target)
+
+
+def _read_file(path: Path) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path).to_pandas()
+
+
+def _write_file(path: Path, df: pd.DataFrame) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from jsonbench.dataset.schema import MEASUREMENT_SCHEMA
+
+    cols = [f.name for f in MEASUREMENT_SCHEMA]
+    for c in cols:
+        if c not in df.columns:
+            df[c] = None
+    rows = df[cols].to_dict("records")
+    for r in rows:
+        s = r.get("samples")
+        r["samples"] = None if s is None or (isinstance(s, float) and math.isnan(s)) else [float(x) for x in s]
+        for k, v in list(r.items()):
+            if isinstance(v, float) and math.isnan(v) and k not in ("value", "spread"):
+                r[k] = None
+    pq.write_table(pa.Table.from_pylist(rows, schema=MEASUREMENT_SCHEMA), path, compression="zstd")
+
+
+def _scale_rows(df: pd.DataFrame, mask: pd.Series, factor: float) -> None:
+    """Multiply value, spread and samples of the masked rows by ``factor`` (in place)."""
+    for i in df.index[mask]:
+        v = df.at[i, "value"]
+        if v is not None and not (isinstance(v, float) and math.isnan(v)):
+            df.at[i, "value"] = float(v) * factor
+        sp = df.at[i, "spread"]
+        if sp is not None and not (isinstance(sp, float) and math.isnan(sp)):
+            df.at[i, "spread"] = float(sp) * abs(factor)
+        s = df.at[i, "samples"]
+        if s is not None and len(s):
+            df.at[i, "samples"] = [float(x) * factor for x in s]
+
+
+def _key_mask(df: pd.DataFrame, engine_id: str, suite: str, workload: str, variant: str, metric: str) -> pd.Series:
+    return (df["engine_id"] == engine_id) & (df["suite"] == suite) & (df["workload"] == workload) & (df["variant"] == variant) & (df["metric"] == metric)
+
+
+def _values(df: pd.DataFrame) -> dict[tuple[str, ...], tuple[Any, str]]:
+    from jsonbench.checks.findings import _values_of
+
+    return _values_of(df)
+
+
+def _target_value(f: dict[str, Any], observed: float) -> float:
+    """Where a reversed (or clear-winner) result of ``f`` lands: always inside its opposite region."""
+    opp = f.get("opposite") or {}
+    below, above = opp.get("below"), opp.get("above")
+    if below is not None and above is not None:
+        return above * 1.5 if observed <= math.sqrt(below * above) else below / 1.5
+    if below is not None:
+        rev = 1.0 / observed if observed > 0 else below / 2
+        return rev if rev < below else below / 1.5
+    if above is not None:
+        rev = 1.0 / observed if observed > 0 else above * 2
+        return rev if rev > above else above * 1.5
+    return 1.0 / observed if observed else 1.0
+
+
+def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Random) -> list[Plant]:
+    """Push every applied timing finding of every engine into its opposite region by scaling an input it reads."""
+    plants = []
+    for suite, definition in lib.reproduction.items():
+        if df[df["suite"] == suite].empty:
+            continue
+        for f in definition.get("findings", []):
+            if f.get("kind", "timing") != "timing" or not f.get("opposite") or band_at(f, scale).not_applicable:
+                continue
+            engines = sorted(df[df["suite"] == suite]["engine_id"].unique())
+            cross = f.get("scope") == "cross_engine"
+            for engine_id in ([None] if cross else engines):
+                sdf = df[df["suite"] == suite]  # re-read: an earlier plant may have moved a shared input
+                if cross:
+                    vals: Any = {e: _values(sdf[sdf["engine_id"] == e]) for e in engines}
+                    row_engine = f"{(f.get('numerator') or [{}])[0].get('engine')}/{(f.get('denominator') or [{}])[0].get('engine')}"
+                else:
+                    vals = _values(sdf[sdf["engine_id"] == engine_id])
+                    row_engine = str(engine_id)
+                observed, _problem, _ = finding_value(vals, f)
+                if observed is None or observed <= 0:
+                    continue
+                target = _target_value(f, observed)
+                k = target / observed
+                num = f.get("numerator") or []
+                # A geometric mean moves by k when every numerator term does; a plain quotient when its first term does.
+                for t in (num if f.get("geomean") else num[:1]):
+                    _scale_rows(df, _key_mask(df, t.get("engine", engine_id), suite, *term_key(t)), k)
+                plants.append(Plant("reversed_comparison", f"{suite}/{f['id']} on {row_engine}: {observed:.3g} -> {target:.3g}",
+                                    [{"check_kind": "reproduction", "expectation": f["id"], "engine_id": row_engine}]))
+    return plants
+
+
+def plant_slowdown(df: pd.DataFrame, engine_id: str) -> list[Plant]:
+    mask_e = df["engine_id"] == engine_id
+    for unit, sign in TIME_UNITS.items():
+        _scale_rows(df, mask_e & (df["unit"] == unit) & (df["status"] == "ok"), 2.0 if sign > 0 else 0.5)
+    return [Plant("slowdown_2x", f"every timing of {engine_id} twice slower", [{"check_kind": "drift", "engine_id": engine_id},
+                                                                              {"check_kind": "reproduction", "engine_id": engine_id},
+                                                                              {"check_kind": "reproduction", "engine_id_contains": engine_id}])]
+
+
+def _deterministic_rows(df: pd.DataFrame, lib: Library) -> pd.DataFrame:
+    from jsonbench.checks.drift import rule_for
+
+    keep = []
+    for i, r in df.iterrows():
+        if r["status"] != "ok" or r["value"] is None or (isinstance(r["value"], float) and (math.isnan(r["value"]) or r["value"] == 0)):
+            continue
+        rule = rule_for(lib.drift_policy(r["suite"]), r["suite"], r["workload"], r["variant"], r["metric"], r["unit"])
+        if rule.kind == "deterministic":
+            keep.append(i)
+    return df.loc[keep]
+
+
+def plant_deterministic(df: pd.DataFrame, lib: Library, rng: random.Random, limit: int) -> list[Plant]:
+    rows = _deterministic_rows(df, lib)
+    chosen = rows.sample(n=min(limit, len(rows)), random_state=rng.randrange(1 << 30)) if len(rows) else rows
+    plants = []
+    for i, r in chosen.iterrows():
+        _scale_rows(df, df.index == i, 1.1)
+        plants.append(Plant("deterministic_10pct", f"{r['suite']}/{r['engine_id']}: {r['workload']}/{r['variant']}/{r['metric']} +10 %",
+                            [{"check_kind": "drift", "engine_id": r["engine_id"], "workload": r["workload"], "variant": r["variant"], "metric": r["metric"]},
+                             {"check_kind": "reproduction", "engine_id": r["engine_id"], "input": f"{r['workload']}/{r['variant']}/{r['metric']}"}]))
+    return plants
+
+
+def plant_lost(df: pd.DataFrame, rng: random.Random, limit: int, metric: str | None = None) -> tuple[pd.DataFrame, list[Plant]]:
+    ok = df[df["status"] == "ok"]
+    if metric:
+        groups = [g for _, g in ok[ok["metric"] == metric].groupby("engine_id")]
+        kind = "lost_hot_count"
+    else:
+        groups = [ok.loc[[i]] for i in ok.sample(n=min(limit, len(ok)), random_state=rng.randrange(1 << 30)).index]
+        kind = "lost_metric"
+    plants, drop = [], []
+    for g in groups:
+        drop += list(g.index)
+        first = g.iloc[0]
+        what = f"{first['suite']}/{first['engine_id']}: " + (f"every {metric} ({len(g)} rows)" if metric else f"{first['workload']}/{first['variant']}/{first['metric']}")
+        fps = [{"check_kind": "sanity", "unexpected": {"engine_id": first["engine_id"], "workload": r["workload"], "metric": r["metric"]}} for _, r in g.iterrows()]
+        fps += [{"check_kind": "drift", "engine_id": first["engine_id"], "workload": r["workload"], "variant": r["variant"], "metric": r["metric"]} for _, r in g.iterrows()]
+        plants.append(Plant(kind, what, fps))
+    return df.drop(index=drop), plants
+
+
+def plant_not_applicable(df: pd.DataFrame, lib: Library, scale: str, rng: random.Random, limit: int) -> list[Plant]:
+    candidates = []
+    for suite, definition in lib.reproduction.items():
+        for f in definition.get("findings", []):
+            if f.get("requires") or band_at(f, scale).not_applicable or f.get("scope") == "cross_engine":
+                continue
+            for e in sorted(df[df["suite"] == suite]["engine_id"].unique()):
+                t = terms(f)[0]
+                m = _key_mask(df, e, suite, *term_key(t)) & (df["status"] == "ok")
+                if m.any():
+                    candidates.append((suite, f, e, t))
+    rng.shuffle(candidates)
+    plants = []
+    used: set[tuple[str, str]] = set()
+    for suite, f, e, t in candidates:
+        if len(plants) >= limit or (f["id"], e) in used:
+            continue
+        used.add((f["id"], e))
+        m = _key_mask(df, e, suite, *term_key(t))
+        df.loc[m, "status"] = "not_applicable"
+        df.loc[m, "reason"] = "planted: recorded as not applicable on a build that has everything it needs"
+        df.loc[m, "value"] = float("nan")
+        plants.append(Plant("input_not_applicable", f"{suite}/{f['id']} on {e}: {'/'.join(term_key(t))} not applicable",
+                            [{"check_kind": "reproduction", "expectation": f["id"], "engine_id": e}]))
+    return plants
+
+
+def _matches(row: pd.Series, fp: dict[str, Any], details: dict[str, Any]) -> bool:
+    if row["check_kind"] != fp.get("check_kind", row["check_kind"]):
+        return False
+    if "unexpected" in fp:
+        want = fp["unexpected"]
+        return any(all(u.get(k) == v for k, v in want.items()) for u in details.get("unexpected") or [])
+    if "file" in fp:
+        return fp["file"] in str(details.get("file", ""))
+    if "engine_id_contains" in fp:
+        return fp["engine_id_contains"] in str(row.get("engine_id") or "").split("/")
+    for k in ("expectation", "engine_id", "workload", "variant", "metric"):
+        if k in fp and row.get(k) != fp[k]:
+            return False
+    if "input" in fp:
+        return any(fp["input"] in key for key in (details.get("inputs") or {}))
+    return True
+
+
+def _check_copy(work: Path, run: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Run the real check on the copy; return its validation rows and a summary (never raises ChecksFailed)."""
+    from jsonbench.checks import ChecksFailed, check_run
+    from jsonbench.dataset.read import VALIDATIONS, read_dataset
+
+    run = {**run, "results_dir": str(work)}
+    outcome: dict[str, Any] = {"raised": None}
+    with _env(JSONBENCH_DATA_DOCS="0"):
+        try:
+            outcome["summary"] = check_run(run)
+        except ChecksFailed as exc:
+            outcome["summary"] = exc.summary
+            outcome["raised"] = "ChecksFailed"
+        except Exception as exc:  # a check that cannot finish fails the task: that is caught too
+            outcome["raised"] = f"{type(exc).__name__}: {exc}"
+    v = read_dataset(work, VALIDATIONS, run_id=run["run_id"]).to_pandas()
+    return v, outcome
+
+
+def _failed_keys(v: pd.DataFrame) -> set[tuple[str, str, str]]:
+    f = v[~v["success"].astype(bool)] if not v.empty else v
+    return {(str(r.check_kind), str(r.engine_id), str(r.expectation)) for r in f.itertuples()}
+
+
+def _judge(plants: list[Plant], v: pd.DataFrame, baseline: set[tuple[str, str, str]], outcome: dict[str, Any]) -> None:
+    failed = v[~v["success"].astype(bool)] if not v.empty else v
+    for p in plants:
+        for _, row in failed.iterrows():
+            if (str(row["check_kind"]), str(row["engine_id"]), str(row["expectation"])) in baseline and row["check_kind"] != "sanity":
+                continue
+            details = json.loads(row["details"]) if isinstance(row["details"], str) else {}
+            if any(_matches(row, fp, details) for fp in p.footprints):
+                p.caught = True
+                p.by.append(f"{row['check_kind']}:{row['expectation']}@{row['engine_id']}")
+                if len(p.by) >= 3:
+                    break
+        if not p.caught and outcome.get("raised") not in (None, "ChecksFailed") and any(fp.get("check_kind") == "task" for fp in p.footprints):
+            p.caught, p.by = True, [outcome["raised"][:200]]
+
+
+def checkcheck(results_dir: str | Path, *, hardware_label: str | None = None, scale: str | None = None, work_dir: str | Path | None = None,
+               kinds: list[str] | None = None, honest: int | None = None, seed: int = 7, sample: int = 12, target: str | None = None) -> dict[str, Any]:
+    """Plant every kind into copies of the target run, check them, recheck honest runs; return the report."""
+    from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
+
+    src = Path(results_dir)
+    data = read_dataset_report(src, MEASUREMENTS).table.to_pandas()
+    if data.empty:
+        raise SystemExit(f"no published runs under {src}")
+    label = hardware_label or data.groupby("hardware_label")["run_id"].nunique().idxmax()
+    data = data[data["hardware_label"] == label]
+    scale = scale or data.groupby("scale")["run_id"].nunique().idxmax()
+    data = data[data["scale"] == scale]
+    runs = _runs(data)
+    if not runs:
+        raise SystemExit(f"no runs of hardware {label!r} at scale {scale!r} under {src}")
+    lib = load_library()
+    rng = random.Random(seed)
+    all_ids = [r for r, _ in runs]
+    if target and target not in all_ids:
+        raise SystemExit(f"run {target!r} is not a run of hardware {label!r} at scale {scale!r} under {src}")
+    target_id = target or all_ids[-1]
+    history_ids = all_ids[: all_ids.index(target_id) + 1]
+    own = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="jsonbench-checkcheck-"))
+    report: dict[str, Any] = {"results_dir": str(src), "hardware_label": label, "scale": scale, "target": target_id,
+                              "history": history_ids[:-1], "kinds": {}, "honest": []}
+    wanted = kinds or list(PLANT_KINDS)
+    try:
+        base = own / "baseline"
+        _copy_history(src, base, label, history_ids)
+        run = _run_dict(data, target_id, base)
+        v0, out0 = _check_copy(base, run)
+        baseline = _failed_keys(v0)
+        report["baseline_failures"] = sorted("/".join(k) for k in baseline)
+        target_df = _read_file(_file_of(src, target_id))
+        for kind in wanted:
+            work = own / kind
+            _copy_history(src, work, label, history_ids)
+            path = _file_of(work, target_id)
+            df = target_df.copy()
+            plants: list[Plant] = []
+            if kind == "reversed_comparison":
+                plants = plant_reversed(df, lib, scale, rng)
+            elif kind == "slowdown_2x":
+                # One engine per copy: each must be caught on its own.
+                plants = []
+                for engine_id in sorted(df["engine_id"].unique()):
+                    w = own / f"{kind}-{engine_id}"
+                    _copy_history(src, w, label, history_ids)
+                    d = target_df.copy()
+                    ps = plant_slowdown(d, engine_id)
+                    _write_file(_file_of(w, target_id), d)
+                    v, out = _check_copy(w, _run_dict(data, target_id, w))
+                    _judge(ps, v, baseline, out)
+                    plants += ps
+                    shutil.rmtree(w, ignore_errors=True)
+                _record(report, kind, plants)
+                continue
+            elif kind == "deterministic_10pct":
+                plants = plant_deterministic(df, lib, rng, sample)
+            elif kind == "lost_metric":
+                df, plants = plant_lost(df, rng, sample)
+            elif kind == "lost_hot_count":
+                df, plants = plant_lost(df, rng, sample, metric="n_tup_hot_upd")
+            elif kind == "input_not_applicable":
+                plants = plant_not_applicable(df, lib, scale, rng, sample)
+            elif kind == "damaged_file":
+                victim = history_ids[-2] if len(history_ids) > 1 else target_id
+                vpath = _file_of(work, victim)
+                vpath.write_bytes(vpath.read_bytes()[: max(16, vpath.stat().st_size // 3)])
+                rel = str(vpath.relative_to(work))
+                plants = [Plant("damaged_file", f"{rel} cut to a third", [{"check_kind": "sanity", "file": rel}, {"check_kind": "task"}])]
+            else:
+                raise SystemExit(f"unknown plant kind {kind!r}; known: {', '.join(PLANT_KINDS)}")
+            if kind != "damaged_file":
+                _write_file(path, df)
+            v, out = _check_copy(work, _run_dict(data, target_id, work))
+            _judge(plants, v, baseline, out)
+            _record(report, kind, plants)
+            shutil.rmtree(work, ignore_errors=True)
+        report["honest"] = _honest(src, data, label, runs, own, honest)  # every run, also those after a chosen target
+        busy = _busy_hour(src, data, label, history_ids, target_df, own, baseline)
+        if busy:
+            report["busy_hour"] = busy
+    finally:
+        if not work_dir:
+            shutil.rmtree(own, ignore_errors=True)
+    kinds_ok = all(k["caught"] == k["planted"] for k in report["kinds"].values())
+    false_alarms = sum(h["failed"] for h in report["honest"]) + (report.get("busy_hour", {}).get("failed", 0))
+    report["false_alarms"] = false_alarms
+    report["ok"] = kinds_ok and false_alarms == 0
+    return report
+
+
+def _record(report: dict[str, Any], kind: str, plants: list[Plant]) -> None:
+    report["kinds"][kind] = {
+        "planted": len(plants), "caught": sum(p.caught for p in plants),
+        "share": (sum(p.caught for p in plants) / len(plants)) if plants else None,
+        "missed": [p.label for p in plants if not p.caught],
+        "examples": [f"{p.label} <- {', '.join(p.by[:2])}" for p in plants if p.caught][:3],
+    }
+
+
+def _honest(src: Path, data: pd.DataFrame, label: str, runs: list[tuple[str, Any]], own: Path, limit: int | None) -> list[dict[str, Any]]:
+    ids = [r for r, _ in runs]
+    chosen = ids if limit is None else ids[-limit:]
+    out = []
+    for run_id in chosen:
+        upto = ids[: ids.index(run_id) + 1]
+        work = own / f"honest-{len(upto)}"
+        _copy_history(src, work, label, upto)
+        v, o = _check_copy(work, _run_dict(data, run_id, work))
+        failed = v[~v["success"].astype(bool)] if not v.empty else v
+        out.append({"run_id": run_id, "history": len(upto) - 1, "checked": len(v), "failed": int(len(failed)),
+                    "drift_alarms": int((failed["check_kind"] == "drift").sum()) if len(failed) else 0,
+                    "failures": [f"{r.check_kind}:{r.expectation}@{r.engine_id} observed {r.observed}" for r in failed.head(8).itertuples()],
+                    "error": o["raised"] if o["raised"] not in (None, "ChecksFailed") else None})
+        shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def _busy_hour(src: Path, data: pd.DataFrame, label: str, history_ids: list[str], target_df: pd.DataFrame, own: Path, baseline: set[tuple[str, str, str]]) -> dict[str, Any] | None:
+    """A copy of the target measured in a busy hour (timings x2.5, quiet false): no alarm may fire."""
+    from jsonbench.dataset.schema import MEASUREMENT_SCHEMA
+
+    if "quiet" not in MEASUREMENT_SCHEMA.names:
+        return {"skipped": "the measurement schema has no quiet column yet (contract 3); a busy hour cannot be told from a regression"}
+    work = own / "busy_hour"
+    _copy_history(src, work, label, history_ids)
+    df = target_df.copy()
+    for unit, sign in TIME_UNITS.items():
+        _scale_rows(df, (df["unit"] == unit) & (df["status"] == "ok"), 2.5 if sign > 0 else 0.4)
+    df["quiet"] = False
+    if "host_other_cpu" in MEASUREMENT_SCHEMA.names:
+        df["host_other_cpu"] = 0.7
+    _write_file(_file_of(work, history_ids[-1]), df)
+    v, _ = _check_copy(work, _run_dict(data, history_ids[-1], work))
+    new = _failed_keys(v) - baseline
+    shutil.rmtree(work, ignore_errors=True)
+    return {"failed": len(new), "failures": sorted("/".join(k) for k in new)[:10]}
+
+
+def render_checkcheck(report: dict[str, Any]) -> str:
+    lines = [f"checks of the checks: hardware {report['hardware_label']!r}, scale {report['scale']!r}, target run {report['target']} "
+             f"with {len(report['history'])} earlier run(s)"]
+    if report.get("baseline_failures"):
+        lines.append(f"  the honest target already fails {len(report['baseline_failures'])} row(s) (not counted as catches): {report['baseline_failures'][:5]}")
+    lines.append(f"  {'kind':<22} {'planted':>7} {'caught':>7} {'share':>7}")
+    for kind, k in report["kinds"].items():
+        share = "-" if k["share"] is None else f"{k['share']:.0%}"
+        lines.append(f"  {kind:<22} {k['planted']:>7} {k['caught']:>7} {share:>7}")
+        for m in k["missed"][:5]:
+            lines.append(f"      missed: {m}")
+    lines.append("honest reruns (false alarms):")
+    for h in report["honest"]:
+        lines.append(f"  {h['run_id']} (history {h['history']}): {h['failed']} failed of {h['checked']}, {h['drift_alarms']} drift alarm(s)" + (f"; error {h['error']}" if h.get("error") else ""))
+        for f in h["failures"][:5]:
+            lines.append(f"      {f}")
+    if "busy_hour" in report:
+        b = report["busy_hour"]
+        lines.append(f"busy hour: {b.get('skipped') or str(b['failed']) + ' new failure(s) ' + str(b.get('failures', []))}")
+    lines.append(f"result: {'ok' if report['ok'] else 'NOT ok'} ({report['false_alarms']} false alarm(s))")
+    return "\n".join(lines)
+

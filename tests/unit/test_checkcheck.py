@@ -1,0 +1,48 @@
+"""The checks-of-the-checks command on a small synthetic history shaped like real smoke runs (no timing asserts).
+
+Six runs of large_document_update on PostgreSQL 16 and 17 are staged and published as the DAG does
+(checks_synth); checkcheck copies them, plants wrong results into the latest and reruns the real
+check. Every planted kind must be caught and the honest reruns must raise nothing; the source
+folder must be left exactly as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from checks_synth import make_run
+
+from jsonbench.checks.changepoints import ready
+from jsonbench.checks.checkcheck import checkcheck, render_checkcheck
+
+
+@pytest.fixture(autouse=True)
+def _no_data_docs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JSONBENCH_DATA_DOCS", "0")
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.skipif(not ready(), reason="Apache Otava's venv is not installed (./bin/setup)")
+def test_checkcheck_catches_every_planted_kind_and_no_honest_run(make_cells, results_dir: Path, tmp_path: Path) -> None:
+    for n in range(6):
+        make_run(make_cells, n)
+    before = _tree(results_dir)
+    report = checkcheck(results_dir, work_dir=tmp_path / "work", honest=1, sample=4)
+    assert _tree(results_dir) == before, "checkcheck never writes into the results it reads"
+    assert report["scale"] == "smoke" and report["target"] == "scheduled__2026-11-06T02:00:00+00:00" and len(report["history"]) == 5
+    kinds = report["kinds"]
+    assert set(kinds) == {"reversed_comparison", "slowdown_2x", "deterministic_10pct", "lost_metric", "lost_hot_count", "input_not_applicable", "damaged_file"}
+    for kind, k in kinds.items():
+        assert k["planted"] > 0, kind
+        assert k["caught"] == k["planted"], f"{kind}: missed {k['missed']}"
+    assert kinds["slowdown_2x"]["planted"] == 2  # one copy per engine
+    assert kinds["lost_hot_count"]["planted"] == 2
+    assert [h["failed"] for h in report["honest"]] == [0]
+    assert report["ok"] and report["false_alarms"] == 0
+    text = render_checkcheck(report)
+    assert "reversed_comparison" in text and "result: ok" in text
