@@ -14,16 +14,22 @@ alone. Tooltips carry the run id, the engine build and the samples.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 import altair as alt
+from altair.utils.schemapi import debug_mode
 
 from jsonbench.report.model import Column, FigureRow, SuiteScore, figure_label, natural_key, num
 
 #: Colour per engine id, stable across charts (Tableau 10 without grey).
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"]
 WIDTH = 560
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def fmt(v: float | None) -> str:
@@ -48,12 +54,40 @@ def engine_colors(engine_ids: list[str]) -> alt.Scale:
     return alt.Scale(domain=engine_ids, range=[PALETTE[i % len(PALETTE)] for i in range(len(engine_ids))])
 
 
-def _spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    return chart.to_dict(validate=False)
+def _built_without_checks(fn: Callable[P, R]) -> Callable[P, R]:
+    """Build with Altair's per-object validation off (it validates every object as it is made, a
+    second or more per page); tests validate the finished specs against the Vega-Lite schema."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with debug_mode(False):
+            return fn(*args, **kwargs)
+
+    return wrapper
 
 
+class _Data:
+    """The data of one chart, kept out of Altair's objects (which copy their data at every layer and
+    facet) and put into the spec's top-level ``datasets`` at the end; referenced by name."""
+
+    def __init__(self) -> None:
+        self.sets: dict[str, list[dict[str, Any]]] = {}
+
+    def __call__(self, rows: list[dict[str, Any]]) -> alt.Data:
+        name = f"d{len(self.sets)}"
+        self.sets[name] = rows
+        return alt.Data(name=name)
+
+    def spec(self, chart: alt.TopLevelMixin) -> dict[str, Any]:
+        out = chart.to_dict(validate=False)
+        out["datasets"] = {**out.get("datasets", {}), **self.sets}
+        return out
+
+
+@_built_without_checks
 def findings_chart(score: SuiteScore) -> tuple[dict[str, Any] | None, list[str]]:
     """Observed / seed per finding, bands shaded; returns the spec and the findings not drawable on a ratio axis."""
+    data = _Data()
     points: list[dict[str, Any]] = []
     bands: dict[tuple[str, str], dict[str, Any]] = {}
     skipped: list[str] = []
@@ -91,13 +125,13 @@ def findings_chart(score: SuiteScore) -> tuple[dict[str, Any] | None, list[str]]
     y = alt.Y("finding:N", sort=order, title=None, axis=alt.Axis(labelLimit=320))
     x_scale = alt.Scale(type="log", domain=dom)
     offset = alt.YOffset("scale:N", sort=scales, title="scale") if len(scales) > 1 else alt.YOffset()
-    band = alt.Chart(alt.Data(values=list(bands.values()))).mark_bar(color="#c8e6c9", stroke="#81c784", height={"band": 0.8} if len(scales) == 1 else 6).encode(
+    band = alt.Chart(data(list(bands.values()))).mark_bar(color="#c8e6c9", stroke="#81c784", height={"band": 0.8} if len(scales) == 1 else 6).encode(
         y=y, x=alt.X("lo:Q", scale=x_scale, title="observed / seed (1 = the seed's figure; log scale)"), x2="hi:Q",
         **({"yOffset": offset} if len(scales) > 1 else {}),
         tooltip=[alt.Tooltip("finding:N"), alt.Tooltip("scale:N", title="band at scale"), alt.Tooltip("band:N")])
-    one = alt.Chart(alt.Data(values=[{"x": 1}])).mark_rule(color="#333", strokeDash=[3, 3]).encode(x=alt.X("x:Q", scale=x_scale))
+    one = alt.Chart(data([{"x": 1}])).mark_rule(color="#333", strokeDash=[3, 3]).encode(x=alt.X("x:Q", scale=x_scale))
     shapes = alt.Scale(domain=["pass", "fail", "not_applicable"], range=["circle", "cross", "square"])
-    pts = alt.Chart(alt.Data(values=points)).mark_point(size=70, filled=True, opacity=0.9).encode(
+    pts = alt.Chart(data(points)).mark_point(size=70, filled=True, opacity=0.9).encode(
         y=y, x=alt.X("ratio:Q", scale=x_scale),
         color=alt.Color("engine:N", scale=engine_colors(engines), title="engine"),
         shape=alt.Shape("verdict:N", scale=shapes, title="verdict"),
@@ -108,11 +142,13 @@ def findings_chart(score: SuiteScore) -> tuple[dict[str, Any] | None, list[str]]
     rows = len(order) * max(len(scales), 1)
     chart = alt.layer(band, one, pts).properties(width=WIDTH, height=max(60, 18 * rows),
                                                   title=f"{score.suite}: findings, observed / seed (band shaded)")
-    return _spec(chart), skipped
+    return data.spec(chart), skipped
 
 
+@_built_without_checks
 def figures_chart(suite: str, rows: list[FigureRow], cols: list[Column]) -> tuple[dict[str, Any] | None, list[str]]:
     """Measured / seed per seed figure (the seed scaled to the run where the figure grows with it)."""
+    data = _Data()
     points: list[dict[str, Any]] = []
     skipped: list[str] = []
     order = [r.label for r in rows]
@@ -137,10 +173,10 @@ def figures_chart(suite: str, rows: list[FigureRow], cols: list[Column]) -> tupl
     dom = [min(vals + [0.5]) / 1.5, max(vals + [2.0]) * 1.5]
     x_scale = alt.Scale(type="log", domain=dom)
     y = alt.Y("figure:N", sort=order, title=None, axis=alt.Axis(labelLimit=340))
-    within = alt.Chart(alt.Data(values=[{"lo": 0.5, "hi": 2.0}])).mark_rect(color="#eeeeee").encode(x=alt.X("lo:Q", scale=x_scale), x2="hi:Q")
-    one = alt.Chart(alt.Data(values=[{"x": 1}])).mark_rule(color="#333", strokeDash=[3, 3]).encode(x=alt.X("x:Q", scale=x_scale))
+    within = alt.Chart(data([{"lo": 0.5, "hi": 2.0}])).mark_rect(color="#eeeeee").encode(x=alt.X("lo:Q", scale=x_scale), x2="hi:Q")
+    one = alt.Chart(data([{"x": 1}])).mark_rule(color="#333", strokeDash=[3, 3]).encode(x=alt.X("x:Q", scale=x_scale))
     scale_shapes = alt.Scale(domain=scales, range=["circle", "diamond", "triangle-up", "square"][: len(scales)])
-    pts = alt.Chart(alt.Data(values=points)).mark_point(size=60, filled=True, opacity=0.85).encode(
+    pts = alt.Chart(data(points)).mark_point(size=60, filled=True, opacity=0.85).encode(
         y=y, x=alt.X("ratio:Q", scale=x_scale, title="measured / seed (1 = the seed's figure; grey: within 2x; log scale)"),
         color=alt.Color("engine:N", scale=engine_colors(engines), title="engine"),
         shape=alt.Shape("scale:N", scale=scale_shapes, title="scale"),
@@ -149,14 +185,15 @@ def figures_chart(suite: str, rows: list[FigureRow], cols: list[Column]) -> tupl
                  alt.Tooltip("ratio:Q", format=".3~g"), alt.Tooltip("samples:N"), alt.Tooltip("run:N", title="run id"), alt.Tooltip("build:N")])
     chart = alt.layer(within, one, pts).properties(width=WIDTH, height=max(60, 16 * len(order)),
                                                     title=f"{suite}: seed figures, measured / seed")
-    return _spec(chart), skipped
+    return data.spec(chart), skipped
 
 
-def trend_chart(suite: str, metric: str, hist: Any, cps: list[dict[str, Any]], drifted: set[tuple[str, str, str]]) -> dict[str, Any] | None:
+@_built_without_checks
+def trend_chart(suite: str, metric: str, hist: Any, cps: list[dict[str, Any]], drifted: set[tuple[str, str, str, str]]) -> dict[str, Any] | None:
     """``metric`` over runs: a panel per engine, a line per workload/variant; change points as dashed red rules.
 
     ``hist`` is the history frame (measurement rows of one label, scale and suite); ``drifted`` the
-    (engine, workload, variant) whose drift verdict tonight is ``drift``.
+    (engine, workload, variant, metric) whose drift verdict tonight is ``drift``.
     """
     h = hist[(hist["metric"] == metric) & (hist["status"] == "ok")]
     if h.empty:
@@ -174,7 +211,7 @@ def trend_chart(suite: str, metric: str, hist: Any, cps: list[dict[str, Any]], d
         rows.append({"kind": "point", "engine": r.engine_id, "series": series, "date": r.logical_date.isoformat(), "value": v,
                      "shown": f"{fmt(v)} {unit}", "run": r.run_id, "build": r.engine_build, "version": r.engine_version,
                      "samples": _samples(samples), "spread": fmt(num(r.spread)),
-                     "drift": "drift tonight" if (r.engine_id, r.workload, r.variant) in drifted and r.logical_date == latest.get(r.engine_id) else ""})
+                     "drift": "drift tonight" if (r.engine_id, r.workload, r.variant, metric) in drifted and r.logical_date == latest.get(r.engine_id) else ""})
     if not rows:
         return None
     for cp in cps:
@@ -192,23 +229,42 @@ def trend_chart(suite: str, metric: str, hist: Any, cps: list[dict[str, Any]], d
                      "pvalue": fmt(num(cp.get("pvalue")))})
     positive = [r["value"] for r in rows if r["kind"] == "point" and r["value"] > 0]
     log = bool(positive) and len(positive) == sum(1 for r in rows if r["kind"] == "point") and max(positive) / min(positive) > 100
-    highlight = alt.selection_point(fields=["series"], bind="legend")
-    base = alt.Chart().encode(x=alt.X("date:T", title=None, axis=alt.Axis(format="%m-%d", labelAngle=0, tickCount=6)))
-    y = alt.Y("value:Q", title=unit, scale=alt.Scale(type="log" if log else "linear", zero=False))
-    series_color = alt.Color("series:N", title="workload / variant", legend=alt.Legend(symbolLimit=30, labelLimit=260))
-    line = base.transform_filter(alt.datum.kind == "point").mark_line(strokeWidth=1.5).encode(
-        y=y, color=series_color, opacity=alt.condition(highlight, alt.value(1.0), alt.value(0.15))).add_params(highlight)
-    points = base.transform_filter(alt.datum.kind == "point").mark_circle(size=36).encode(
-        y=y, color=series_color, opacity=alt.condition(highlight, alt.value(1.0), alt.value(0.15)),
-        tooltip=[alt.Tooltip("series:N", title="workload / variant"), alt.Tooltip("shown:N", title=metric), alt.Tooltip("spread:N"),
-                 alt.Tooltip("samples:N"), alt.Tooltip("date:T", format="%Y-%m-%d %H:%M", title="logical date"), alt.Tooltip("run:N", title="run id"),
-                 alt.Tooltip("version:N"), alt.Tooltip("build:N"), alt.Tooltip("drift:N")])
-    ring = base.transform_filter((alt.datum.kind == "point") & (alt.datum.drift != "")).mark_point(size=160, color="#d50000", strokeWidth=2).encode(y=y)
-    change = base.transform_filter(alt.datum.kind == "change").mark_rule(color="#d50000", strokeDash=[5, 3], strokeWidth=1.5).encode(
-        tooltip=[alt.Tooltip("series:N", title="change point of"), alt.Tooltip("run:N", title="starts at run"),
-                 alt.Tooltip("date:T", format="%Y-%m-%d %H:%M", title="logical date"), alt.Tooltip("before:N"), alt.Tooltip("after:N"),
-                 alt.Tooltip("change:N", title="relative change"), alt.Tooltip("pvalue:N", title="p-value")])
-    layered = alt.layer(line, points, ring, change, data=alt.Data(values=rows)).properties(width=max(180, min(320, 900 // max(len(engines), 1))), height=170)
-    chart = layered.facet(column=alt.Column("engine:N", sort=engines, title=None, header=alt.Header(labelFontWeight="bold"))).properties(
-        title=f"{suite}: {metric} over runs" + (" (log scale)" if log else ""))
-    return _spec(chart)
+    width = max(180, min(320, 900 // max(len(engines), 1)))
+    text = json.dumps(_trend_template(log))
+    for placeholder, value in ((_T_TITLE, f"{suite}: {metric} over runs" + (" (log scale)" if log else "")), (_T_UNIT, unit), (_T_METRIC, metric)):
+        text = text.replace(json.dumps(placeholder), json.dumps(value))
+    text = text.replace(json.dumps([_T_ENGINES]), json.dumps(engines)).replace(str(_T_WIDTH), str(width))
+    spec: dict[str, Any] = json.loads(text)
+    spec["data"] = {"name": "d0"}
+    spec["datasets"] = {"d0": rows}
+    return spec
+
+
+#: Placeholders of the trend chart's template (filled per metric as JSON text).
+_T_TITLE, _T_UNIT, _T_METRIC, _T_ENGINES, _T_WIDTH = "@@title@@", "@@unit@@", "@@metric@@", "@@engines@@", 987654
+
+
+@functools.lru_cache(maxsize=2)
+def _trend_template(log: bool) -> dict[str, Any]:
+    """The trend chart as Altair builds it, with placeholders: built once per scale type, since building
+    a layered, faceted chart with Altair costs a quarter of a second and the page has a dozen or more."""
+    with debug_mode(False):
+        highlight = alt.selection_point(fields=["series"], bind="legend")
+        base = alt.Chart().encode(x=alt.X("date:T", title=None, axis=alt.Axis(format="%m-%d", labelAngle=0, tickCount=6)))
+        y = alt.Y("value:Q", title=_T_UNIT, scale=alt.Scale(type="log" if log else "linear", zero=False))
+        series_color = alt.Color("series:N", title="workload / variant", legend=alt.Legend(symbolLimit=30, labelLimit=260))
+        line = base.transform_filter(alt.datum.kind == "point").mark_line(strokeWidth=1.5).encode(
+            y=y, color=series_color, opacity=alt.condition(highlight, alt.value(1.0), alt.value(0.15))).add_params(highlight)
+        points = base.transform_filter(alt.datum.kind == "point").mark_circle(size=36).encode(
+            y=y, color=series_color, opacity=alt.condition(highlight, alt.value(1.0), alt.value(0.15)),
+            tooltip=[alt.Tooltip("series:N", title="workload / variant"), alt.Tooltip("shown:N", title=_T_METRIC), alt.Tooltip("spread:N"),
+                     alt.Tooltip("samples:N"), alt.Tooltip("date:T", format="%Y-%m-%d %H:%M", title="logical date"), alt.Tooltip("run:N", title="run id"),
+                     alt.Tooltip("version:N"), alt.Tooltip("build:N"), alt.Tooltip("drift:N")])
+        ring = base.transform_filter((alt.datum.kind == "point") & (alt.datum.drift != "")).mark_point(size=160, color="#d50000", strokeWidth=2).encode(y=y)
+        change = base.transform_filter(alt.datum.kind == "change").mark_rule(color="#d50000", strokeDash=[5, 3], strokeWidth=1.5).encode(
+            tooltip=[alt.Tooltip("series:N", title="change point of"), alt.Tooltip("run:N", title="starts at run"),
+                     alt.Tooltip("date:T", format="%Y-%m-%d %H:%M", title="logical date"), alt.Tooltip("before:N"), alt.Tooltip("after:N"),
+                     alt.Tooltip("change:N", title="relative change"), alt.Tooltip("pvalue:N", title="p-value")])
+        layered = alt.layer(line, points, ring, change, data=alt.Data(name="d0")).properties(width=_T_WIDTH, height=170)
+        chart = layered.facet(column=alt.Column("engine:N", sort=[_T_ENGINES], title=None, header=alt.Header(labelFontWeight="bold"))).properties(title=_T_TITLE)
+        return chart.to_dict(validate=False)

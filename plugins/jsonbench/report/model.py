@@ -58,23 +58,26 @@ def figure_label(workload: str, variant: str | None, metric: str | None = None) 
     return f"{base} {metric}" if metric else base
 
 
+#: The measurement columns the report reads for every run (the chosen run is read whole).
+M_COLUMNS = ["run_id", "logical_date", "hardware_label", "engine_id", "engine_version", "engine_build", "suite", "workload", "variant",
+             "metric", "unit", "value", "spread", "samples", "status", "reason", "scale", "scale_params", "ended_at"]
+
+
 @dataclass(frozen=True)
 class Dataset:
-    """All measurements and validation rows, and the files that could not be read."""
+    """What the report reads: every run's measurements (the columns it needs), the chosen run whole,
+    the validation rows it shows (every run's reproduction rows, every row of the chosen run), each
+    run's check status, and the files that could not be read."""
 
     root: Path
     m: pd.DataFrame
     v: pd.DataFrame
+    chosen: str | None
+    run: pd.DataFrame
+    status: dict[str, tuple[int, int]]  # run id -> (checks, failed)
+    cells: pd.DataFrame  # one row per (label, run, suite, scale, engine): dates and build
+    missing: str | None = None  # the asked-for run, when it published nothing
     damaged: tuple[tuple[str, str], ...] = ()
-
-
-def load(results_dir: Path) -> Dataset:
-    from jsonbench.dataset.publish import MEASUREMENTS, VALIDATIONS, read_dataset_report
-
-    mr = read_dataset_report(results_dir, MEASUREMENTS)
-    vr = read_dataset_report(results_dir, VALIDATIONS)
-    damaged = tuple((d.path, d.error) for d in (*mr.damaged, *vr.damaged))
-    return Dataset(results_dir, mr.table.to_pandas(), vr.table.to_pandas(), damaged)
 
 
 def pick_run(m: pd.DataFrame, run_id: str | None) -> str | None:
@@ -83,8 +86,42 @@ def pick_run(m: pd.DataFrame, run_id: str | None) -> str | None:
         return None
     if run_id:
         return run_id if (m["run_id"] == run_id).any() else None
-    last = m.sort_values(["logical_date", "ended_at"], na_position="first").iloc[-1]
-    return str(last["run_id"])
+    per = m.groupby("run_id", sort=False).agg(ld=("logical_date", "max"), ea=("ended_at", "max")).reset_index()
+    return str(per.sort_values(["ld", "ea", "run_id"], na_position="first").iloc[-1]["run_id"])
+
+
+def load(results_dir: Path, run_id: str | None = None) -> Dataset:
+    """Read the dataset for the report of ``run_id`` (default: the latest run)."""
+    import pyarrow.compute as pc
+
+    from jsonbench.dataset.publish import MEASUREMENTS, VALIDATIONS, read_dataset_report
+
+    mr = read_dataset_report(results_dir, MEASUREMENTS)
+    vr = read_dataset_report(results_dir, VALIDATIONS)
+    damaged = tuple((d.path, d.error) for d in (*mr.damaged, *vr.damaged))
+    m = mr.table.select(M_COLUMNS).combine_chunks().to_pandas()
+    chosen = pick_run(m, run_id)
+    missing = None
+    if chosen is None and run_id:  # e.g. a run whose every workload failed: it published nothing, but it still gets a report
+        missing, chosen = run_id, pick_run(m, None)
+    run = mr.table.filter(pc.field("run_id") == chosen).to_pandas() if chosen else m.iloc[0:0]
+    vt = vr.table
+    status: dict[str, tuple[int, int]] = {}
+    if vt.num_rows:
+        counts = vt.group_by("run_id").aggregate([("success", "count")]).to_pylist()
+        failed = vt.filter(pc.invert(pc.fill_null(vt["success"], False))).group_by("run_id").aggregate([("success", "count")]).to_pylist()
+        nfail = {r["run_id"]: r["success_count"] for r in failed}
+        status = {r["run_id"]: (r["success_count"], nfail.get(r["run_id"], 0)) for r in counts}
+        keep = pc.equal(vt["check_kind"], "reproduction")
+        if chosen:
+            keep = pc.or_(keep, pc.equal(vt["run_id"], chosen))
+        vt = vt.filter(pc.fill_null(keep, False))
+    v = vt.combine_chunks().to_pandas()
+    cells = (m.groupby(["hardware_label", "run_id", "suite", "scale", "engine_id"], sort=False, dropna=False)
+             .agg(logical_date=("logical_date", "max"), ended_at=("ended_at", "max"),
+                  engine_version=("engine_version", "first"), engine_build=("engine_build", "first"))
+             .reset_index()) if not m.empty else pd.DataFrame()
+    return Dataset(results_dir, m, v, chosen, run, status, cells, missing, damaged)
 
 
 @dataclass(frozen=True)
@@ -108,20 +145,22 @@ class Column:
         return f"{self.engine_id} ({self.engine_version})"
 
 
-def columns(m: pd.DataFrame, label: str, run_id: str, suite: str | None = None) -> list[Column]:
-    """Per (scale, engine) of ``label``'s runs up to the chosen run (of ``suite``), the latest run; the chosen run's first."""
-    this = m[m["run_id"] == run_id]
+def columns(cells: pd.DataFrame, label: str, run_id: str, suite: str | None = None) -> list[Column]:
+    """Per (scale, engine) of ``label``'s runs up to the chosen run (of ``suite``), the latest run; the chosen run's first.
+
+    ``cells`` is :attr:`Dataset.cells` (one row per label, run, suite, scale and engine).
+    """
+    if cells.empty:
+        return []
+    this = cells[cells["run_id"] == run_id]
     until = this["logical_date"].max()
     current_scale = str(this["scale"].iloc[0]) if not this.empty else None
-    h = m[(m["hardware_label"] == label) & (m["logical_date"] <= until)]
+    h = cells[(cells["hardware_label"] == label) & (cells["logical_date"] <= until)]
     if suite is not None:
         h = h[h["suite"] == suite]
     if h.empty:
         return []
-    per = (h.groupby(["scale", "engine_id", "run_id"], dropna=False)
-           .agg(logical_date=("logical_date", "max"), ended_at=("ended_at", "max"),
-                engine_version=("engine_version", "first"), engine_build=("engine_build", "first"))
-           .reset_index())
+    per = h.drop_duplicates(["scale", "engine_id", "run_id"]).copy()
     per["mine"] = per["run_id"] == run_id
     per = per.sort_values(["mine", "logical_date", "ended_at"], na_position="first")
     latest = per.groupby(["scale", "engine_id"]).tail(1)
@@ -222,7 +261,7 @@ def scorecard(lib_reproduction: dict[str, dict[str, Any]], ds: Dataset, label: s
     out: list[SuiteScore] = []
     for suite in suites:
         definition = lib_reproduction.get(suite) or {}
-        cols = columns(ds.m, label, run_id, suite)
+        cols = columns(ds.cells, label, run_id, suite)
         srep = rep[(rep["suite"] == suite) & rep["engine_id"].notna()] if not rep.empty else rep
         rows: dict[str, FindingRow] = {}
         for f in definition.get("findings", []):

@@ -34,7 +34,7 @@ from jsonbench.report import charts
 from jsonbench.report.charts import fmt
 from jsonbench.report.model import (
     Column, Dataset, FigureRow, SuiteScore, columns, change_points, details_of, drift_verdicts, figure_label, history, load,
-    natural_key, num, pick_run, scorecard, seed_figures,
+    natural_key, num, scorecard, seed_figures,
 )
 
 log = logging.getLogger(__name__)
@@ -275,7 +275,7 @@ def suite_section(root: Path, ds: Dataset, suite: str, run: pd.DataFrame, seed: 
                   headline: tuple[str, ...], cs: Charts) -> str:
     first = run.iloc[0]
     label, scale, until = str(first["hardware_label"]), str(first["scale"]), run["logical_date"].max()
-    cols = columns(ds.m, label, str(first["run_id"]), suite)
+    cols = columns(ds.cells, label, str(first["run_id"]), suite)
     parts = [f"<section class='suite' id='suite-{escape(suite)}'><h2>Suite {escape(suite)}</h2>"]
     pages = sorted({(str(r.gx_suite), p) for r in ds.v[(ds.v["run_id"] == first["run_id"]) & (ds.v["suite"] == suite)].itertuples()
                     if isinstance(r.gx_suite, str) for p in [_page_of(root, r)] if p}) if not ds.v.empty and "gx_suite" in ds.v else []
@@ -299,7 +299,7 @@ def suite_section(root: Path, ds: Dataset, suite: str, run: pd.DataFrame, seed: 
     nruns = hist["run_id"].nunique()
     cps = change_points(ds.v, str(first["run_id"]), suite)
     dv = drift_verdicts(ds.v, str(first["run_id"]), suite)
-    drifted = {(str(r.engine_id), str(r.workload), str(r.variant)) for r in dv.itertuples() if r.verdict == "drift"} if not dv.empty else set()
+    drifted = {(str(r.engine_id), str(r.workload), str(r.variant), str(r.metric)) for r in dv.itertuples() if r.verdict == "drift"} if not dv.empty else set()
     metrics = [m for m in headline if m in set(hist["metric"])] or sorted(set(hist["metric"]))[:4]
     parts.append(f"<h3>Trends over {nruns} run(s) of hardware label {escape(label)} at scale {escape(scale)}</h3>"
                  "<p class='note'>Hover a point for its run id, build and samples; click a legend entry to highlight one workload. "
@@ -364,14 +364,11 @@ def environment_section(run: pd.DataFrame) -> str:
 
 
 def runs_section(ds: Dataset, chosen: str) -> str:
-    m, v = ds.m, ds.v
+    m = ds.m
     runs = (m.groupby("run_id").agg(logical_date=("logical_date", "max"), hardware_label=("hardware_label", "first"), scale=("scale", "first"),
                                      engines=("engine_id", lambda s: ", ".join(sorted(set(s), key=natural_key))), rows=("value", "size"))
             .reset_index().sort_values("logical_date", ascending=False))
-    status: dict[str, str] = {}
-    if not v.empty:
-        for rid, g in v.groupby("run_id"):
-            status[str(rid)] = "passed" if bool(g["success"].all()) else f"failed ({int((~g['success'].astype(bool)).sum())})"
+    status = {rid: ("passed" if failed == 0 else f"failed ({failed})") for rid, (_, failed) in ds.status.items()}
     out = [f"<section id='runs'><h2>Runs in the dataset ({len(runs)})</h2><table><tr><th>run</th><th>logical date</th><th>hardware</th><th>scale</th>"
            "<th>engines</th><th>rows</th><th>checks</th></tr>"]
     for r in runs.head(60).itertuples():
@@ -390,26 +387,28 @@ def build_report(results_dir: str | Path | None = None, run_id: str | None = Non
     from jsonbench import paths
     from jsonbench.checks.gxrun import data_docs_dir
     from jsonbench.checks.library import load_library
-    from jsonbench.report.vendor import bundle
+    from jsonbench.report.vendor import bundle, cache_dir
     from jsonbench.suites import get_suite
 
     t0 = time.perf_counter()
     root = paths.results_dir(results_dir)
     out_dir = root / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
-    ds = load(root)
-    chosen = pick_run(ds.m, run_id)
+    ds = load(root, run_id)
+    chosen, missing = ds.chosen, ds.missing
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     cs = Charts()
     body: list[str] = []
     if ds.damaged:
         body.append("<div class='warnbox'><b>Unreadable dataset files were skipped:</b><ul>"
                     + "".join(f"<li><code>{escape(p)}</code>: {escape(e)}</li>" for p, e in ds.damaged) + "</ul></div>")
+    if missing:
+        body.append(f"<div class='warnbox'><b>Run {escape(missing)} published no measurements</b> (every workload failed, or it was stopped "
+                    "before publishing; its Airflow log and alert say why)." + (" Below: the latest published run." if chosen else "") + "</div>")
     if chosen is None:
-        body.insert(0, f"<h1>JSON storage benchmark</h1><p>No published run under <code>{escape(str(root))}</code>"
-                    f"{' with id ' + escape(run_id) if run_id else ''}.</p>")
+        body.insert(0, f"<h1>JSON storage benchmark</h1><p>No published run under <code>{escape(str(root))}</code>.</p>")
     else:
-        run = ds.m[ds.m["run_id"] == chosen]
+        run = ds.run
         vrun = ds.v[ds.v["run_id"] == chosen] if not ds.v.empty else ds.v
         first = run.iloc[0]
         label, scale = str(first["hardware_label"]), str(first["scale"])
@@ -442,7 +441,7 @@ def build_report(results_dir: str | Path | None = None, run_id: str | None = Non
         body.append(sanity_section(root, vrun))
         body.append(environment_section(run))
         body.append(runs_section(ds, chosen))
-    js = bundle(out_dir / ".vendor") if cs.specs else ""
+    js = bundle(cache_dir(out_dir / ".vendor")) if cs.specs else ""
     took = time.perf_counter() - t0
     html = ("<!doctype html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>JSON storage benchmark report</title><style>{CSS}</style></head><body>{''.join(body)}"

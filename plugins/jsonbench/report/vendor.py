@@ -3,8 +3,8 @@
 Vega, Vega-Lite and Vega-Embed come as one bundle from ``vl-convert-python`` (``javascript_bundle``),
 which ships them inside its wheel: nothing is fetched from a CDN, at build time or when the page
 opens. The Vega-Lite version is the one Altair writes its specifications for. Bundling takes a few
-seconds, so the bundle is cached under ``<results>/report/.vendor/`` by vl-convert and Vega-Lite
-version.
+seconds, so the bundle is cached by vl-convert and Vega-Lite version in ``$JSONBENCH_CACHE_DIR``, else
+``~/.cache/jsonbench``, else (not writable) ``<results>/report/.vendor/``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,21 @@ def vegalite_version() -> str:
 
     major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
     return f"{major}.{minor}"
+
+
+def cache_dir(fallback: Path) -> Path:
+    """Where the bundle is cached: ``$JSONBENCH_CACHE_DIR``, else ``~/.cache/jsonbench``, else ``fallback``."""
+    for candidate in (os.environ.get("JSONBENCH_CACHE_DIR"), os.path.join(os.path.expanduser("~"), ".cache", "jsonbench")):
+        if not candidate:
+            continue
+        path = Path(candidate)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(path, os.W_OK):
+            return path
+    return fallback
 
 
 def bundle(cache_dir: Path | None = None) -> str:
