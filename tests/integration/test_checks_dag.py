@@ -32,7 +32,7 @@ def test_honest_run_passes_without_alert(dags_test, tmp_path: Path) -> None:
     assert len(rep) == 8 and rep.loc["expression_index_no_hot", "observed"] == 0
     assert rep.loc["big_document_jsonb_update_slowdown", "observed"] > 15  # real servers, real updates
     assert not (results / "alerts").exists()
-    assert (results / "data_docs").is_dir()
+    assert (results / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html").is_file()  # GX Data Docs of every checked run
 
 
 def test_failed_check_fails_the_task_and_alerts(dags_test, tmp_path: Path) -> None:
