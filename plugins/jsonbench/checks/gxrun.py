@@ -106,6 +106,16 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=lambda o: o.dict() if hasattr(o, "dict") else str(o)))
 
 
+def _error_of(info: Any) -> str | None:
+    """The exception message of an expectation result: GX gives one dict, or one per metric it computed."""
+    if not isinstance(info, dict):
+        return None
+    if info.get("raised_exception"):
+        return str(info.get("exception_message") or "raised an exception")
+    messages = [str(v.get("exception_message")) for v in info.values() if isinstance(v, dict) and v.get("raised_exception")]
+    return "; ".join(dict.fromkeys(messages)) or None
+
+
 def docs_enabled() -> bool:
     """Data Docs are updated unless ``$JSONBENCH_DATA_DOCS`` is ``0`` (rendering takes a fraction of a second per frame)."""
     return os.environ.get("JSONBENCH_DATA_DOCS", "1") != "0"
@@ -292,8 +302,7 @@ class GXSession:
         outcomes: list[Outcome] = []
         for r in vr.results:
             cfg = r.expectation_config
-            exc = r.exception_info or {}
-            error = exc.get("exception_message") if isinstance(exc, dict) and exc.get("raised_exception") else None
+            error = _error_of(r.exception_info)
             outcomes.append(
                 Outcome(
                     suite_name=suite_name,
