@@ -382,6 +382,29 @@ def runs_section(ds: Dataset, chosen: str) -> str:
     return "".join(out)
 
 
+def failures_box(vrun: pd.DataFrame, limit: int = 5) -> str:
+    """One line per failed check of the run (the first few), linking to its suite's section: why the badge is red."""
+    if vrun.empty:
+        return ""
+    failed = vrun[vrun["success"] == False]  # noqa: E712 - pandas element-wise
+    if failed.empty:
+        return ""
+    order = {"sanity": 0, "reproduction": 1, "drift": 2}
+    failed = failed.assign(_o=failed["check_kind"].map(order).fillna(3)).sort_values(["_o", "suite", "engine_id"], na_position="first")
+    items = []
+    for r in failed.head(limit).itertuples():
+        what = str(r.expectation) if r.check_kind != "drift" else figure_label(str(r.workload), r.variant, str(r.metric))
+        where = " · ".join(escape(str(x)) for x in (r.suite, r.engine_id) if isinstance(x, str) and x)
+        det = details_of(r.details)
+        seen = f"observed {fmt(num(r.observed))}" if num(r.observed) is not None else ""
+        bounds = f", expected [{fmt(num(r.min_value))}, {fmt(num(r.max_value))}]" if num(r.min_value) is not None or num(r.max_value) is not None else ""
+        hist = f", history median {fmt(num(det.get('history_median')))}" if num(det.get("history_median")) is not None else ""
+        link = f"#suite-{escape(str(r.suite))}" if isinstance(r.suite, str) and r.suite else "#sanity"
+        items.append(f"<li><a href='{link}'>{escape(str(r.check_kind))}</a> {where}: <b>{escape(what)}</b> {seen}{bounds}{hist}</li>")
+    more = f"<li>… and {len(failed) - limit} more (see the suites' sections)</li>" if len(failed) > limit else ""
+    return f"<div class='warnbox'><b>Failed checks of this run ({len(failed)}):</b><ul>{''.join(items)}{more}</ul></div>"
+
+
 def build_report(results_dir: str | Path | None = None, run_id: str | None = None) -> Path:
     """Write ``<results>/report/index.html`` for ``run_id`` (default: the latest run); return its path."""
     from jsonbench import paths
@@ -427,6 +450,7 @@ def build_report(results_dir: str | Path | None = None, run_id: str | None = Non
                     f"{', '.join(escape(e) for e in sorted(run['engine_id'].unique(), key=natural_key))}."
                     + (f" {' · '.join(links)}." if links else "")
                     + (f" Other hardware labels in the dataset: {', '.join(map(escape, others))}." if others else "") + "</p>")
+        body.append(failures_box(vrun))
         body.append("<nav class='toc'><a href='#scorecard'>Scorecard</a>" + "".join(f"<a href='#suite-{escape(s)}'>{escape(s)}</a>" for s in suites)
                     + "<a href='#sanity'>Sanity</a><a href='#environment'>Environment</a><a href='#runs'>Runs</a></nav>")
         scores = scorecard(lib.reproduction, ds, label, chosen, [s for s in suites if s in lib.reproduction])
