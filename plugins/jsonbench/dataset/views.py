@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from jsonbench.dataset.read import MEASUREMENTS, SCHEMAS, VALIDATIONS, full_schema
+from jsonbench.dataset.read import MEASUREMENTS, VALIDATIONS, full_schema
 
 if TYPE_CHECKING:
     import duckdb
@@ -241,4 +241,4 @@ def connect(results_dir: str | Path | None = None) -> duckdb.DuckDBPyConnection:
     return con
 
 
-__all__ = ["DB_NAME", "ROOT_VARIABLE", "SCHEMAS", "connect", "duckdb_type", "refresh"]
+__all__ = ["DB_NAME", "ROOT_VARIABLE", "connect", "duckdb_type", "refresh"]

@@ -277,8 +277,10 @@ def suite_section(root: Path, ds: Dataset, suite: str, run: pd.DataFrame, seed: 
     label, scale, until = str(first["hardware_label"]), str(first["scale"]), run["logical_date"].max()
     cols = columns(ds.cells, label, str(first["run_id"]), suite)
     parts = [f"<section class='suite' id='suite-{escape(suite)}'><h2>Suite {escape(suite)}</h2>"]
-    pages = sorted({(str(r.gx_suite), p) for r in ds.v[(ds.v["run_id"] == first["run_id"]) & (ds.v["suite"] == suite)].itertuples()
-                    if isinstance(r.gx_suite, str) for p in [_page_of(root, r)] if p}) if not ds.v.empty and "gx_suite" in ds.v else []
+    pages: list[tuple[str, str]] = []
+    if not ds.v.empty:
+        mine = ds.v[(ds.v["run_id"] == first["run_id"]) & (ds.v["suite"] == suite)].drop_duplicates("gx_suite")
+        pages = sorted((str(r.gx_suite), p) for r in mine.itertuples() if isinstance(r.gx_suite, str) for p in [_page_of(root, r)] if p)
     if pages:
         parts.append("<p class='note'>Great Expectations Data Docs of this run: "
                      + ", ".join(f"<a href='{escape(_href(root, p) or '')}'>{escape(g)}</a>" for g, p in pages) + "</p>")
