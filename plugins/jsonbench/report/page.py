@@ -91,13 +91,12 @@ def _badge(ok: bool | None, text: str) -> str:
 
 def _short_run(run_id: str) -> str:
     """``manual__2026-11-30T08:26:03.936305+00:00`` -> ``2026-11-30 08:26`` (full id in the title)."""
-    for sep in ("__",):
-        if sep in run_id:
-            tail = run_id.split(sep, 1)[1]
-            try:
-                return pd.Timestamp(tail).strftime("%Y-%m-%d %H:%M")
-            except (ValueError, TypeError):
-                return tail[:16]
+    if "__" in run_id:
+        tail = run_id.split("__", 1)[1]
+        try:
+            return pd.Timestamp(tail).strftime("%Y-%m-%d %H:%M")
+        except (ValueError, TypeError):
+            return tail[:16]
     return run_id[:22]
 
 
