@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from report_synth import build  # noqa: E402
+from report_synth import build_once  # noqa: E402
 
 from jsonbench.report import build_report  # noqa: E402
 
@@ -51,7 +51,7 @@ def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     results = tmp_path_factory.mktemp("browser") / "results"
-    build(results, runs=4, docs_for_last=True)
+    build_once(results, runs=4, docs_for_last=True)
     return build_report(results)
 
 

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from report_synth import build  # noqa: E402
+from report_synth import build_once  # noqa: E402
 
 from jsonbench.report import build_report  # noqa: E402
 from jsonbench.report.bench import external_references  # noqa: E402
@@ -34,7 +34,7 @@ FINDINGS = ["big_document_jsonb_update_slowdown", "small_document_close", "expre
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     results = tmp_path_factory.mktemp("report") / "results"
-    build(results, runs=4, docs_for_last=True)
+    build_once(results, runs=4, docs_for_last=True)
     return results
 
 

@@ -79,3 +79,22 @@ def build(results_dir: Path, runs: int = 5, docs_for_last: bool = True) -> dict[
             os.environ["JSONBENCH_DATA_DOCS"] = old
     plant_change_point(results_dir, last, "postgres-17", "json_big", "wal_bytes", last["run_id"])
     return last
+
+
+_BUILT: dict[tuple[int, bool], Path] = {}
+
+
+def build_once(results_dir: Path, runs: int = 4, docs_for_last: bool = True) -> Path:
+    """:func:`build` once per test process and arguments, then a copy into ``results_dir`` (checks take a while)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    key = (runs, docs_for_last)
+    if key not in _BUILT:
+        folder = Path(tempfile.mkdtemp(prefix="jsonbench-report-synth-"))
+        atexit.register(shutil.rmtree, folder, True)
+        build(folder / "results", runs=runs, docs_for_last=docs_for_last)
+        _BUILT[key] = folder / "results"
+    shutil.copytree(_BUILT[key], results_dir, ignore=shutil.ignore_patterns("_staging"))
+    return results_dir

@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from report_synth import build
+from report_synth import build_once
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -42,7 +42,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from jsonbench.dataset.views import refresh
 
     folder = tmp_path_factory.mktemp("docs")
-    build(folder / "results", runs=4, docs_for_last=False)
+    build_once(folder / "results", runs=4, docs_for_last=True)
     refresh(folder / "results")
     return folder
 

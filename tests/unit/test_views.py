@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from report_synth import build
+from report_synth import build_once
 
 from jsonbench.dataset import views
 
@@ -19,7 +19,7 @@ from jsonbench.dataset import views
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("views") / "results"
-    build(root, runs=4, docs_for_last=True)
+    build_once(root, runs=4, docs_for_last=True)
     return root
 
 
