@@ -227,7 +227,10 @@ def reproduction_table(seed: dict[str, Any], rows: list[FigureRow], cols: list[C
             cells.append(f"<td class='num{' v-off' if is_off else ''}' title='{escape(tip)}'>{fmt(cell.value)}{under}</td>")
         note = r.note
         if not note and off:
-            note = "More than 2x away from the seed (scaled) on some engine or scale; the seed file has no note on why."
+            note = ("More than 2x from the seed (scaled to the run's size) on some engine or scale; the seed file has no note on why."
+                    if r.scales_with else
+                    "More than 2x from the seed on some engine or scale; the seed file has no note on why, nor says (scales_with) "
+                    "whether this figure grows with the data size, which may differ from the seed's here.")
         scaled = f"<br><span class='muted'>scales with {escape(r.scales_with)}</span>" if r.scales_with else ""
         parts.append(f"<tr><td>{escape(r.label)}</td><td>{escape(r.unit)}</td><td class='num'>{fmt(r.seed_value)}{scaled}</td>{''.join(cells)}"
                      f"<td class='reason'>{escape(note)}</td></tr>")
