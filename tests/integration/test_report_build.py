@@ -71,6 +71,9 @@ def test_reproduction_table_ratio_and_trend_charts(page: str) -> None:
     table = re.search(r"<table class='repro'>(.*?)</table>", page, flags=re.S).group(1)
     assert "json_big update_time" in table and "1.09k" in table  # the seed's 1090 ms
     assert "scales with rows" in table  # counts proportional to the rows, compared scaled
+    hot = re.search(r"<tr><td>rel_small n_tup_hot_upd</td>.*?</tr>", table, flags=re.S).group(0)
+    # Seed: 1122 HOT updates of 5,000 rows; a smoke run has 500 rows, so 112.2 is the seed at its size: 119 is x1.06.
+    assert "119<br><span class='muted'>×1.06</span>" in hot and "seed at this size: 112 rows" in hot
     specs = _specs(page)
     titles = [s.get("title", {}).get("text") if isinstance(s.get("title"), dict) else s.get("title") for s in specs]
     assert "large_document_update: findings, observed / seed (band shaded)" in titles
