@@ -388,8 +388,8 @@ def change_points(v: pd.DataFrame, run_id: str, suite: str) -> list[dict[str, An
             continue
         for cp in cps:
             if isinstance(cp, dict) and cp.get("run_id"):
-                out.append({"engine_id": r.engine_id, "workload": r.workload, "variant": r.variant, "metric": r.metric, "unit": getattr(r, "unit", None),
-                            "verdict": getattr(r, "verdict", None), **cp})
+                out.append({**cp, "engine_id": r.engine_id, "workload": r.workload, "variant": r.variant, "metric": r.metric,
+                            "unit": getattr(r, "unit", None), "verdict": getattr(r, "verdict", None)})
     return out
 
 
