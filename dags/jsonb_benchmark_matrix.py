@@ -1,148 +1,184 @@
 """
 ### jsonb_benchmark_matrix
 
-Runs the JSON-storage benchmark matrix: every selected suite on every selected engine version.
+Runs the JSON-storage benchmark matrix: every selected suite on every selected engine version,
+**one engine at a time** on the benchmark host.
 
 * **plan** validates the parameters (a bad value fails here, naming the field, before any engine
-  starts) and expands the matrix of `include/matrix.yaml` into cells, one per (suite, engine).
-* Per cell, in a mapped task group named after the suite: **provision** (setup task: start a fresh
-  engine, record its build and settings, load shared data), **one task per workload**, and
-  **teardown** (teardown task: runs even when a workload fails). Every benchmark task takes the one
-  slot of the `benchmark_host` pool, so workloads never run side by side on one host.
+  starts), checks every build and the expectation files, prints what each cell will cost (load
+  size, disk and memory peak, duration: from recorded runs when there are some) and refuses a run
+  the machine cannot hold. A new attempt of the same run keeps the cells an earlier attempt
+  completed (they are skipped, not measured again).
+* One **task group per cell** (`<suite>__<engine>`): **provision** (setup task: take the host
+  lease, start a fresh engine, record its build and settings, load shared data), **one task per
+  workload**, and **teardown** (teardown task: runs even when a workload fails, gives the host
+  back). The groups are chained, so the next cell's engine starts only after the previous one is
+  gone; cells the run did not select are skipped. Every benchmark task takes the one slot of the
+  `benchmark_host` pool, and the host lease also keeps a second run (another process or
+  deployment) from starting an engine next to this one: its provision waits, rescheduled.
 * **sweep** removes any engine a killed task left behind, **publish** adds the run to the Parquet
-  dataset in one atomic step (replacing an earlier attempt of the same run only), and **check**
-  runs the Great Expectations suites of `include/expectations/`. A failed check fails the run and
-  raises an alert; it never withholds the measurements.
+  dataset in one atomic step (replacing an earlier attempt of the same run only), **check** runs
+  the Great Expectations suites of `include/expectations/` (alerting when one fails), **checked**
+  announces the validations (the report DAG runs on that), and **outcome** fails the run and
+  alerts when any task failed, not only the checks.
 
-Nightly at 02:00; `catchup=False`. Trigger with parameters from the form, or
-`airflow dags test jsonb_benchmark_matrix -c '{"scale": "smoke"}'`.
+Nightly at 02:00; `catchup=False` (unpausing starts the latest interval's run at once). Trigger
+with parameters from the form, or `airflow dags test jsonb_benchmark_matrix -c '{"scale": "smoke"}'`.
 """
 
 from __future__ import annotations
 
-import os
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import pendulum
-from airflow.sdk import Asset, Param, dag, get_current_context, task, task_group
+from airflow.sdk import Asset, Param, TaskGroup, dag, get_current_context, task
 
-from jsonbench.matrix import load_matrix, params_schema
+from jsonbench.cell import cell_id_of
+from jsonbench.deployment import BenchmarkDag, benchmark_dags
+from jsonbench.matrix import cell_slots, load_matrix, params_schema
 from jsonbench.suites import get_suite
 
 #: One slot per benchmark host (created by ./bin/setup): one benchmark task at a time.
 POOL = "benchmark_host"
-#: The Celery queue of the benchmark tasks: the workers of the host being measured listen on it
-#: (``bench-<hardware label>`` in docker-compose.yaml). Read once at parse time; "default" otherwise.
-QUEUE = os.environ.get("JSONBENCH_QUEUE") or "default"
 MEASUREMENTS = Asset("jsonbench_measurements")
+VALIDATIONS = Asset("jsonbench_validations")
+#: How long a provision waits for another run's engine to leave the host before it fails.
+HOST_WAIT_LIMIT = timedelta(hours=12)
+HOST_RECHECK = timedelta(seconds=20)
 
 MATRIX = load_matrix()
+SLOTS = cell_slots(MATRIX)
+WORKLOADS = {suite: get_suite(suite).workloads for suite in MATRIX.suites}
 
 
-@dag(
-    dag_id="jsonb_benchmark_matrix",
-    doc_md=__doc__,
-    schedule="0 2 * * *",
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,
-    tags=["benchmark", "jsonb", "postgres", "sqlite"],
-    params={name: Param(**spec) for name, spec in params_schema(MATRIX).items()},
-    default_args={"retries": 1, "retry_delay": timedelta(seconds=30)},
-)
-def jsonb_benchmark_matrix() -> None:
-    @task(retries=0)
-    def plan() -> dict:
-        from airflow.sdk.exceptions import AirflowFailException
+def planned_or_skip() -> dict[str, Any]:
+    """The plan's output; skip the calling task when plan failed (nothing started, nothing to publish).
 
-        from jsonbench import tasks
-        from jsonbench.errors import BenchmarkError
+    Tasks pull it themselves instead of taking it as an argument: they must run after failed
+    upstream tasks (trigger rule all_done), and an argument from a failed task would fail them.
+    """
+    from airflow.sdk.exceptions import AirflowSkipException
 
-        ctx = get_current_context()
-        logical = ctx.get("logical_date") or ctx["dag_run"].run_after
-        try:
-            return tasks.plan(dict(ctx["params"]), ctx["run_id"], logical.isoformat())
-        except BenchmarkError as exc:  # bad input: no retry can fix it
-            raise AirflowFailException(str(exc)) from exc
-
-    @task
-    def cells_of(planned: dict, suite: str) -> list:
-        """The cells of one suite (Airflow maps over a whole XCom, not over one key of it)."""
-        return planned[suite]
-
-    @task(pool=POOL, queue=QUEUE)
-    def provision(cell: dict) -> dict:
-        from jsonbench import tasks
-
-        return tasks.provision(cell)
-
-    @task(pool=POOL, queue=QUEUE)
-    def workload(cell: dict, handle: dict, name: str) -> dict:
-        from jsonbench import tasks
-
-        return tasks.run_workload(cell, handle, name)
-
-    @task(pool=POOL, queue=QUEUE)
-    def teardown(cell: dict, handle: dict | None = None) -> None:
-        from jsonbench import tasks
-
-        tasks.teardown(cell, handle)
-
-    def planned_or_skip() -> dict:
-        """The plan's output; skip the calling task when plan failed (nothing started, nothing to publish).
-
-        The run-level tasks pull it themselves instead of taking it as an argument: they must run
-        after failed workloads (trigger rule all_done), and an argument from a failed task would fail
-        them instead of skipping them.
-        """
-        from airflow.sdk.exceptions import AirflowSkipException
-
-        planned = get_current_context()["ti"].xcom_pull(task_ids="plan")
-        if not planned:
-            raise AirflowSkipException("plan did not succeed: no engine was started and nothing was measured")
-        return planned
-
-    @task(trigger_rule="all_done", queue=QUEUE)  # removes engines on the benchmark host
-    def sweep() -> list:
-        from jsonbench import tasks
-
-        return tasks.sweep(planned_or_skip())
-
-    @task(trigger_rule="all_done", outlets=[MEASUREMENTS])
-    def publish() -> dict:
-        from jsonbench import tasks
-
-        return tasks.publish(planned_or_skip()["run"])
-
-    # Alert exactly when the checks fail: a log entry and <results>/alerts/<run>.{json,md}, plus any
-    # notifier named by $JSONBENCH_NOTIFIERS or the Variable jsonbench_notifiers (see checks/alerts.py).
-    from jsonbench.checks.alerts import CheckFailureNotifier
-
-    @task(retries=0, on_failure_callback=CheckFailureNotifier())
-    def check() -> dict:
-        from jsonbench.checks import check_run
-
-        return check_run(planned_or_skip()["run"])
-
-    planned = plan()
-    teardowns = []
-    for suite_name in MATRIX.suites:
-        workloads = get_suite(suite_name).workloads
-
-        @task_group(group_id=suite_name)
-        def cell_group(cell: dict) -> None:
-            handle = provision(cell)
-            runs = [workload.override(task_id=w)(cell, handle, w) for w in workloads]
-            stop = teardown(cell, handle)
-            runs >> stop.as_teardown(setups=handle)
-            teardowns.append(stop)
-
-        cell_group.expand(cell=cells_of.override(task_id=f"{suite_name}_cells")(planned, suite_name))
-
-    swept = sweep()
-    [planned, *teardowns] >> swept
-    published = publish()
-    swept >> published >> check()
+    planned = get_current_context()["ti"].xcom_pull(task_ids="plan")
+    if not planned:
+        raise AirflowSkipException("plan did not succeed: no engine was started and nothing was measured")
+    return dict(planned)
 
 
-jsonb_benchmark_matrix()
+def build(spec: BenchmarkDag) -> Any:
+    @dag(
+        dag_id=spec.dag_id,
+        doc_md=__doc__,
+        schedule="0 2 * * *",
+        start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+        catchup=False,
+        max_active_runs=1,
+        tags=["benchmark", "jsonb", "postgres", "sqlite"] + ([f"host:{spec.label}"] if spec.label else []),
+        params={name: Param(**s) for name, s in params_schema(MATRIX, spec.label).items()},
+        default_args={"retries": 1, "retry_delay": timedelta(seconds=30)},
+    )
+    def benchmark() -> None:
+        @task(retries=0)
+        def plan() -> dict[str, Any]:
+            from airflow.sdk.exceptions import AirflowFailException
+
+            from jsonbench import tasks
+            from jsonbench.errors import BenchmarkError
+
+            ctx = get_current_context()
+            logical = ctx.get("logical_date") or ctx["dag_run"].run_after
+            try:
+                return tasks.plan(dict(ctx["params"]), ctx["run_id"], logical.isoformat(), bound_label=spec.label)
+            except BenchmarkError as exc:  # bad input or a machine too small: no retry can fix it
+                raise AirflowFailException(str(exc)) from exc
+
+        @task(pool=POOL, queue=spec.queue, trigger_rule="all_done", execution_timeout=timedelta(hours=3))
+        def provision(cell_id: str) -> dict[str, Any]:
+            from airflow.sdk.exceptions import AirflowFailException, AirflowRescheduleException, AirflowSkipException
+
+            from jsonbench import hostlease, tasks
+
+            planned = planned_or_skip()
+            try:
+                return tasks.provision(planned, cell_id)
+            except tasks.CellSkipped as exc:
+                raise AirflowSkipException(str(exc)) from None
+            except hostlease.HostBusy as exc:
+                run_id = planned["run"]["run_id"]
+                waited = hostlease.waited_s(run_id, cell_id)
+                if waited > HOST_WAIT_LIMIT.total_seconds():
+                    raise AirflowFailException(f"{exc}; waited {waited / 3600:.1f} h. If that run is dead, release the host: python -m jsonbench.cli host release") from None
+                print(f"{exc}; waiting (rescheduled; {waited:.0f} s so far)")
+                raise AirflowRescheduleException(datetime.now(timezone.utc) + HOST_RECHECK) from None
+
+        @task(pool=POOL, queue=spec.queue, execution_timeout=timedelta(hours=6))
+        def workload(cell_id: str, handle: dict[str, Any], name: str) -> dict[str, Any]:
+            from jsonbench import tasks
+
+            return tasks.run_workload(planned_or_skip(), cell_id, handle, name)
+
+        @task(pool=POOL, queue=spec.queue, execution_timeout=timedelta(minutes=30))
+        def teardown(cell_id: str, handle: dict[str, Any] | None = None) -> None:
+            from jsonbench import tasks
+
+            tasks.teardown(planned_or_skip(), cell_id, handle)
+
+        @task(trigger_rule="all_done", queue=spec.queue)  # removes engines on the benchmark host
+        def sweep() -> list[str]:
+            from jsonbench import tasks
+
+            return tasks.sweep(planned_or_skip())
+
+        @task(trigger_rule="all_done", outlets=[MEASUREMENTS])
+        def publish() -> dict[str, Any]:
+            from jsonbench import tasks
+
+            return tasks.publish(planned_or_skip())
+
+        # Alert exactly when the checks fail: a log entry and <results>/alerts/<run>.{json,md}, plus any
+        # notifier named by $JSONBENCH_NOTIFIERS or the Variable jsonbench_notifiers (see checks/alerts.py).
+        from jsonbench.checks.alerts import CheckFailureNotifier, RunFailureNotifier
+
+        @task(retries=0, on_failure_callback=CheckFailureNotifier())
+        def check() -> dict[str, Any]:
+            from jsonbench import tasks
+
+            return tasks.check(planned_or_skip())
+
+        @task(trigger_rule="all_done", retries=0, outlets=[VALIDATIONS])
+        def checked() -> None:
+            """Announce the run's validations (passed or failed) so the report is rebuilt."""
+
+        @task(trigger_rule="all_done", retries=0, on_failure_callback=RunFailureNotifier())
+        def outcome() -> dict[str, Any]:
+            """Fail the run, and alert, when any of its tasks failed (a check failure has alerted already)."""
+            from jsonbench import tasks
+
+            ti = get_current_context()["ti"]
+            found = ti.get_task_states(dag_id=ti.dag_id, run_ids=[ti.run_id])
+            states = found.get(ti.run_id, found) if isinstance(found, dict) else {}
+            states = {str(k): str(v) for k, v in states.items() if k != ti.task_id}
+            return tasks.outcome(ti.xcom_pull(task_ids="plan"), ti.run_id, states)
+
+        planned = plan()
+        previous: Any = planned
+        for suite, engine in SLOTS:
+            cell_id = cell_id_of(suite, engine)
+            with TaskGroup(group_id=cell_id, tooltip=f"{suite} on {engine}"):
+                handle = provision.override(task_id="provision")(cell_id)
+                runs = [workload.override(task_id=w)(cell_id, handle, w) for w in WORKLOADS[suite]]
+                stop = teardown.override(task_id="teardown")(cell_id, handle)
+                runs >> stop.as_teardown(setups=handle, on_failure_fail_dagrun=True)
+            planned >> handle
+            previous >> handle
+            previous = stop
+        swept = sweep()
+        [planned, previous] >> swept
+        swept >> publish() >> check() >> checked() >> outcome()
+
+    return benchmark()
+
+
+for _spec in benchmark_dags():
+    globals()[_spec.dag_id] = build(_spec)

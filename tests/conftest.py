@@ -55,17 +55,21 @@ def scratch_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="jbt-", dir="/tmp"))
     os.chmod(folder, 0o755)
     old = os.environ.get("JSONBENCH_SCRATCH_DIR")
+    old_lock = os.environ.get("JSONBENCH_HOST_LOCK_DIR")
     os.environ["JSONBENCH_SCRATCH_DIR"] = str(folder)
+    # This session's runs take the host lease among themselves, not from other sessions on the machine.
+    os.environ["JSONBENCH_HOST_LOCK_DIR"] = str(folder / ".host-lease")
     yield folder
     deadline = time.monotonic() + 10
     left = _processes_under(str(folder))
     while left and time.monotonic() < deadline:
         time.sleep(0.2)
         left = _processes_under(str(folder))
-    if old is None:
-        os.environ.pop("JSONBENCH_SCRATCH_DIR", None)
-    else:
-        os.environ["JSONBENCH_SCRATCH_DIR"] = old
+    for name, value in (("JSONBENCH_SCRATCH_DIR", old), ("JSONBENCH_HOST_LOCK_DIR", old_lock)):
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     assert not left, "server processes outlived the test session:\n" + "\n".join(left)
 
 
@@ -83,18 +87,24 @@ def results_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def make_cells(results_dir: Path) -> Callable[..., list[dict[str, Any]]]:
+def make_cells(results_dir: Path) -> Callable[..., list[Any]]:
     """Plan cells the way the DAG's plan task does: ``make_cells(suite, engines=[...], **params)``."""
+    from jsonbench.cell import RunRef
     from jsonbench.matrix import plan_cells, resolve
 
-    def make(suite: str, engines: list[str], run_id: str = "test_run", matrix: Any = None, **params: Any) -> list[dict[str, Any]]:
+    def make(suite: str, engines: list[str], run_id: str = "test_run", matrix: Any = None, **params: Any) -> list[Any]:
         params = {"scale": "smoke", "results_dir": str(results_dir), "suites": [suite], "engines": engines, **params}
         cfg = resolve(params, matrix)
-        run = {"run_id": run_id, "logical_date": "2026-11-29T02:00:00+00:00", "hardware_label": cfg.hardware_label,
-               "results_dir": cfg.results_dir, "scale": cfg.scale, "git_revision": "test", "host": {}}
-        return plan_cells(cfg, run, matrix)[suite]
+        run = RunRef(run_id=run_id, logical_date="2026-11-29T02:00:00+00:00", hardware_label=cfg.hardware_label,
+                     results_dir=cfg.results_dir, scale=cfg.scale, git_revision="test")
+        return [c for c in plan_cells(cfg, run, matrix) if c.suite == suite]
 
     return make
+
+
+def planned_of(*cells: Any) -> dict[str, Any]:
+    """The plan JSON the driver's functions take, for cells made by ``make_cells`` (one run)."""
+    return {"run": cells[0].run.to_json(), "cells": [c.to_json() for c in cells], "resumed": []}
 
 
 # -- Airflow ----------------------------------------------------------------------------------

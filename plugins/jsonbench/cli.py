@@ -32,32 +32,16 @@ _RUN_ID_RE = re.compile(r"run_id=(\S+?)[,\s]")
 
 
 def link_engines() -> None:
-    """Create the ``libfoo.so.X`` links the npm PostgreSQL packages ship as a list, not as links."""
-    root = paths.ENGINES_DIR / "postgres" / "node_modules"
-    if not root.exists():
-        raise SystemExit(f"no engine builds in {root}; run ./bin/setup")
-    made = 0
-    for listing in sorted(root.glob("*/native/pg-symlinks.json")):
-        pkg = listing.parent.parent
-        for link in json.loads(listing.read_text()):
-            source, target = pkg / link["source"], pkg / link["target"]
-            if target.is_symlink() or target.exists():
-                continue
-            target.symlink_to(os.path.relpath(source, target.parent))
-            made += 1
-        for tool in ("initdb", "pg_ctl", "postgres"):
-            (pkg / "native" / "bin" / tool).chmod(0o755)
-    builds = sorted(p.parent.parent.name for p in root.glob("*/native/pg-symlinks.json"))
-    print(f"engine builds: {', '.join(builds)} ({made} library links created)")
+    """Setup step (``./bin/setup``): see :mod:`jsonbench.setup.engine_links`."""
+    from jsonbench.setup.engine_links import link_engines as link
+
+    print(link())
 
 
 def install_sqlite() -> None:
-    """Create one virtual environment per SQLite engine of the matrix (see jsonbench.engines.sqlite_apsw)."""
-    try:
-        from jsonbench.engines.sqlite_apsw import install_all
-    except ImportError:
-        print("no SQLite engine adapter installed; skipping")
-        return
+    """Setup step (``./bin/setup``): one venv per SQLite engine of the matrix."""
+    from jsonbench.setup.sqlite_venvs import install_all
+
     install_all()
 
 
@@ -74,25 +58,63 @@ def _conf(args: argparse.Namespace) -> dict[str, Any]:
     return conf
 
 
-def run_dag(conf: dict[str, Any], log_path: Path | None = None, quiet: bool = False) -> tuple[str | None, str, float, dict[str, float]]:
-    """Run the DAG once on this machine with ``airflow dags test``.
+class Progress:
+    """Cells done / total and the time left, from the plan's cost estimate corrected by what it took so far."""
+
+    def __init__(self, expected: dict[str, float]) -> None:
+        self.expected = expected
+        self.done: dict[str, float] = {}
+        self.started: dict[str, float] = {}
+
+    def start(self, cell_id: str) -> None:
+        self.started.setdefault(cell_id, time.perf_counter())
+
+    def finish(self, cell_id: str) -> str | None:
+        if cell_id not in self.expected or cell_id in self.done:
+            return None
+        self.done[cell_id] = time.perf_counter() - self.started.get(cell_id, time.perf_counter())
+        spent_expected = sum(self.expected[c] for c in self.done)
+        factor = (sum(self.done.values()) / spent_expected) if spent_expected > 0 else 1.0
+        left = sum(v for c, v in self.expected.items() if c not in self.done) * factor
+        return f"cells {len(self.done)}/{len(self.expected)} done; about {_duration(left)} left"
+
+
+def _duration(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+def preview(conf: dict[str, Any]) -> tuple[str, dict[str, float]]:
+    """The plan's cost table for ``conf`` (nothing starts) and the expected seconds per cell."""
+    from jsonbench import costs
+    from jsonbench.cell import RunRef
+    from jsonbench.matrix import plan_cells, resolve
+
+    cfg = resolve(conf)
+    run = RunRef(run_id="preview", logical_date=None, hardware_label=cfg.hardware_label, results_dir=cfg.results_dir, scale=cfg.scale)
+    cells = plan_cells(cfg, run)
+    estimate = costs.plan_costs(cells, cfg.results_dir)
+    return costs.describe(estimate), {k: max(v.duration_s, 1.0) for k, v in estimate.cells.items()}
+
+
+def run_dag(conf: dict[str, Any], log_path: Path | None = None, quiet: bool = False, logical_date: str | None = None) -> tuple[str | None, str, float, dict[str, float]]:
+    """Run the DAG once on this machine with ``airflow dags test`` (again for ``logical_date``: a resume).
 
     Returns (run id, state, wall seconds, seconds per task kind), where a task kind is the task id
-    without its suite group (``provision``, ``publish``, ``check``, a workload name, ...).
+    without its cell group (``provision``, ``publish``, ``check``, a workload name, ...).
     """
-    from jsonbench.matrix import resolve
-
-    resolve(conf)  # fail here, naming the field, before Airflow even starts
+    table, expected = preview(conf)  # fails here, naming the field, before Airflow even starts
     log_dir = Path(os.environ.get("AIRFLOW_HOME", paths.PROJECT_ROOT / ".airflow")) / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_path or log_dir / f"dags-test-{time.strftime('%Y%m%dT%H%M%S')}.log"
-    argv = ["airflow", "dags", "test", DAG_ID, "-c", json.dumps(conf)]
+    argv = ["airflow", "dags", "test", DAG_ID, "-c", json.dumps(conf)] + ([logical_date] if logical_date else [])
     if not quiet:
-        print(f"running {DAG_ID} with {json.dumps(conf)}; full log: {log_path}", flush=True)
+        print(f"running {DAG_ID} with {json.dumps(conf)}; full log: {log_path}\n{table}", flush=True)
     t0 = time.perf_counter()
     run_id, state = None, "unknown"
     starts: dict[tuple[str, str], float] = {}
     task_seconds: dict[str, float] = {}
+    progress = Progress(expected)
     with open(log_path, "w", encoding="utf-8") as log, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -101,15 +123,20 @@ def run_dag(conf: dict[str, Any], log_path: Path | None = None, quiet: bool = Fa
             if m:
                 what, task_id, idx = m.groups()
                 key = (task_id, idx)
+                cell, _, kind = task_id.rpartition(".")
                 if what == "starting":
                     starts[key] = time.perf_counter()
+                    if cell:
+                        progress.start(cell)
                 else:
                     took = time.perf_counter() - starts.get(key, time.perf_counter())
-                    kind = task_id.rsplit(".", 1)[-1]
                     task_seconds[kind] = task_seconds.get(kind, 0.0) + took
                     if not quiet:
                         label = task_id + (f"[{idx}]" if idx != "-1" else "")
-                        print(f"  {time.perf_counter() - t0:7.1f}s  {label:<48} {took:6.1f}s", flush=True)
+                        print(f"  {time.perf_counter() - t0:7.1f}s  {label:<56} {took:7.1f}s", flush=True)
+                    note = progress.finish(cell) if kind == "teardown" else None
+                    if note and not quiet:
+                        print(f"  {'':9}{note}", flush=True)
             if "Task failed with exception" in line and not quiet:
                 print("  !! a task failed; see the log for its traceback", flush=True)
             if "DagRun Finished" in line:
@@ -124,6 +151,18 @@ def run_dag(conf: dict[str, Any], log_path: Path | None = None, quiet: bool = Fa
     if state == "unknown":
         state = "success" if rc == 0 else "failed"
     return run_id, state, time.perf_counter() - t0, task_seconds
+
+
+def resume_args(run_id: str, results_dir: str | None) -> tuple[dict[str, Any], str]:
+    """The parameters and logical date to run ``run_id`` again (completed cells are kept, not rerun)."""
+    from jsonbench.dataset.staging import Staging
+
+    if not run_id.startswith("manual__"):
+        raise SystemExit(f"--resume takes a run id printed by `jsonbench run` (manual__<logical date>), got {run_id!r}")
+    params = Staging(paths.results_dir(results_dir), run_id).read_params()
+    if params is None:
+        raise SystemExit(f"no staged attempt of {run_id} under {paths.results_dir(results_dir)}; nothing to resume")
+    return params, run_id.removeprefix("manual__")
 
 
 def summary(results_dir: str | None = None, run_id: str | None = None) -> str:
@@ -143,7 +182,7 @@ def summary(results_dir: str | None = None, run_id: str | None = None) -> str:
         return f"run {run_id!r} has no published rows under {root}"
     lines = [f"run {run_id}: {len(df)} rows, hardware {df['hardware_label'].iloc[0]}, scale {df['scale'].iloc[0]}"]
     for suite_name, sdf in df.groupby("suite"):
-        headline = getattr(get_suite(str(suite_name)), "headline", ())
+        headline = get_suite(str(suite_name)).headline
         sdf = sdf[sdf["metric"].isin(headline)] if headline else sdf
         pivot = sdf.pivot_table(index=["workload", "variant", "metric", "unit"], columns="engine_version", values="value", aggfunc="first")
         lines.append(f"\n{suite_name}")
@@ -203,6 +242,13 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--hardware-label", dest="hardware_label")
         p.add_argument("--results-dir", dest="results_dir")
         p.add_argument("--conf", help="extra DAG params as JSON")
+        p.add_argument("--resume", metavar="RUN_ID", help="run an earlier run again with its parameters: completed cells are kept, the rest measured")
+    p = sub.add_parser("plan", help="print what a run would cost (per cell: load, disk and memory peak, duration) without running it")
+    for opt in ("--scale", "--engines", "--suites", "--backend", "--hardware-label", "--results-dir", "--conf"):
+        p.add_argument(opt, dest=opt[2:].replace("-", "_"))
+    p.add_argument("--repetitions", type=int)
+    p = sub.add_parser("host", help="the host lease: who holds the benchmark host (status), or release a dead holder's lease (release)")
+    p.add_argument("action", choices=["status", "release"])
     p = sub.add_parser("summary")
     p.add_argument("--run-id")
     p.add_argument("--results-dir")
@@ -247,11 +293,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "summary":
         print(summary(args.results_dir, args.run_id))
         return 0
+    if args.cmd == "host":
+        from jsonbench import hostlease
+
+        lease = hostlease.holder() if args.action == "status" else hostlease.force_release()
+        what = "holds" if args.action == "status" else "released; it held"
+        print(f"{lease.cell_id} of run {lease.run_id} {what} the host since {lease.acquired_at} (engine folder {lease.workdir})" if lease else "the host is free")
+        return 0
     from jsonbench.errors import BenchmarkError
 
+    if args.cmd == "plan":
+        try:
+            print(preview(_conf(args))[0])
+        except BenchmarkError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
     try:
         conf = _conf(args)
-        run_id, state, wall, task_seconds = run_dag(conf)
+        logical = None
+        if args.resume:
+            conf, logical = resume_args(args.resume, conf.get("results_dir"))
+        run_id, state, wall, task_seconds = run_dag(conf, logical_date=logical)
     except BenchmarkError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -17,7 +17,3 @@ class ConfigError(BenchmarkError):
 
 class EngineUnavailable(BenchmarkError):
     """An engine build is missing or cannot be started (the message says which and why)."""
-
-
-class CapabilityMissing(BenchmarkError):
-    """The engine build lacks something a workload needs; the workload is recorded as not applicable."""

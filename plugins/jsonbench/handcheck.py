@@ -22,7 +22,6 @@ from typing import Any
 
 from jsonbench import paths
 from jsonbench.engines.base import engine_for
-from jsonbench.matrix import plan_cells, resolve
 from jsonbench.sqlfiles import load_sql
 from jsonbench.suites import get_suite
 from jsonbench.suites.base import WorkloadContext
@@ -99,29 +98,35 @@ def _by_hand(psql: Psql, workload: str, rows: int) -> dict[str, float]:
 
 def handcheck(engine_id: str = "postgres-16", rows: int = 5000, repetitions: int = 3) -> str:
     """Run the comparison and return the printed report."""
-    cfg = resolve({"engines": [engine_id], "suites": [NAME], "scale": "laptop", "repetitions": repetitions})
-    cell = plan_cells(cfg, {"run_id": f"handcheck-{time.time_ns()}"})[NAME][0]
-    cell["scale_params"] = {**cell["scale_params"], "rows": rows}
-    engine = engine_for(cell)
-    suite = get_suite(NAME)
-    workdir = paths.scratch_dir() / f"jsonbench-handcheck-{time.time_ns() % 10**8}"
-    handle = engine.provision(workdir)
-    try:
-        facts = engine.facts(handle)
-        pipeline: dict[str, dict[str, float]] = {}
-        with engine.session(handle) as session:
-            suite.load(WorkloadContext(cell=cell, session=session, workload="_setup"))
+    import tempfile
+
+    from jsonbench import tasks
+    from jsonbench.cell import Cell
+
+    with tempfile.TemporaryDirectory(prefix="jsonbench-handcheck-") as results:
+        planned = tasks.plan({"engines": [engine_id], "suites": [NAME], "scale": "laptop", "repetitions": repetitions, "results_dir": results},
+                             f"handcheck-{time.time_ns()}", None)
+        planned["cells"][0]["scale_params"] = {**planned["cells"][0]["scale_params"], "rows": rows}
+        cell = Cell.from_json(planned["cells"][0])
+        engine = engine_for(cell)
+        suite = get_suite(NAME)
+        handle_json = tasks.provision(planned, cell.cell_id)
+        handle = engine.load_handle(handle_json)
+        try:
+            facts = engine.facts(handle)
+            pipeline: dict[str, dict[str, float]] = {}
+            with engine.session(handle) as session:
+                for workload in suite.workloads:
+                    ctx = WorkloadContext(cell=cell, session=session, workload=workload)
+                    suite.run(workload, ctx)
+                    pipeline[workload] = {m.metric: m.value for m in ctx.measurements if m.value is not None}
+            psql = Psql(handle.to_json())
+            hand: dict[str, dict[str, float]] = {}
             for workload in suite.workloads:
-                ctx = WorkloadContext(cell=cell, session=session, workload=workload)
-                suite.run(workload, ctx)
-                pipeline[workload] = {m.metric: m.value for m in ctx.measurements if m.value is not None}
-        psql = Psql(handle)
-        hand: dict[str, dict[str, float]] = {}
-        for workload in suite.workloads:
-            runs = [_by_hand(psql, workload, rows) for _ in range(repetitions)]
-            hand[workload] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-    finally:
-        engine.teardown(handle)
+                runs = [_by_hand(psql, workload, rows) for _ in range(repetitions)]
+                hand[workload] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        finally:
+            tasks.teardown(planned, cell.cell_id, handle_json)
 
     lines = [f"seed 004 on PostgreSQL {facts['version']} ({facts['build']}), {rows} rows, median of {repetitions}: pipeline vs psql by hand"]
     head = f"{'workload':<13} {'load ms':>17} {'ratio':>6} {'update ms':>19} {'WAL bytes':>23} {'HOT':>11} {'TOAST growth':>25}"

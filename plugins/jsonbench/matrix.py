@@ -3,8 +3,9 @@
 A run is described by a :class:`RunConfig`: the matrix narrowed and overridden by the run's
 parameters. :func:`resolve` validates parameters *before* any engine starts and raises
 :class:`~jsonbench.errors.ConfigError` naming the offending field. :func:`plan_cells` turns a
-config into cells, one per (suite, engine), each a plain JSON-serialisable dict that travels
-through XCom to the tasks of that cell.
+config into typed :class:`~jsonbench.cell.Cell` values, one per (suite, engine), in the order the
+host runs them (one engine at a time); :func:`cell_slots` lists every cell the matrix *could* run,
+which is what the DAG file turns into one task group each at parse time.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 import yaml
 
 from jsonbench import paths
+from jsonbench.cell import Cell, PostgresOptions, QuietPolicy, RunRef, cell_id_of
 from jsonbench.errors import ConfigError
 
 BACKENDS = ("embedded", "docker", "server")
@@ -43,8 +45,12 @@ class Matrix:
 
     def backend_for(self, engine_id: str, backend: str) -> str:
         """The backend an engine runs on when the run asks for ``backend`` (see ``families`` in the matrix)."""
-        family = self.families[self.engines[engine_id]["family"]]
-        return backend if backend in family["backends"] else family["backends"][0]
+        backends = list(self.families[self.engines[engine_id]["family"]]["backends"])
+        return backend if backend in backends else backends[0]
+
+    def adapter_for(self, family: str, backend: str) -> str:
+        """The adapter (``module:Class``) registered for a family's backend."""
+        return str(self.families[family]["backends"][backend])
 
     @property
     def suites(self) -> dict[str, dict[str, Any]]:
@@ -66,7 +72,7 @@ def _load(path: str) -> Matrix:
 
 def load_matrix(path: Path | None = None) -> Matrix:
     """Read and check the matrix file (cached; cheap enough for DAG parse time: no I/O beyond the file)."""
-    return _load(str(path or paths.MATRIX_FILE))
+    return _load(str(path or paths.matrix_file()))
 
 
 def _check_matrix(m: Matrix) -> None:
@@ -74,15 +80,28 @@ def _check_matrix(m: Matrix) -> None:
     for key in ("families", "engines", "suites", "scales", "default_engines", "default_suites", "default_scale"):
         if key not in m.raw:
             raise ConfigError(f"matrix.{key}", "missing from include/matrix.yaml")
+    for fname, fam in m.families.items():
+        backends = fam.get("backends") if isinstance(fam, dict) else None
+        if not isinstance(backends, dict) or not backends:
+            raise ConfigError(f"matrix.families.{fname}.backends", "must map each backend to its adapter (module:Class)")
+        for bname, target in backends.items():
+            if not isinstance(target, str) or ":" not in target:
+                raise ConfigError(f"matrix.families.{fname}.backends.{bname}", f"must be an import path 'module:Class', got {target!r}")
     for eid, eng in m.engines.items():
         for k in ("family", "version", "backends"):
             if k not in eng:
                 raise ConfigError(f"matrix.engines.{eid}.{k}", "missing")
         if eng["family"] not in m.families:
             raise ConfigError(f"matrix.engines.{eid}.family", f"{eng['family']!r} is not declared under families")
+        for bname in eng["backends"]:
+            if bname not in m.families[eng["family"]]["backends"]:
+                raise ConfigError(f"matrix.engines.{eid}.backends.{bname}", f"family {eng['family']!r} has no adapter for backend {bname!r}")
     for sname, suite in m.suites.items():
-        if "family" not in suite:
-            raise ConfigError(f"matrix.suites.{sname}.family", "missing")
+        for k in ("family", "module"):
+            if k not in suite:
+                raise ConfigError(f"matrix.suites.{sname}.{k}", "missing")
+        if suite["family"] not in m.families:
+            raise ConfigError(f"matrix.suites.{sname}.family", f"{suite['family']!r} is not declared under families")
         for scale_name, scale in m.scales.items():
             if sname not in scale:
                 raise ConfigError(f"matrix.scales.{scale_name}.{sname}", "no parameters for this suite")
@@ -92,14 +111,27 @@ def _check_matrix(m: Matrix) -> None:
             raise ConfigError(f"matrix.scales.{scale_name}.repetitions", "must be an integer >= 1")
 
 
-def params_schema(matrix: Matrix | None = None) -> dict[str, dict[str, Any]]:
+def params_schema(matrix: Matrix | None = None, hardware_label: str | None = None) -> dict[str, dict[str, Any]]:
     """Keyword arguments for one ``airflow.sdk.Param`` per run parameter.
 
     Returned as plain dicts (``{"default": ..., "type": ..., ...}``) so this module does not
     import Airflow; the DAG file wraps each in ``Param(**kwargs)``. The trigger form renders
-    them from this JSON schema and Airflow rejects a run whose params do not match it.
+    them from this JSON schema and Airflow rejects a run whose params do not match it. A DAG bound
+    to one hardware label (its tasks go to that host's queue) passes ``hardware_label``: the
+    parameter then defaults to that label and accepts no other.
     """
     m = matrix or load_matrix()
+    label_param: dict[str, Any] = {
+        "default": None,
+        "type": ["null", "string"],
+        "pattern": _LABEL_RE.pattern,
+        "title": "Hardware label",
+        "description": "Names the machine in results and drift history. Empty: "
+        "$JSONBENCH_HARDWARE_LABEL or the matrix default.",
+    }
+    if hardware_label:
+        label_param = {"default": hardware_label, "type": "string", "enum": [hardware_label], "title": "Hardware label",
+                       "description": f"This DAG measures the host labelled {hardware_label!r} (its tasks go to that host's queue)."}
     return {
         "engines": {
             "default": list(m.raw["default_engines"]),
@@ -141,14 +173,7 @@ def params_schema(matrix: Matrix | None = None) -> dict[str, dict[str, Any]]:
             "title": "Repetitions",
             "description": "Override the scale profile's repetitions (>= 1). Empty: the profile's.",
         },
-        "hardware_label": {
-            "default": None,
-            "type": ["null", "string"],
-            "pattern": _LABEL_RE.pattern,
-            "title": "Hardware label",
-            "description": "Names the machine in results and drift history. Empty: "
-            "$JSONBENCH_HARDWARE_LABEL or the matrix default.",
-        },
+        "hardware_label": label_param,
         "results_dir": {
             "default": None,
             "type": ["null", "string"],
@@ -179,15 +204,13 @@ class RunConfig:
     server_settings: dict[str, str] = field(default_factory=dict)
 
 
-def resolve(params: dict[str, Any] | None, matrix: Matrix | None = None, env: dict[str, str] | None = None) -> RunConfig:
+def resolve(params: dict[str, Any] | None, matrix: Matrix | None = None, env: dict[str, str] | None = None, bound_label: str | None = None) -> RunConfig:
     """Validate run parameters against the matrix; raise ``ConfigError(field, ...)`` on the first bad one.
 
     Airflow's JSON-schema validation already rejects most bad values at trigger time; this
     repeats the checks (the command line and tests do not go through the trigger form) and adds
     the ones a schema cannot express, such as an engine that has no build for the chosen backend.
     """
-    import os
-
     m = matrix or load_matrix()
     p = dict(params or {})
     env = dict(os.environ if env is None else env)
@@ -222,9 +245,11 @@ def resolve(params: dict[str, Any] | None, matrix: Matrix | None = None, env: di
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise ConfigError("repetitions", f"must be an integer >= 1, got {reps!r}")
 
-    label = p.get("hardware_label") or env.get("JSONBENCH_HARDWARE_LABEL") or m.raw.get("hardware_label", "local")
+    label = p.get("hardware_label") or bound_label or env.get("JSONBENCH_HARDWARE_LABEL") or m.raw.get("hardware_label", "local")
     if not _LABEL_RE.match(str(label)):
         raise ConfigError("hardware_label", f"{label!r} must match {_LABEL_RE.pattern}")
+    if bound_label and label != bound_label:
+        raise ConfigError("hardware_label", f"this DAG measures the host labelled {bound_label!r}; trigger the DAG of {label!r} instead")
 
     settings = p.get("server_settings") or {}
     if not isinstance(settings, dict):
@@ -269,42 +294,59 @@ def _string_list(value: Any, name: str) -> list[str]:
     return list(value)
 
 
-def plan_cells(cfg: RunConfig, run: dict[str, Any], matrix: Matrix | None = None) -> dict[str, list[dict[str, Any]]]:
-    """One cell per (suite, engine of the suite's family), grouped by suite.
+def cell_slots(matrix: Matrix | None = None) -> list[tuple[str, str]]:
+    """Every ``(suite, engine)`` the matrix can run, in the order a run takes them.
 
-    Every suite of the matrix gets a key (an empty list when not selected) so that the DAG's
-    mapped task group of an unselected suite expands to nothing instead of failing.
+    The DAG file makes one task group per slot at parse time and chains them, so that one engine
+    at a time runs on the host; a run's parameters select a subset, and the others are skipped.
+    Suites in matrix order, and within a suite its engines in matrix order (so a suite's versions
+    are measured back to back, close in time).
     """
     m = matrix or load_matrix()
-    out: dict[str, list[dict[str, Any]]] = {name: [] for name in m.suites}
-    for suite in cfg.suites:
-        family = m.suites[suite]["family"]
-        for eid in cfg.engines:
-            eng = m.engines[eid]
-            if eng["family"] != family:
-                continue
-            backend = m.backend_for(eid, cfg.backend)
+    return [(suite, eid) for suite, spec in m.suites.items() for eid, eng in m.engines.items() if eng["family"] == spec["family"]]
+
+
+def plan_cells(cfg: RunConfig, run: RunRef, matrix: Matrix | None = None) -> list[Cell]:
+    """The run's cells, one per selected (suite, engine of the suite's family), in the host's order."""
+    m = matrix or load_matrix()
+    quiet = QuietPolicy(**(m.raw.get("quiet_window") or {}))
+    scale = m.scales[cfg.scale]
+    cells: list[Cell] = []
+    for position, (suite, eid) in enumerate(cell_slots(m)):
+        if suite not in cfg.suites or eid not in cfg.engines:
+            continue
+        eng = m.engines[eid]
+        family = eng["family"]
+        backend = m.backend_for(eid, cfg.backend)
+        postgres = None
+        if m.families[family].get("server_settings"):
             settings: dict[str, str] = {}
-            if m.families[family].get("server_settings"):
-                settings.update({str(k): str(v) for k, v in (m.raw.get("server_settings") or {}).items()})
-                settings.update({str(k): str(v) for k, v in ((m.raw.get("suite_settings") or {}).get(suite) or {}).items()})
-                settings.update(cfg.server_settings)
-            out[suite].append(
-                {
-                    "cell_id": f"{suite}__{eid}",
-                    "suite": suite,
-                    "engine_id": eid,
-                    "family": family,
-                    "version": str(eng["version"]),
-                    "backend": backend,
-                    "backend_options": dict(eng["backends"].get(backend) or {}),
-                    "scale": cfg.scale,
-                    "scale_params": dict(m.scales[cfg.scale][suite]),
-                    "repetitions": cfg.repetitions,
-                    "server_settings": settings,
-                    "memory_caps": dict(m.raw.get("memory_caps") or {}),
-                    "initdb": dict(m.raw.get("initdb") or {}),
-                    "run": dict(run),
-                }
+            settings.update({str(k): str(v) for k, v in (m.raw.get("server_settings") or {}).items()})
+            settings.update({str(k): str(v) for k, v in ((m.raw.get("suite_settings") or {}).get(suite) or {}).items()})
+            settings.update(cfg.server_settings)
+            postgres = PostgresOptions(
+                server_settings=settings,
+                memory_caps={str(k): float(v) for k, v in (m.raw.get("memory_caps") or {}).items()},
+                data_checksums=bool((m.raw.get("initdb") or {}).get("data_checksums", True)),
+                statement_timeout_s=int(scale.get("statement_timeout_s", 0) or 0),
             )
-    return out
+        cells.append(
+            Cell(
+                cell_id=cell_id_of(suite, eid),
+                suite=suite,
+                engine_id=eid,
+                family=family,
+                version=str(eng["version"]),
+                backend=backend,
+                adapter=m.adapter_for(family, backend),
+                backend_options=dict(eng["backends"].get(backend) or {}),
+                scale=cfg.scale,
+                scale_params=dict(scale[suite]),
+                repetitions=cfg.repetitions,
+                run=run,
+                quiet=quiet,
+                postgres=postgres,
+                position=position,
+            )
+        )
+    return cells

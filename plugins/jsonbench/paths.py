@@ -13,6 +13,24 @@ SQL_DIR = INCLUDE_DIR / "sql"
 EXPECTATIONS_DIR = INCLUDE_DIR / "expectations"
 MATRIX_FILE = INCLUDE_DIR / "matrix.yaml"
 
+
+def include_dir() -> Path:
+    """The folder holding ``matrix.yaml``, ``sql/`` and ``expectations/`` (``$JSONBENCH_INCLUDE_DIR`` overrides)."""
+    return Path(os.environ.get("JSONBENCH_INCLUDE_DIR") or INCLUDE_DIR)
+
+
+def matrix_file() -> Path:
+    """The matrix file (``$JSONBENCH_MATRIX`` overrides, else ``<include>/matrix.yaml``)."""
+    return Path(os.environ.get("JSONBENCH_MATRIX") or include_dir() / "matrix.yaml")
+
+
+def sql_dir() -> Path:
+    return include_dir() / "sql"
+
+
+def expectations_dir() -> Path:
+    return include_dir() / "expectations"
+
 #: Engine builds fetched by the setup (``engines/postgres/node_modules`` holds the npm packages).
 ENGINES_DIR = Path(os.environ.get("JSONBENCH_ENGINES_DIR") or PROJECT_ROOT / "engines")
 
@@ -28,3 +46,14 @@ def scratch_dir() -> Path:
     import tempfile
 
     return Path(os.environ.get("JSONBENCH_SCRATCH_DIR") or tempfile.gettempdir())
+
+
+def host_lock_dir() -> Path:
+    """Where the host lease lives (``$JSONBENCH_HOST_LOCK_DIR``, else ``<system temp>/jsonbench-host``).
+
+    One folder per machine: every run on the host, from any process or Airflow deployment, takes
+    the lease in the same place, so two runs never have engines alive at once.
+    """
+    import tempfile
+
+    return Path(os.environ.get("JSONBENCH_HOST_LOCK_DIR") or Path(tempfile.gettempdir()) / "jsonbench-host")

@@ -25,7 +25,7 @@ from typing import Any
 
 from jsonbench import pgbench, tasks
 from jsonbench.engines.base import engine_for
-from jsonbench.matrix import plan_cells, resolve
+from jsonbench.cell import Cell
 from jsonbench.sqlfiles import sql_path
 from jsonbench.suites import catalogue
 from jsonbench.suites.base import WorkloadContext
@@ -50,17 +50,14 @@ def measure(engine: str = "postgres-17", script: str = "cb_rel", seconds: int = 
     if script not in catalogue.READ_SCRIPTS:
         raise ValueError(f"unknown read script {script!r}; one of {', '.join(catalogue.READ_SCRIPTS)}")
     with tempfile.TemporaryDirectory(prefix="jsonbench-pgbench-overhead-") as results:
-        cfg = resolve({"scale": scale, "engines": [engine], "suites": [catalogue.NAME], "results_dir": results})
-        run = {"run_id": f"pgbench_overhead_{int(time.time())}", "logical_date": None, "hardware_label": cfg.hardware_label,
-               "results_dir": cfg.results_dir, "scale": cfg.scale, "git_revision": None, "host": {}}
-        (cell,) = plan_cells(cfg, run)[catalogue.NAME]
-        suite = catalogue.Catalogue()
-        suite.preflight(cell)
-        handle = tasks.provision(cell)
+        planned = tasks.plan({"scale": scale, "engines": [engine], "suites": [catalogue.NAME], "results_dir": results}, f"pgbench_overhead_{int(time.time())}", None)
+        cell = Cell.from_json(planned["cells"][0])
+        handle_json = tasks.provision(planned, cell.cell_id)
         try:
-            with engine_for(cell).session(handle) as session:
+            eng = engine_for(cell)
+            with eng.session(eng.load_handle(handle_json)) as session:
                 ctx = WorkloadContext(cell=cell, session=session, workload="pgbench_overhead")
-                suite._prewarm(ctx)
+                catalogue.Catalogue()._prewarm(ctx)
                 clients = pgbench.machine_clients(int(ctx.scale.get("clients", 4)))
                 defines = {"products": int(ctx.scale["products"])}
                 piped: list[float] = []
@@ -74,7 +71,7 @@ def measure(engine: str = "postgres-17", script: str = "cb_rel", seconds: int = 
                             assert session.pgbench is not None
                             hand.append(by_hand(session.pgbench, session.pgbench_env, script, clients, seconds, defines))
         finally:
-            tasks.teardown(cell, handle)
+            tasks.teardown(planned, cell.cell_id, handle_json)
     p, h = statistics.median(piped), statistics.median(hand)
     # Per-round ratios pair runs made seconds apart, so a slow spell of the shared machine cancels out.
     paired = statistics.median(a / b for a, b in zip(piped, hand, strict=True))

@@ -20,7 +20,7 @@ def _read(path: str) -> str:
 
 def sql_path(suite: str, name: str) -> Path:
     """The path of ``include/sql/<suite>/<name>.sql`` (raises ``FileNotFoundError`` naming it)."""
-    path = paths.SQL_DIR / suite / f"{name}.sql"
+    path = paths.sql_dir() / suite / f"{name}.sql"
     if not path.is_file():
         raise FileNotFoundError(f"SQL file {path} does not exist")
     return path

@@ -1,145 +1,361 @@
 """The driver: what each task of the benchmark DAG does, as plain functions.
 
 The DAG file only wires these together; the command line and the tests call them too. Every
-function takes and returns JSON-serialisable values (they cross XCom), and none of them branches
-on an engine's name or backend: engines go through :func:`jsonbench.engines.base.engine_for`,
-suites through :func:`jsonbench.suites.get_suite`.
+function takes and returns JSON (what crosses XCom: the plan, a handle) and turns it into typed
+values at once (:class:`~jsonbench.cell.Cell`, the adapter's handle). None of them branches on an
+engine's name or backend: engines come from :func:`jsonbench.engines.base.engine_for`, suites from
+:func:`jsonbench.suites.get_suite`.
+
+A run's cells run one after another on the host (the DAG chains them); each cell holds the host
+lease (:mod:`jsonbench.hostlease`) from its provision to its teardown, so a second run started
+from another process or deployment waits instead of measuring next to it.
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
 import logging
+import shutil
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
-from jsonbench import hostfacts, paths
-from jsonbench.engines.base import engine_for
-from jsonbench.matrix import plan_cells, resolve
+from jsonbench import hostfacts, hostlease, paths
+from jsonbench.cell import Cell, HostFacts, RunRef
 from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
+from jsonbench.engines.base import Engine, Handle, engine_for
+from jsonbench.errors import BenchmarkError
+from jsonbench.hostload import WindowSampler
+from jsonbench.matrix import load_matrix, plan_cells, resolve
 from jsonbench.suites import get_suite
 from jsonbench.suites.base import WorkloadContext
 
 log = logging.getLogger(__name__)
+
+#: How often the resource sampler reads an engine's memory and disk while a task runs (seconds).
+SAMPLE_EVERY_S = 2.0
+
+
+class CellSkipped(BenchmarkError):
+    """This cell does not run in this attempt (not selected, or completed by an earlier attempt)."""
+
+
+class RunFailed(BenchmarkError):
+    """Some task of the run failed; ``summary`` names them (the alert says the same)."""
+
+    def __init__(self, summary: dict[str, Any]) -> None:
+        self.summary = summary
+        super().__init__(f"run {summary['run_id']}: {len(summary['failed_tasks'])} task(s) failed: " + ", ".join(summary["failed_tasks"][:12]))
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat()
 
 
-def engine_workdir(cell: dict[str, Any]) -> Path:
-    """The engine's private folder for this run and cell: deterministic, so a retry or a sweep finds it.
-
-    Kept short (a hash) because a unix socket path may not exceed about 100 bytes.
-    """
-    digest = hashlib.sha1(f"{cell['run']['run_id']}|{cell['cell_id']}".encode()).hexdigest()[:12]
-    return paths.scratch_dir() / f"jsonbench-{digest}"
+# -- the plan -------------------------------------------------------------------------------------
 
 
-def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None) -> dict[str, Any]:
+def cells_of(planned: dict[str, Any]) -> list[Cell]:
+    """The typed cells of a plan (the JSON the plan task returned)."""
+    return [Cell.from_json(c) for c in planned.get("cells", [])]
+
+
+def cell_of(planned: dict[str, Any], cell_id: str) -> Cell | None:
+    """The planned cell with this id, or None when the run did not select it."""
+    for c in planned.get("cells", []):
+        if c["cell_id"] == cell_id:
+            return Cell.from_json(c)
+    return None
+
+
+def run_of(planned: dict[str, Any]) -> RunRef:
+    return RunRef.from_json(planned["run"])
+
+
+def _same_work(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """True when two plans of a cell measure the same thing (ignoring when and by which revision)."""
+    keys = ("cell_id", "suite", "engine_id", "backend", "backend_options", "scale", "scale_params", "repetitions", "postgres")
+    return all(a.get(k) == b.get(k) for k in keys)
+
+
+def completed_cells(staging: Staging, cells: list[Cell]) -> list[str]:
+    """Cells an earlier attempt of this run finished: facts, setup and every workload staged, same plan."""
+    done = []
+    for cell in cells:
+        records = {r.workload: r for r in staging.records(cell.cell_id)}
+        wanted = {SETUP_RECORD, *get_suite(cell.suite).workloads}
+        if staging.read_engine(cell.cell_id) is not None and wanted <= set(records):
+            if all(_same_work(r.cell.to_json(), cell.to_json()) for r in records.values()):
+                done.append(cell.cell_id)
+    return done
+
+
+def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, bound_label: str | None = None) -> dict[str, Any]:
     """Validate the run's parameters and plan its cells, before any engine starts.
 
-    Returns ``{"run": {...}, "<suite>": [cell, ...], ...}`` with a key for every suite of the matrix.
-    Raises ``ConfigError`` naming the field, or ``EngineUnavailable`` when a build is missing.
+    Returns ``{"run": {...}, "cells": [cell, ...], "resumed": [cell ids], "costs": {...}}`` (JSON).
+    Raises ``ConfigError`` naming the field, ``EngineUnavailable`` when a build is missing, or
+    ``RunTooBig`` when the machine cannot hold the run. A new attempt of the same run keeps the
+    staged work of cells an earlier attempt completed (they are not measured again) and forgets
+    everything else.
     """
-    cfg = resolve(params)
-    run = {
-        "run_id": run_id,
-        "logical_date": logical_date,
-        "hardware_label": cfg.hardware_label,
-        "results_dir": cfg.results_dir,
-        "scale": cfg.scale,
-        "git_revision": hostfacts.git_revision(),
-        "host": hostfacts.host_facts(),
-        "planned_at": _now(),
-    }
+    from jsonbench import costs
+
+    cfg = resolve(params, bound_label=bound_label)
+    run = RunRef(
+        run_id=run_id,
+        logical_date=logical_date,
+        hardware_label=cfg.hardware_label,
+        results_dir=cfg.results_dir,
+        scale=cfg.scale,
+        git_revision=hostfacts.git_revision(),
+        host=HostFacts.from_json(hostfacts.host_facts()),
+        planned_at=_now(),
+    )
     cells = plan_cells(cfg, run)
-    for suite_cells in cells.values():
-        for cell in suite_cells:
-            engine_for(cell).check()
-            get_suite(cell["suite"]).preflight(cell)
-    Staging(cfg.results_dir, run_id).reset()
-    n = sum(len(c) for c in cells.values())
-    log.info("run %s: %d cells at scale %s on %s: %s", run_id, n, cfg.scale, cfg.hardware_label, ", ".join(c["cell_id"] for cs in cells.values() for c in cs))
-    return {"run": run, **cells}
+    _check_expectations()
+    for cell in cells:
+        engine_for(cell).check()
+        get_suite(cell.suite).preflight(cell)
+    staging = Staging(cfg.results_dir, run_id)
+    resumed = completed_cells(staging, cells)
+    staging.keep_only(resumed)
+    staging.write_params(dict(params or {}))
+    todo = [c for c in cells if c.cell_id not in resumed]
+    estimate = costs.plan_costs(todo, cfg.results_dir)
+    log.info("%s", costs.describe(estimate, resumed))
+    costs.refuse_if_too_big(estimate)
+    log.info("run %s: %d cells at scale %s on %s: %s", run_id, len(cells), cfg.scale, cfg.hardware_label, ", ".join(c.cell_id for c in cells))
+    return {"run": run.to_json(), "cells": [c.to_json() for c in cells], "resumed": resumed, "costs": estimate.to_json()}
 
 
-def provision(cell: dict[str, Any]) -> dict[str, Any]:
-    """Setup task of a cell: start the engine, record its facts, run the suite's load step."""
-    engine = engine_for(cell)
-    suite = get_suite(cell["suite"])
-    workdir = engine_workdir(cell)
-    if workdir.exists():  # a killed earlier attempt of this very cell: clean it first
-        log.warning("removing a stale engine folder from an earlier attempt: %s", workdir)
-        engine.teardown(engine.handle_for(workdir))
-    started = _now()
-    phases: dict[str, float] = {}
+def _check_expectations() -> None:
+    """A malformed expectation file fails the plan, naming the file and the field, before any engine starts."""
+    from jsonbench.checks import library
+
+    validate = getattr(library, "validate_library", None)
+    if validate is not None:
+        validate()
+    else:
+        library.load_library()
+
+
+# -- one cell -------------------------------------------------------------------------------------
+
+
+def _sampler_factory(engine: Engine[Any, Any], handle: Handle, cell: Cell) -> Any:
+    def make() -> WindowSampler:
+        return WindowSampler(lambda: engine.cpu_seconds(handle), lambda: engine.pids(handle), cell.quiet.max_other_cpu, cell.quiet.max_steal)
+
+    return make
+
+
+@contextmanager
+def _resources(engine: Engine[Any, Any], handle: Handle) -> Iterator[dict[str, float]]:
+    """Sample the engine's memory and disk in the background while the block runs; yield the peaks."""
+    peaks: dict[str, float] = {"peak_memory": 0.0, "peak_disk": 0.0, "seconds": 0.0}
+    stop = threading.Event()
+
+    def take() -> None:
+        try:
+            use = engine.usage(handle)
+            peaks["peak_memory"] = max(peaks["peak_memory"], float(use.memory_bytes))
+            peaks["peak_disk"] = max(peaks["peak_disk"], float(use.disk_bytes))
+        except Exception:  # sampling must never break a measurement
+            pass
+
+    def sample() -> None:
+        t0 = time.monotonic()
+        while True:
+            take()
+            # Often at first (a short task's engine processes may live a second), then every SAMPLE_EVERY_S.
+            if stop.wait(0.2 if time.monotonic() - t0 < 5 else SAMPLE_EVERY_S):
+                return
+
     t0 = time.perf_counter()
-    handle = engine.provision(workdir)
-    phases["provision"] = time.perf_counter() - t0
+    thread = threading.Thread(target=sample, name="jsonbench-resources", daemon=True)
+    thread.start()
     try:
-        staging = Staging(cell["run"]["results_dir"], cell["run"]["run_id"])
+        yield peaks
+        take()  # once more at the end, while the session (and its processes) is still open
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+        peaks["seconds"] = time.perf_counter() - t0
+
+
+def provision(planned: dict[str, Any], cell_id: str) -> dict[str, Any]:
+    """Setup task of a cell: take the host, start the engine, record its facts, run the suite's load step.
+
+    Raises :class:`CellSkipped` for a cell the run did not select or an earlier attempt completed,
+    and :class:`~jsonbench.hostlease.HostBusy` while another run's engine holds the host.
+    """
+    cell = cell_of(planned, cell_id)
+    if cell is None:
+        raise CellSkipped(f"{cell_id} is not selected by this run's parameters")
+    if cell_id in planned.get("resumed", []):
+        raise CellSkipped(f"{cell_id} was completed by an earlier attempt of run {cell.run.run_id}; its staged results are kept")
+    engine = engine_for(cell)
+    suite = get_suite(cell.suite)
+    hostlease.acquire(cell.run.run_id, cell_id, engine.workdir)
+    hostlease.stop_waiting(cell.run.run_id, cell_id)
+    try:
+        if engine.workdir.exists():  # a killed earlier attempt of this very cell: clean it first
+            log.warning("removing a stale engine folder from an earlier attempt: %s", engine.workdir)
+            engine.teardown(engine.handle_for())
+        started = _now()
+        phases: dict[str, float] = {}
+        t0 = time.perf_counter()
+        handle = engine.provision()
+        phases["provision"] = time.perf_counter() - t0
+    except BaseException:
+        hostlease.release(cell.run.run_id, cell_id)
+        raise
+    try:
+        staging = Staging(cell.run.results_dir, cell.run.run_id)
         facts = engine.facts(handle)
-        staging.write_engine(cell["cell_id"], facts)
-        log.info("%s: %s %s (%s), checksums %s", cell["cell_id"], cell["family"], facts.get("version"), facts.get("build"), facts.get("data_checksums"))
-        with engine.session(handle) as session:
-            ctx = WorkloadContext(cell=cell, session=session, workload=SETUP_RECORD, phases=phases)
+        staging.write_engine(cell_id, facts)
+        log.info("%s: %s %s (%s), checksums %s", cell_id, cell.family, facts.get("version"), facts.get("build"), facts.get("data_checksums"))
+        with engine.session(handle) as session, _resources(engine, handle) as peaks:
+            ctx = WorkloadContext(cell=cell, session=session, workload=SETUP_RECORD, phases=phases, sampler=_sampler_factory(engine, handle, cell))
             suite.load(ctx)
-        staging.write_workload(WorkloadRecord(cell, SETUP_RECORD, ctx.measurements, ctx.phases, started, _now()))
+        staging.write_workload(WorkloadRecord(cell, SETUP_RECORD, ctx.measurements, ctx.phases, started, _now(), [w.to_json() for w in ctx.windows], peaks))
     except BaseException:
         engine.teardown(handle)
+        hostlease.release(cell.run.run_id, cell_id)
         raise
-    return handle
+    return handle.to_json()
 
 
-def run_workload(cell: dict[str, Any], handle: dict[str, Any], workload: str) -> dict[str, Any]:
+def run_workload(planned: dict[str, Any], cell_id: str, handle_json: dict[str, Any], workload: str) -> dict[str, Any]:
     """One workload task: measure, then stage the measurements (only complete results are staged)."""
+    cell = cell_of(planned, cell_id)
+    if cell is None:
+        raise CellSkipped(f"{cell_id} is not selected by this run's parameters")
     engine = engine_for(cell)
-    suite = get_suite(cell["suite"])
+    handle = engine.load_handle(handle_json)
+    suite = get_suite(cell.suite)
     started = _now()
-    with engine.session(handle) as session:
-        ctx = WorkloadContext(cell=cell, session=session, workload=workload)
+    with engine.session(handle) as session, _resources(engine, handle) as peaks:
+        ctx = WorkloadContext(cell=cell, session=session, workload=workload, sampler=_sampler_factory(engine, handle, cell))
         t0 = time.perf_counter()
         suite.run(workload, ctx)
         ctx.phases["task"] = time.perf_counter() - t0
-    staging = Staging(cell["run"]["results_dir"], cell["run"]["run_id"])
-    path = staging.write_workload(WorkloadRecord(cell, workload, ctx.measurements, ctx.phases, started, _now()))
-    log.info("%s/%s: %d measurements staged in %s", cell["cell_id"], workload, len(ctx.measurements), path)
-    return {"workload": workload, "measurements": len(ctx.measurements), "phases": ctx.phases}
+    staging = Staging(cell.run.results_dir, cell.run.run_id)
+    path = staging.write_workload(WorkloadRecord(cell, workload, ctx.measurements, ctx.phases, started, _now(), [w.to_json() for w in ctx.windows], peaks))
+    disturbed = sum(1 for w in ctx.windows if w.quiet is False)
+    log.info("%s/%s: %d measurements staged in %s (%d of %d measure windows disturbed by other load)", cell_id, workload, len(ctx.measurements), path, disturbed, len(ctx.windows))
+    return {"workload": workload, "measurements": len(ctx.measurements), "phases": ctx.phases, "disturbed_windows": disturbed}
 
 
-def teardown(cell: dict[str, Any], handle: dict[str, Any] | None) -> None:
-    """Teardown task of a cell: stop and remove the engine, whatever happened before."""
+def teardown(planned: dict[str, Any], cell_id: str, handle_json: dict[str, Any] | None) -> None:
+    """Teardown task of a cell: stop and remove the engine, whatever happened before; give the host back."""
+    cell = cell_of(planned, cell_id)
+    if cell is None:
+        return
     engine = engine_for(cell)
-    engine.teardown(handle or engine.handle_for(engine_workdir(cell)))
+    handle = engine.load_handle(handle_json) if handle_json else engine.handle_for()
+    try:
+        engine.teardown(handle)
+    finally:
+        if not engine.workdir.exists():
+            hostlease.release(cell.run.run_id, cell_id)
 
 
 def sweep(planned: dict[str, Any]) -> list[str]:
     """Last resort after every teardown: remove any engine of this run that is still there.
 
-    Catches a setup task killed after it started its server (its handle never reached XCom).
+    Catches a setup task killed after it started its server (its handle never reached XCom), gives
+    the host lease back, and removes leftovers of a killed publish.
     """
     swept = []
-    for key, cells in planned.items():
-        if key == "run":
-            continue
-        for cell in cells:
-            workdir = engine_workdir(cell)
-            if workdir.exists():
-                engine = engine_for(cell)
-                engine.teardown(engine.handle_for(workdir))
-                swept.append(cell["cell_id"])
+    for cell in cells_of(planned):
+        engine = engine_for(cell)
+        if engine.workdir.exists():
+            engine.teardown(engine.handle_for())
+            swept.append(cell.cell_id)
+    run = run_of(planned)
+    held = hostlease.release_run(run.run_id)
+    for cell in cells_of(planned):
+        hostlease.stop_waiting(run.run_id, cell.cell_id)
     if swept:
         log.warning("swept engines left behind by killed tasks: %s", ", ".join(swept))
+    if held is not None:
+        log.warning("released the host lease %s still held for %s", run.run_id, held.cell_id)
+    try:
+        from jsonbench.dataset import publish as publishing
+
+        leftovers = getattr(publishing, "sweep_leftovers", None)
+        if leftovers is not None:
+            for path in leftovers(run.results_dir):
+                log.warning("removed a leftover of a killed publish: %s", path)
+    except Exception as exc:  # never let housekeeping fail the sweep
+        log.warning("could not sweep publish leftovers under %s: %s", run.results_dir, exc)
     return swept
 
 
-def publish(run: dict[str, Any]) -> dict[str, Any]:
+# -- the run --------------------------------------------------------------------------------------
+
+
+def publish(planned: dict[str, Any]) -> dict[str, Any]:
     """Publish the run's staged measurements into the Parquet dataset (atomic, replaces this run only)."""
     from jsonbench.dataset.publish import publish_run
 
-    target, rows = publish_run(run["results_dir"], run)
-    log.info("published %d rows of run %s to %s", rows, run["run_id"], target)
+    run = run_of(planned)
+    target, rows = publish_run(run.results_dir, run)
+    log.info("published %d rows of run %s to %s", rows, run.run_id, target)
+    _refresh_views(run.results_dir)
     return {"path": str(target), "rows": rows}
+
+
+def check(planned: dict[str, Any]) -> dict[str, Any]:
+    """Run the Great Expectations checks of the published run (raises ``ChecksFailed``)."""
+    from jsonbench.checks import check_run
+
+    run = run_of(planned)
+    try:
+        return dict(check_run(_run_dict(run)))
+    finally:
+        _refresh_views(run.results_dir)
+
+
+def _run_dict(run: RunRef) -> dict[str, Any]:
+    """The run as the checks read it (plain JSON)."""
+    return json.loads(json.dumps(run.to_json(), default=str))
+
+
+def _refresh_views(results_dir: str) -> None:
+    """Rebuild the results' ready-made DuckDB views, when that module is there (never fails the task)."""
+    try:
+        from jsonbench.dataset import views
+    except ImportError:
+        return
+    try:
+        views.refresh(results_dir)
+    except Exception as exc:
+        log.warning("could not refresh the DuckDB views under %s: %s", results_dir, exc)
+
+
+#: Task states that mean the run did not do what it should (skips are fine: unselected cells).
+FAILED_STATES = ("failed", "upstream_failed")
+
+
+def outcome(planned: dict[str, Any] | None, run_id: str, states: dict[str, str], alerted: tuple[str, ...] = ("check",)) -> dict[str, Any]:
+    """The run's verdict from its tasks' states; raise :class:`RunFailed` (failing the run) if any failed.
+
+    ``alerted`` are tasks whose failure already raised its own alert (the check task's): the run
+    still fails, but the summary says ``already_alerted`` so the run's alert is not sent twice.
+    """
+    failed = sorted(t for t, s in states.items() if s in FAILED_STATES)
+    if not planned:
+        failed = sorted(set(failed) | {"plan"})
+    results_dir = run_of(planned).results_dir if planned else str(paths.results_dir())
+    summary = {"kind": "run", "run_id": run_id, "failed_tasks": failed, "results_dir": results_dir,
+               "states": {s: sum(1 for v in states.values() if v == s) for s in sorted({str(v) for v in states.values()})},
+               "already_alerted": bool(failed) and all(t in alerted for t in failed)}
+    if failed:
+        raise RunFailed(summary)
+    return summary

@@ -29,33 +29,48 @@ def test_every_dag_is_documented_tagged_and_not_catching_up(dagbag) -> None:
 
 
 def test_benchmark_dag_shape(dagbag) -> None:
-    from jsonbench.matrix import load_matrix
+    """One task group per cell the matrix can run, chained: the next cell's provision waits for the previous teardown."""
+    from jsonbench.cell import cell_id_of
+    from jsonbench.matrix import cell_slots, load_matrix
     from jsonbench.suites import get_suite
 
     dag = dagbag.dags["jsonb_benchmark_matrix"]
     ids = set(dag.task_ids)
-    assert {"plan", "sweep", "publish", "check"} <= ids
-    for suite in load_matrix().suites:
+    assert {"plan", "sweep", "publish", "check", "checked", "outcome"} <= ids
+    previous = None
+    for suite, engine in cell_slots(load_matrix()):
+        group = cell_id_of(suite, engine)
         for name in ("provision", "teardown", *get_suite(suite).workloads):
-            assert f"{suite}.{name}" in ids, f"missing task {suite}.{name}"
-        provision = dag.get_task(f"{suite}.provision")
-        teardown = dag.get_task(f"{suite}.teardown")
+            assert f"{group}.{name}" in ids, f"missing task {group}.{name}"
+        provision = dag.get_task(f"{group}.provision")
+        teardown = dag.get_task(f"{group}.teardown")
         assert provision.is_setup and teardown.is_teardown
+        assert provision.trigger_rule == "all_done" and "plan" in provision.upstream_task_ids
+        if previous is not None:
+            # One engine at a time: this cell starts after the previous one is gone, whatever became of it.
+            assert provision.upstream_task_ids == {"plan", f"{previous}.teardown"}
         for name in get_suite(suite).workloads:
-            task = dag.get_task(f"{suite}.{name}")
+            task = dag.get_task(f"{group}.{name}")
             # Workloads sharing a host run one at a time: they all take the single-slot pool.
             assert task.pool == "benchmark_host"
-            assert f"{suite}.provision" in task.upstream_task_ids
-            assert f"{suite}.teardown" in task.downstream_task_ids
+            assert task.upstream_task_ids == {f"{group}.provision"}
+            assert f"{group}.teardown" in task.downstream_task_ids
+            assert task.execution_timeout is not None
+        previous = group
+    assert f"{previous}.teardown" in dag.get_task("sweep").upstream_task_ids
     assert dag.get_task("publish").trigger_rule == "all_done"
     assert any(getattr(o, "name", None) == "jsonbench_measurements" for o in dag.get_task("publish").outlets)
+    # The report runs on the validations, announced whether the checks passed or not; the outcome alerts on any failure.
+    assert dag.get_task("checked").trigger_rule == "all_done" and "check" in dag.get_task("checked").upstream_task_ids
+    assert any(getattr(o, "name", None) == "jsonbench_validations" for o in dag.get_task("checked").outlets)
+    assert dag.get_task("outcome").trigger_rule == "all_done" and dag.get_task("outcome").on_failure_callback
 
 
 def test_benchmark_dag_defaults(dagbag) -> None:
     dag = dagbag.dags["jsonb_benchmark_matrix"]
     assert dag.schedule == "0 2 * * *"  # nightly
     for task in dag.tasks:
-        if task.task_id not in ("plan", "check"):
+        if task.task_id not in ("plan", "check", "checked", "outcome"):
             assert task.retries >= 1, f"{task.task_id} has no retries"
     params = dag.params
     for name in ("engines", "suites", "backend", "scale", "repetitions", "hardware_label", "results_dir", "server_settings"):

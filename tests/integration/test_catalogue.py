@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import planned_of
+
 from jsonbench import tasks
 from jsonbench.engines.base import engine_for
 from jsonbench.pgbench import PgbenchUnavailable
@@ -39,13 +41,14 @@ SELECT (SELECT md5(string_agg(md5(d::text), '' ORDER BY id)) FROM products_doc A
 
 
 def _fingerprint(cell: dict[str, Any], handle: dict[str, Any]) -> tuple[Any, ...]:
-    with engine_for(cell).session(handle) as session:
+    engine = engine_for(cell)
+    with engine.session(engine.load_handle(handle)) as session:
         return tuple(session.execute(FINGERPRINT)[0])
 
 
 def _staged(cell: dict[str, Any]) -> dict[tuple[str, str, str], Measurement]:
     out = {}
-    for rec in Staging(cell["run"]["results_dir"], cell["run"]["run_id"]).records():
+    for rec in Staging(cell.run.results_dir, cell.run.run_id).records():
         for m in rec.measurements:
             out[(m.workload, m.variant, m.metric)] = m
     return out
@@ -58,25 +61,25 @@ def _value(ms: dict[tuple[str, str, str], Measurement], workload: str, variant: 
     return m.value
 
 
-def test_every_workload_on_postgres_17(make_cells: Callable[..., list[dict[str, Any]]], leak_check: Callable[[], list[str]]) -> None:
+def test_every_workload_on_postgres_17(make_cells: Callable[..., list[Any]], leak_check: Callable[[], list[str]]) -> None:
     (cell,) = make_cells(SUITE, engines=["postgres-17"], run_id="catalogue_17")
     suite = get_suite(SUITE)
     suite.preflight(cell)
-    handle = tasks.provision(cell)
+    handle = tasks.provision(planned_of(cell), cell.cell_id)
     try:
         before = _fingerprint(cell, handle)
         for workload in suite.workloads:
-            tasks.run_workload(cell, handle, workload)
+            tasks.run_workload(planned_of(cell), cell.cell_id, handle, workload)
         after = _fingerprint(cell, handle)
     finally:
-        tasks.teardown(cell, handle)
+        tasks.teardown(planned_of(cell), cell.cell_id, handle)
     assert leak_check() == []
     assert after == before, "a workload left the shared tables (or their indexes, statistics, extra tables) changed"
 
     ms = _staged(cell)
     # Completeness: every expected (workload, metric) is there, measured or not applicable with a reason.
     present = {(w, m): meas for (w, _v, m), meas in ms.items()}
-    missing = [pair for pair in suite.expected_metrics(cell["scale_params"]) if pair not in present]
+    missing = [pair for pair in suite.expected_metrics(cell.scale_params) if pair not in present]
     assert missing == [], f"metrics missing: {missing}"
     for meas in ms.values():
         if meas.status == "not_applicable":
@@ -84,7 +87,7 @@ def test_every_workload_on_postgres_17(make_cells: Callable[..., list[dict[str, 
         elif meas.metric not in ("fpi_share",):
             assert all(math.isfinite(s) for s in meas.samples), f"{meas.workload}/{meas.variant}/{meas.metric}: {meas.samples}"
 
-    products = cell["scale_params"]["products"]
+    products = cell.scale_params["products"]
     # One source, both designs: same rows, same values, about three de-duplicated tags per product.
     assert _value(ms, "load", "doc", "rows") == _value(ms, "load", "rel", "rows") == products
     assert _value(ms, "load", "default", "design_mismatches") == 0
@@ -144,13 +147,13 @@ def test_every_workload_on_postgres_17(make_cells: Callable[..., list[dict[str, 
     assert _value(ms, "hybrid", "default", "hot_share") > 0.5
 
 
-def test_json_table_not_applicable_on_16(make_cells: Callable[..., list[dict[str, Any]]], leak_check: Callable[[], list[str]]) -> None:
+def test_json_table_not_applicable_on_16(make_cells: Callable[..., list[Any]], leak_check: Callable[[], list[str]]) -> None:
     (cell,) = make_cells(SUITE, engines=["postgres-16"], run_id="catalogue_16")
-    handle = tasks.provision(cell)
+    handle = tasks.provision(planned_of(cell), cell.cell_id)
     try:
-        tasks.run_workload(cell, handle, "json_table")
+        tasks.run_workload(planned_of(cell), cell.cell_id, handle, "json_table")
     finally:
-        tasks.teardown(cell, handle)
+        tasks.teardown(planned_of(cell), cell.cell_id, handle)
     assert leak_check() == []
     ms = [m for m in _staged(cell).values() if m.workload == "json_table"]
     assert ms and all(m.status == "not_applicable" for m in ms)
@@ -158,7 +161,7 @@ def test_json_table_not_applicable_on_16(make_cells: Callable[..., list[dict[str
     assert {m.metric for m in ms} >= {"point_latency", "scan_time", "results_match", "time_ratio"}
 
 
-def test_missing_pgbench_fails_before_any_load(make_cells: Callable[..., list[dict[str, Any]]], results_dir: Any, leak_check: Callable[[], list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_pgbench_fails_before_any_load(make_cells: Callable[..., list[Any]], results_dir: Any, leak_check: Callable[[], list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JSONBENCH_PGBENCH", "/nonexistent/pgbench")
     # The DAG's plan task: refused before any engine starts.
     with pytest.raises(PgbenchUnavailable, match="/nonexistent/pgbench"):
@@ -167,6 +170,6 @@ def test_missing_pgbench_fails_before_any_load(make_cells: Callable[..., list[di
     # And the setup task on its own (a caller that skipped plan): the load refuses before loading anything.
     (cell,) = make_cells(SUITE, engines=["postgres-16"], run_id="no_pgbench")
     with pytest.raises(PgbenchUnavailable, match="cannot be run"):
-        tasks.provision(cell)
+        tasks.provision(planned_of(cell), cell.cell_id)
     assert leak_check() == []
-    assert not any(rec.workload == "_setup" for rec in Staging(cell["run"]["results_dir"], "no_pgbench").records())
+    assert not any(rec.workload == "_setup" for rec in Staging(cell.run.results_dir, "no_pgbench").records())

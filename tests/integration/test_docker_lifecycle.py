@@ -23,8 +23,11 @@ from typing import Any
 import docker.errors
 import psycopg
 import pytest
+
+from tests.conftest import planned_of
 from docker.models.containers import _create_container_args
 
+from jsonbench.cell import Cell, RunRef
 from jsonbench import tasks
 from jsonbench.engines.base import engine_for
 from jsonbench.engines.postgres_docker import DockerPostgres
@@ -52,7 +55,10 @@ class RealServerContainer:
         self.ports: dict[str, Any] = {}
         self.attrs = {"Config": {"Env": [f"{k}={v}" for k, v in spec["environment"].items()]}}
         major = spec["image"].split(":")[1]
-        self.pg = EmbeddedPostgres({"version": major, "backend_options": {"build": f"pg{major}"}})
+        stand_in = Cell(cell_id="stand_in", suite="large_document_update", engine_id=f"postgres-{major}", family="postgres", version=major,
+                        backend="embedded", adapter="jsonbench.engines.postgres_embedded:EmbeddedPostgres", backend_options={"build": f"pg{major}"},
+                        scale="smoke", scale_params={}, repetitions=1, run=RunRef("stand-in", None, "t", "", "smoke"))
+        self.pg = EmbeddedPostgres(stand_in)
         self.base = engine.root / self.id
         self.log = self.base / "server.log"
 
@@ -150,7 +156,7 @@ def test_provision_measure_teardown_through_the_docker_adapter(engine_id: str, d
     """The Docker engine is mocked (none can run here); the server behind it, the settings and initdb flags are real."""
     cell = make_cells(SUITE, [engine_id], backend="docker", run_id=f"docker_{engine_id}", repetitions=1)[0]
     assert type(engine_for(cell)) is DockerPostgres
-    handle = tasks.provision(cell)
+    handle = tasks.provision(planned_of(cell), cell.cell_id)
     try:
         assert handle["host"] == "127.0.0.1" and handle["port"] > 0
         (container,) = docker_engine.live.values()
@@ -158,22 +164,22 @@ def test_provision_measure_teardown_through_the_docker_adapter(engine_id: str, d
         assert password not in json_dump(handle)  # the handle crosses XCom
         with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
             psycopg.connect(host="127.0.0.1", port=handle["port"], user="bench", dbname="bench", password="wrong", connect_timeout=5).close()
-        tasks.run_workload(cell, handle, "json_big_idx")
+        tasks.run_workload(planned_of(cell), cell.cell_id, handle, "json_big_idx")
     finally:
-        tasks.teardown(cell, handle)
+        tasks.teardown(planned_of(cell), cell.cell_id, handle)
     assert not docker_engine.live and not leak_check()
-    tasks.teardown(cell, handle)  # idempotent
+    tasks.teardown(planned_of(cell), cell.cell_id, handle)  # idempotent
 
-    staging = Staging(results_dir, cell["run"]["run_id"])
-    facts = staging.read_engine(cell["cell_id"])
+    staging = Staging(results_dir, cell.run.run_id)
+    facts = staging.read_engine(cell.cell_id)
     assert facts["backend"] == "docker" and facts["version"].startswith(engine_id[-2:] + ".")
     assert facts["build"].startswith(f"docker image postgres:{engine_id[-2:]} (postgres@sha256:")
     assert facts["data_checksums"] is True  # POSTGRES_INITDB_ARGS reached initdb
     for name in ("work_mem", "max_wal_size", "max_connections"):  # the -c arguments are in force
-        assert facts["settings"][name] == cell["server_settings"][name], name
+        assert facts["settings"][name] == cell.server_settings[name], name
     assert password not in json_dump(facts)
     m = {(r.workload, x.metric): x for r in staging.records() for x in r.measurements}
-    assert m[("json_big_idx", "n_tup_upd")].value == cell["scale_params"]["rows"] // 2
+    assert m[("json_big_idx", "n_tup_upd")].value == cell.scale_params["rows"] // 2
     assert m[("json_big_idx", "n_tup_hot_upd")].value == 0
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 from pathlib import Path
 
 import psycopg
 import pytest
+
+from tests.conftest import planned_of
 
 from jsonbench import tasks
 from jsonbench.engines.base import engine_for
@@ -20,9 +23,9 @@ VERSIONS = {"postgres-16": "16.", "postgres-17": "17.", "postgres-18": "18."}
 def test_provision_records_build_and_stops_cleanly(engine_id: str, make_cells, leak_check, scratch_dir: Path) -> None:
     cell = make_cells("large_document_update", [engine_id])[0]
     engine = engine_for(cell)
-    handle = engine.provision(scratch_dir / f"prov-{engine_id}")
+    handle = engine.provision()
     try:
-        assert Path(handle["socket_dir"]).stat().st_mode & 0o777 == 0o700
+        assert Path(handle.socket_dir).stat().st_mode & 0o777 == 0o700
         facts = engine.facts(handle)
         assert facts["version"].startswith(VERSIONS[engine_id])
         assert "--prefix" in facts["configure"]  # the build's own configure line
@@ -31,23 +34,23 @@ def test_provision_records_build_and_stops_cleanly(engine_id: str, make_cells, l
         assert facts["settings"]["work_mem"] == "64MB"
         assert facts["settings"]["listen_addresses"] == ""  # socket only, no TCP
         assert facts["capabilities"]["lz4"] is False  # these builds lack lz4 (platform notes)
-        with psycopg.connect(host=handle["socket_dir"], port=handle["port"], user="bench", dbname="bench") as conn:
+        with psycopg.connect(host=handle.socket_dir, port=handle.port, user="bench", dbname="bench") as conn:
             owner = conn.execute("SELECT usename FROM pg_user WHERE usesuper").fetchone()[0]
             assert owner == "bench"
         assert leak_check(), "server should be running"
     finally:
         engine.teardown(handle)
     assert leak_check() == []
-    assert not Path(handle["workdir"]).exists()
+    assert not Path(handle.workdir).exists()
     engine.teardown(handle)  # idempotent
 
 
 def test_root_runs_servers_as_unprivileged_user(make_cells, scratch_dir: Path) -> None:
     cell = make_cells("large_document_update", ["postgres-17"])[0]
     engine = engine_for(cell)
-    handle = engine.provision(scratch_dir / "priv")
+    handle = engine.provision()
     try:
-        pid = handle["pid"]
+        pid = handle.pid
         uid = os.stat(f"/proc/{pid}").st_uid
         assert uid != 0 if os.geteuid() == 0 else uid == os.geteuid()
     finally:
@@ -61,7 +64,7 @@ def test_settings_are_capped_to_the_machine(make_cells, scratch_dir: Path, monke
     monkeypatch.setattr(hostfacts, "memory_bytes", lambda: 2 * 1024**3)
     cell = make_cells("large_document_update", ["postgres-16"])[0]
     engine = engine_for(cell)
-    handle = engine.provision(scratch_dir / "capped")
+    handle = engine.provision()
     try:
         facts = engine.facts(handle)
         assert facts["settings"]["shared_buffers"] == "256MB"
@@ -74,41 +77,40 @@ def test_server_that_fails_to_start_reports_its_log(make_cells, scratch_dir: Pat
     cell = make_cells("large_document_update", ["postgres-18"], server_settings={"shared_buffers": "1GB", "wal_level": "nonsense"})[0]
     engine = engine_for(cell)
     with pytest.raises(EngineUnavailable) as err:
-        engine.provision(scratch_dir / "broken")
+        engine.provision()
     assert "failed to start" in str(err.value)
     assert "wal_level" in str(err.value)  # the server's own words, from its log
-    assert not (scratch_dir / "broken").exists()
+    assert not cell.identity.workdir().exists()
     assert leak_check() == []
 
 
 def test_missing_build_is_a_clear_error_before_anything_starts(make_cells, results_dir: Path) -> None:
-    cell = make_cells("large_document_update", ["postgres-16"])[0]
-    cell["backend_options"] = {"build": "pg-does-not-exist"}
+    cell = dataclasses.replace(make_cells("large_document_update", ["postgres-16"])[0], backend_options={"build": "pg-does-not-exist"})
     with pytest.raises(EngineUnavailable, match="missing initdb, pg_ctl, postgres .*run ./bin/setup"):
         engine_for(cell).check()
 
 
 def test_server_killed_mid_workload_fails_the_task_and_teardown_still_cleans(make_cells, leak_check) -> None:
     cell = make_cells("large_document_update", ["postgres-17"])[0]
-    handle = tasks.provision(cell)
+    handle = tasks.provision(planned_of(cell), cell.cell_id)
     try:
         os.kill(handle["pid"], signal.SIGKILL)
         with pytest.raises(psycopg.OperationalError):
-            tasks.run_workload(cell, handle, "rel_small")
+            tasks.run_workload(planned_of(cell), cell.cell_id, handle, "rel_small")
     finally:
-        tasks.teardown(cell, handle)
+        tasks.teardown(planned_of(cell), cell.cell_id, handle)
     assert leak_check() == []
     # Nothing was staged for the failed workload.
     from jsonbench.dataset.staging import Staging
 
-    assert [r.workload for r in Staging(cell["run"]["results_dir"], cell["run"]["run_id"]).records()] == ["_setup"]
+    assert [r.workload for r in Staging(cell.run.results_dir, cell.run.run_id).records()] == ["_setup"]
 
 
 def test_killed_setup_is_swept(make_cells, leak_check) -> None:
     """A setup task killed after starting its server loses its handle; the sweep finds the server by its folder."""
     cell = make_cells("large_document_update", ["postgres-16"], run_id="sweep_run")[0]
-    tasks.provision(cell)  # handle deliberately dropped, as if the task died before returning it
+    tasks.provision(planned_of(cell), cell.cell_id)  # handle deliberately dropped, as if the task died before returning it
     assert leak_check()
-    swept = tasks.sweep({"run": cell["run"], "large_document_update": [cell]})
-    assert swept == [cell["cell_id"]]
+    swept = tasks.sweep(planned_of(cell))
+    assert swept == [cell.cell_id]
     assert leak_check() == []

@@ -15,7 +15,10 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import planned_of
+
 from jsonbench import tasks
+from jsonbench.cell import RunRef
 from jsonbench.matrix import load_matrix, plan_cells, resolve
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.staging import Staging
@@ -34,14 +37,14 @@ Measured = dict[tuple[str, str, str], Measurement]
 def _run(results: Path, engine: str, workloads: tuple[str, ...], run_id: str) -> tuple[Measured, dict[str, Any], dict[str, Any]]:
     """Provision ``engine``, run ``workloads`` as the DAG's tasks do, tear down; return measurements, facts, cell."""
     cfg = resolve({"scale": "smoke", "engines": [engine], "suites": [SUITE], "results_dir": str(results)}, env={})
-    run = {"run_id": run_id, "logical_date": "2026-11-29T02:00:00+00:00", "hardware_label": "t", "results_dir": str(results), "host": {}}
-    cell = plan_cells(cfg, run)[SUITE][0]
-    handle = tasks.provision(cell)
+    run = RunRef(run_id=run_id, logical_date="2026-11-29T02:00:00+00:00", hardware_label="t", results_dir=str(results), scale=cfg.scale)
+    cell = plan_cells(cfg, run)[0]
+    handle = tasks.provision(planned_of(cell), cell.cell_id)
     try:
         for w in workloads:
-            tasks.run_workload(cell, handle, w)
+            tasks.run_workload(planned_of(cell), cell.cell_id, handle, w)
     finally:
-        tasks.teardown(cell, handle)
+        tasks.teardown(planned_of(cell), cell.cell_id, handle)
     staging = Staging(results, run_id)
     measured: Measured = {}
     for rec in staging.records():
@@ -49,7 +52,7 @@ def _run(results: Path, engine: str, workloads: tuple[str, ...], run_id: str) ->
             key = (m.workload, m.variant, m.metric)
             assert key not in measured, f"{key} recorded twice"
             measured[key] = m
-    facts = staging.read_engine(cell["cell_id"])
+    facts = staging.read_engine(cell.cell_id)
     assert facts is not None
     return measured, facts, cell
 
@@ -95,12 +98,12 @@ def test_every_metric_of_every_variant_is_present_or_not_applicable(on_17) -> No
                     assert m.samples and all(math.isfinite(s) and s >= 0 for s in m.samples), (workload, variant, metric, m.samples)
     # The contract's list: every (workload, metric) it promises is among what was recorded.
     recorded = {(w, metric) for (w, _, metric) in measured}
-    assert set(suite.expected_metrics(cell["scale_params"])) <= recorded
+    assert set(suite.expected_metrics(cell.scale_params)) <= recorded
 
 
 def test_repetitions_and_read_runs_as_configured(on_17) -> None:
     measured, _, cell = on_17
-    reps, read_runs = cell["repetitions"], cell["scale_params"]["read_runs"]
+    reps, read_runs = cell.repetitions, cell.scale_params["read_runs"]
     for workload in get_suite(SUITE).workloads:
         for typ in TYPES:
             variant = f"compact.{typ}"

@@ -6,6 +6,8 @@ import math
 
 import pytest
 
+from tests.conftest import planned_of
+
 from jsonbench import tasks
 from jsonbench.dataset.staging import Staging
 from jsonbench.suites import get_suite
@@ -14,19 +16,20 @@ from jsonbench.suites import get_suite
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory) -> dict:
     """Run the whole suite once on PostgreSQL 16 (the seed's major version) at smoke scale."""
+    from jsonbench.cell import RunRef
     from jsonbench.matrix import plan_cells, resolve
 
     results = tmp_path_factory.mktemp("ldu")
     cfg = resolve({"scale": "smoke", "engines": ["postgres-16"], "suites": ["large_document_update"], "results_dir": str(results), "repetitions": 2}, env={})
-    run = {"run_id": "ldu_test", "logical_date": "2026-11-29T02:00:00+00:00", "hardware_label": "t", "results_dir": str(results), "host": {}}
-    cell = plan_cells(cfg, run)["large_document_update"][0]
-    handle = tasks.provision(cell)
+    run = RunRef(run_id="ldu_test", logical_date="2026-11-29T02:00:00+00:00", hardware_label="t", results_dir=str(results), scale=cfg.scale)
+    cell = plan_cells(cfg, run)[0]
+    handle = tasks.provision(planned_of(cell), cell.cell_id)
     try:
         for w in get_suite("large_document_update").workloads:
-            tasks.run_workload(cell, handle, w)
+            tasks.run_workload(planned_of(cell), cell.cell_id, handle, w)
     finally:
-        tasks.teardown(cell, handle)
-    out: dict = {"rows": cell["scale_params"]["rows"]}
+        tasks.teardown(planned_of(cell), cell.cell_id, handle)
+    out: dict = {"rows": cell.scale_params["rows"]}
     for rec in Staging(results, "ldu_test").records():
         for m in rec.measurements:
             out[(m.workload, m.metric)] = m

@@ -16,9 +16,12 @@ from typing import Any
 import psycopg
 import pytest
 
+from tests.conftest import planned_of
+
+from jsonbench.cell import Cell
 from jsonbench import pgbench, tasks
 from jsonbench.engines.base import engine_for
-from jsonbench.engines.postgres_server import ServerPostgres, schema_for
+from jsonbench.engines.postgres_server import ServerPostgres
 from jsonbench.errors import EngineUnavailable
 from jsonbench.dataset.staging import Staging
 from jsonbench.suites import get_suite
@@ -30,14 +33,15 @@ SUITE = "large_document_update"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A running PostgreSQL 16 (embedded build), stopped at the end of the module."""
+    from jsonbench.cell import RunRef
     from jsonbench.matrix import plan_cells, resolve
 
     cfg = resolve({"scale": "smoke", "engines": ["postgres-16"], "suites": [SUITE], "results_dir": str(tmp_path_factory.mktemp("unused"))}, env={})
-    cell = plan_cells(cfg, {"run_id": "server_host", "logical_date": None, "hardware_label": "t", "results_dir": "", "host": {}})[SUITE][0]
+    cell = plan_cells(cfg, RunRef(run_id="server_host", logical_date=None, hardware_label="t", results_dir="", scale="smoke"))[0]
     engine = engine_for(cell)
-    handle = engine.provision(tasks.engine_workdir(cell))
+    handle = engine.provision()
     try:
-        yield handle
+        yield handle.to_json()
     finally:
         engine.teardown(handle)
 
@@ -78,31 +82,31 @@ def test_suite_runs_in_its_own_schema_and_leaves_nothing_behind(server: dict[str
     _use_connection(monkeypatch, server)
     before = _snapshot(server)
     planned = tasks.plan({"scale": "smoke", "engines": ["postgres-16"], "suites": [SUITE], "backend": "server", "results_dir": str(results_dir)}, "server_run", None)
-    cell = planned[SUITE][0]
-    assert cell["backend"] == "server" and isinstance(engine_for(cell), ServerPostgres)
-    handle = tasks.provision(cell)
+    cell = Cell.from_json(planned["cells"][0])
+    assert cell.backend == "server" and isinstance(engine_for(cell), ServerPostgres)
+    handle = tasks.provision(planned_of(cell), cell.cell_id)
     schema = handle["schema"]
     try:
-        assert schema == schema_for(tasks.engine_workdir(cell)) and _jsonbench_schemas(server) == [schema]
+        assert schema == cell.identity.schema and _jsonbench_schemas(server) == [schema]
         with _connect(server) as pg:  # the suite's tables and helper function landed in the cell's schema only
             assert pg.execute("SELECT count(*) FROM pg_proc WHERE proname = 'jsonbench_make_noise' AND pronamespace = %s::regnamespace", (schema,)).fetchone()[0] == 1
         for workload in get_suite(SUITE).workloads:
-            tasks.run_workload(cell, handle, workload)
+            tasks.run_workload(planned_of(cell), cell.cell_id, handle, workload)
         with _connect(server) as pg:
             tables = {r[0] for r in pg.execute("SELECT relname FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind = 'r'", (schema,))}
         assert {f"docs_{w}" for w in get_suite(SUITE).workloads} <= tables
     finally:
-        tasks.teardown(cell, handle)
-    tasks.teardown(cell, handle)  # idempotent
+        tasks.teardown(planned_of(cell), cell.cell_id, handle)
+    tasks.teardown(planned_of(cell), cell.cell_id, handle)  # idempotent
     assert _jsonbench_schemas(server) == []
-    assert not tasks.engine_workdir(cell).exists()
+    assert not cell.identity.workdir().exists()
     assert _snapshot(server) == before
 
     staging = Staging(results_dir, "server_run")
-    facts = staging.read_engine(cell["cell_id"])
+    facts = staging.read_engine(cell.cell_id)
     assert facts["backend"] == "server" and facts["version"].startswith("16.") and facts["schema"] == schema
     m = {(r.workload, x.metric): x for r in staging.records() for x in r.measurements}
-    half = cell["scale_params"]["rows"] // 2
+    half = cell.scale_params["rows"] // 2
     for workload in get_suite(SUITE).workloads:
         # statistics read from the cell's schema (not public), really flushed
         assert m[(workload, "n_tup_upd")].value == half, workload
@@ -126,17 +130,17 @@ def test_refuses_a_database_holding_other_objects_unless_allowed(server: dict[st
             tasks.plan(params, "refused_run", None)  # the plan task refuses before anything starts
         cell = make_cells(SUITE, ["postgres-16"], backend="server", run_id="refused_run")[0]
         with pytest.raises(EngineUnavailable, match="jsonbench_allow_nonempty"):
-            tasks.provision(cell)  # and so does provision, if it is reached anyway
-        assert _jsonbench_schemas(server) == [] and not tasks.engine_workdir(cell).exists()
+            tasks.provision(planned_of(cell), cell.cell_id)  # and so does provision, if it is reached anyway
+        assert _jsonbench_schemas(server) == [] and not cell.identity.workdir().exists()
 
         _use_connection(monkeypatch, server, jsonbench_allow_nonempty=True)
         planned = tasks.plan(params, "allowed_run", None)
-        cell = planned[SUITE][0]
-        handle = tasks.provision(cell)
+        cell = Cell.from_json(planned["cells"][0])
+        handle = tasks.provision(planned_of(cell), cell.cell_id)
         try:
-            tasks.run_workload(cell, handle, "rel_small")
+            tasks.run_workload(planned_of(cell), cell.cell_id, handle, "rel_small")
         finally:
-            tasks.teardown(cell, handle)
+            tasks.teardown(planned_of(cell), cell.cell_id, handle)
         assert _jsonbench_schemas(server) == []
         assert _snapshot(server) == before
         with _connect(server) as pg:
@@ -144,7 +148,7 @@ def test_refuses_a_database_holding_other_objects_unless_allowed(server: dict[st
             # the suite's tables of the same names went to its schema, not next to keep_me
             assert pg.execute("SELECT count(*) FROM pg_class WHERE relname LIKE 'docs\\_%'").fetchone()[0] == 0
         m = {(r.workload, x.metric): x for r in Staging(results_dir, "allowed_run").records() for x in r.measurements}
-        assert m[("rel_small", "n_tup_upd")].value == cell["scale_params"]["rows"] // 2
+        assert m[("rel_small", "n_tup_upd")].value == cell.scale_params["rows"] // 2
     finally:
         with _connect(server) as pg:
             pg.execute("DROP TABLE IF EXISTS public.keep_me")
@@ -154,8 +158,8 @@ def test_teardown_drops_nothing_that_something_outside_depends_on(server: dict[s
     _use_connection(monkeypatch, server, jsonbench_allow_nonempty=True)
     cell = make_cells(SUITE, ["postgres-16"], backend="server", run_id="dependents_run")[0]
     engine = engine_for(cell)
-    handle = engine.provision(tasks.engine_workdir(cell))
-    schema = handle["schema"]
+    handle = engine.provision()
+    schema = handle.schema
     try:
         with _connect(server) as pg:
             pg.execute(f"CREATE TABLE {schema}.t (id int)")
@@ -175,14 +179,14 @@ def test_foreign_schema_of_the_same_name_is_never_dropped(server: dict[str, Any]
     _use_connection(monkeypatch, server, jsonbench_allow_nonempty=True)
     cell = make_cells(SUITE, ["postgres-16"], backend="server", run_id="squatted_run")[0]
     engine = engine_for(cell)
-    schema = schema_for(tasks.engine_workdir(cell))
+    schema = cell.identity.schema
     with _connect(server) as pg:
         pg.execute(f"CREATE SCHEMA {schema}")  # not ours: no jsonbench comment
         pg.execute(f"CREATE TABLE {schema}.precious (id int)")
     try:
         with pytest.raises(EngineUnavailable, match="not made by jsonbench"):
-            engine.provision(tasks.engine_workdir(cell))
-        engine.teardown(engine.handle_for(tasks.engine_workdir(cell)))  # a sweep must not drop it either
+            engine.provision()
+        engine.teardown(engine.handle_for())  # a sweep must not drop it either
         with _connect(server) as pg:
             assert pg.execute(f"SELECT count(*) FROM {schema}.precious").fetchone()[0] == 0
     finally:
@@ -194,11 +198,11 @@ def test_session_settings_search_path_and_pgbench(server: dict[str, Any], make_c
     _use_connection(monkeypatch, server)
     cell = make_cells(SUITE, ["postgres-16"], backend="server", run_id="session_run", server_settings={"work_mem": "7MB", "shared_buffers": "96MB"})[0]
     engine = engine_for(cell)
-    handle = engine.provision(tasks.engine_workdir(cell))
+    handle = engine.provision()
     try:
         with engine.session(handle) as s:
             assert s.scalar("SHOW work_mem") == "7MB"  # user-level setting applied to the session
-            assert s.scalar("SHOW search_path") == handle["schema"] and s.schema == handle["schema"]
+            assert s.scalar("SHOW search_path") == handle.schema and s.schema == handle.schema
             s.execute("CREATE TABLE probe AS SELECT g AS id FROM generate_series(1, 10) g")
             assert s.relation_sizes("probe").heap > 0  # default schema is the cell's
             script = tmp_path / "probe.sql"
@@ -209,7 +213,7 @@ def test_session_settings_search_path_and_pgbench(server: dict[str, Any], make_c
             assert res.processed == 5 and res.failed == 0
         facts = engine.facts(handle)
         # a server-level setting is not changed on someone's server: recorded as not applied, with what runs instead
-        assert "shared_buffers" not in handle["session_settings"]
+        assert "shared_buffers" not in handle.session_settings
         assert facts["settings_not_applied"]["shared_buffers"].startswith("asked 96MB; the server runs with 1GB (postmaster")
         assert facts["settings"].get("work_mem") == "7MB"
     finally:
@@ -238,10 +242,10 @@ def test_two_cells_share_a_database_without_stepping_on_each_other(server: dict[
     a = make_cells(SUITE, ["postgres-16"], backend="server", run_id="shared_a")[0]
     b = make_cells(SUITE, ["postgres-16"], backend="server", run_id="shared_b")[0]
     engine = engine_for(a)
-    ha = engine.provision(tasks.engine_workdir(a))
-    hb = engine_for(b).provision(tasks.engine_workdir(b))
+    ha = engine.provision()
+    hb = engine_for(b).provision()
     try:
-        assert ha["schema"] != hb["schema"]
+        assert ha.schema != hb.schema
         with engine.session(ha) as sa, engine_for(b).session(hb) as sb:
             for s in (sa, sb):
                 s.execute("CREATE TABLE t AS SELECT g AS id FROM generate_series(1, 1000) g")

@@ -16,8 +16,11 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import planned_of
+
 from jsonbench import tasks
-from jsonbench.engines import sqlite_apsw
+from jsonbench.engines.sqlite_venv import check_versions
+from jsonbench.setup import sqlite_venvs
 from jsonbench.engines.base import engine_for
 from jsonbench.engines.sqlite_apsw import SqliteSession, SqliteWorkerError
 from jsonbench.errors import ConfigError, EngineUnavailable
@@ -38,18 +41,18 @@ def sqlite_engine(version: str, package: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("engine_id", VERSIONS)
-def test_provision_records_exact_version_and_compile_options(engine_id: str, make_cells: Callable[..., list[dict[str, Any]]], scratch_dir: Path, leak_check: Callable[[], list[str]]) -> None:
+def test_provision_records_exact_version_and_compile_options(engine_id: str, make_cells: Callable[..., list[Any]], scratch_dir: Path, leak_check: Callable[[], list[str]]) -> None:
     (cell,) = make_cells("sqlite_jsonb", engines=[engine_id])
-    assert cell["backend"] == "apsw" and cell["backend_options"]["package"].startswith(f"apsw=={cell['version']}.")
+    assert cell.backend == "apsw" and cell.backend_options["package"].startswith(f"apsw=={cell.version}.")
     engine = engine_for(cell)
     engine.check()
-    workdir = scratch_dir / f"engine-{engine_id}"
-    handle = engine.provision(workdir)
+    workdir = cell.identity.workdir()
+    handle = engine.provision()
     try:
         assert workdir.is_dir()
         facts = engine.facts(handle)
-        assert facts["version"] == cell["version"]  # the exact SQLite the venv runs, e.g. 3.46.1
-        assert facts["apsw_version"] == cell["backend_options"]["package"].split("==")[1]
+        assert facts["version"] == cell.version  # the exact SQLite the venv runs, e.g. 3.46.1
+        assert facts["apsw_version"] == cell.backend_options["package"].split("==")[1]
         assert facts["compile_options"] and all(isinstance(o, str) and o for o in facts["compile_options"])
         assert "THREADSAFE=1" in facts["compile_options"]
         assert facts["configure"] == "; ".join(facts["compile_options"])
@@ -59,7 +62,7 @@ def test_provision_records_exact_version_and_compile_options(engine_id: str, mak
         assert facts["version"] in facts["build"] or facts["apsw_version"] in facts["build"]
         json.dumps(facts)  # staged as JSON
         with engine.session(handle) as s:
-            assert s.scalar("SELECT sqlite_version()") == cell["version"]
+            assert s.scalar("SELECT sqlite_version()") == cell.version
             assert s.scalar("""SELECT json(jsonb('{"a": [1, "x"]}'))""") == '{"a":[1,"x"]}'
             assert isinstance(s.scalar("""SELECT jsonb('{"a": 1}')"""), bytes)
     finally:
@@ -69,10 +72,10 @@ def test_provision_records_exact_version_and_compile_options(engine_id: str, mak
     assert leak_check() == []
 
 
-def test_worker_times_inside_itself(make_cells: Callable[..., list[dict[str, Any]]], scratch_dir: Path) -> None:
+def test_worker_times_inside_itself(make_cells: Callable[..., list[Any]], scratch_dir: Path) -> None:
     (cell,) = make_cells("sqlite_jsonb", engines=["sqlite-3.46.1"])
     engine = engine_for(cell)
-    handle = engine.provision(scratch_dir / "timing")
+    handle = engine.provision()
     try:
         with engine.session(handle) as s:
             count = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < :n) SELECT sum(i), count(*) FROM n"
@@ -106,23 +109,23 @@ def test_worker_times_inside_itself(make_cells: Callable[..., list[dict[str, Any
         engine.teardown(handle)
 
 
-def test_teardown_stops_a_worker_left_behind(make_cells: Callable[..., list[dict[str, Any]]], scratch_dir: Path, leak_check: Callable[[], list[str]]) -> None:
+def test_teardown_stops_a_worker_left_behind(make_cells: Callable[..., list[Any]], scratch_dir: Path, leak_check: Callable[[], list[str]]) -> None:
     """A workload task killed mid-session never closes its worker; teardown must stop it."""
     (cell,) = make_cells("sqlite_jsonb", engines=["sqlite-3.54.1"])
     engine = engine_for(cell)
-    workdir = scratch_dir / "orphan"
-    handle = engine.provision(workdir)
-    orphan = SqliteSession(handle["python"], handle["workdir"])
+    workdir = cell.identity.workdir()
+    handle = engine.provision()
+    orphan = SqliteSession(handle.python, handle.workdir)
     assert orphan.scalar("SELECT 1") == 1
     proc = orphan._proc
     assert proc is not None and any(str(workdir) in line for line in leak_check())
-    engine.teardown(engine.handle_for(workdir))  # the handle a sweep would rebuild
+    engine.teardown(engine.handle_for())  # the handle a sweep would rebuild
     proc.wait(timeout=10)
     assert not workdir.exists()
     assert leak_check() == []
 
 
-def test_version_without_jsonb_is_refused_naming_the_field(make_cells: Callable[..., list[dict[str, Any]]]) -> None:
+def test_version_without_jsonb_is_refused_naming_the_field(make_cells: Callable[..., list[Any]]) -> None:
     m = matrix_with(**{"sqlite-3.44.0": sqlite_engine("3.44.0", "apsw==3.44.0.0")})
     (cell,) = make_cells("sqlite_jsonb", engines=["sqlite-3.44.0"], matrix=m)
     with pytest.raises(ConfigError) as err:
@@ -130,15 +133,15 @@ def test_version_without_jsonb_is_refused_naming_the_field(make_cells: Callable[
     assert err.value.field == "engines"
     assert "3.44.0" in str(err.value) and "JSONB" in str(err.value) and "3.45.0" in str(err.value)
     # Nothing in the default matrix is refused.
-    for eid, version, package in sqlite_apsw.sqlite_engines():
-        sqlite_apsw._check_versions(eid, version, package)
+    for eid, version, package in sqlite_venvs.sqlite_engines():
+        check_versions(eid, version, package)
 
 
 @pytest.mark.parametrize(
     ("version", "package", "words"),
     [("3.45.0", "apsw==3.46.1.0", "does not embed SQLite 3.45.0"), ("3.46.1", "apsw>=3.46", "exact apsw"), ("3.46", "apsw==3.46.0.0", "must look like")],
 )
-def test_bad_pins_are_refused_before_anything_starts(version: str, package: str, words: str, make_cells: Callable[..., list[dict[str, Any]]]) -> None:
+def test_bad_pins_are_refused_before_anything_starts(version: str, package: str, words: str, make_cells: Callable[..., list[Any]]) -> None:
     m = matrix_with(**{"sqlite-bad": sqlite_engine(version, package)})
     (cell,) = make_cells("sqlite_jsonb", engines=["sqlite-bad"], matrix=m)
     with pytest.raises(ConfigError, match=words) as err:
@@ -146,37 +149,43 @@ def test_bad_pins_are_refused_before_anything_starts(version: str, package: str,
     assert err.value.field == "engines"
 
 
-def test_uninstallable_version_fails_its_own_cell_only(make_cells: Callable[..., list[dict[str, Any]]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, leak_check: Callable[[], list[str]]) -> None:
-    """A pin that passes validation but has no build (no such apsw release) fails at provision, with pip's words.
+def test_uninstallable_version_fails_its_own_cell_only(make_cells: Callable[..., list[Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, leak_check: Callable[[], list[str]]) -> None:
+    """A pin that passes validation but has no build (no such apsw release): setup records pip's words, that cell fails saying them.
 
-    Asks the package index once for a release that does not exist.
+    Asks the package index once for a release that does not exist; the index must have answered with
+    the releases it has (pip's "from versions: 3.x, ..."), so the failure is the missing release and
+    not a missing network.
     """
     m = matrix_with(**{"sqlite-bogus": sqlite_engine("3.46.1", "apsw==3.46.1.99")})
     cells = make_cells("sqlite_jsonb", engines=["sqlite-bogus", "sqlite-3.46.1"], matrix=m)
-    bogus, good = sorted(cells, key=lambda c: c["engine_id"] != "sqlite-bogus")
+    bogus, good = sorted(cells, key=lambda c: c.engine_id != "sqlite-bogus")
     for cell in cells:
         engine_for(cell).check()  # both pass the plan task's checks
 
+    only_bogus = copy.deepcopy(m.raw)
+    only_bogus["engines"] = {"sqlite-bogus": only_bogus["engines"]["sqlite-bogus"]}
     monkeypatch.setenv("JSONBENCH_SQLITE_VENVS", str(tmp_path / "venvs"))
+    assert sqlite_venvs.install_all(Matrix(only_bogus)) == ["sqlite-bogus"]  # setup reports it and goes on
     with pytest.raises(EngineUnavailable) as err:
-        tasks.provision(bogus)
+        tasks.provision(planned_of(bogus), bogus.cell_id)
     monkeypatch.delenv("JSONBENCH_SQLITE_VENVS")
     message = str(err.value)
     assert "SQLite 3.46.1" in message and "apsw==3.46.1.99" in message and "could not install" in message
-    assert not tasks.engine_workdir(bogus).exists()
+    assert "from versions:" in message and "from versions: none" not in message, message  # the index answered
+    assert not bogus.identity.workdir().exists()
     assert not (tmp_path / "venvs" / "3.46.1" / "apsw-3.46.1.99").exists()  # no half-made venv left to trust
 
-    handle = tasks.provision(good)  # the other cell of the same run is unaffected
+    handle = tasks.provision(planned_of(good), good.cell_id)  # the other cell of the same run is unaffected
     try:
-        result = tasks.run_workload(good, handle, "keys_10")
+        result = tasks.run_workload(planned_of(good), good.cell_id, handle, "keys_10")
         assert result["measurements"] > 0
     finally:
-        tasks.teardown(good, handle)
+        tasks.teardown(planned_of(good), good.cell_id, handle)
     assert leak_check() == []
 
 
 def test_install_all_is_idempotent_and_starts_nothing_when_present(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    assert sqlite_apsw.install_all() == []
+    assert sqlite_venvs.install_all() == []
     capsys.readouterr()
 
     def no_subprocess(*args: Any, **kwargs: Any) -> Any:
@@ -184,7 +193,7 @@ def test_install_all_is_idempotent_and_starts_nothing_when_present(monkeypatch: 
 
     monkeypatch.setattr(subprocess, "run", no_subprocess)
     monkeypatch.setattr(subprocess, "Popen", no_subprocess)
-    assert sqlite_apsw.install_all() == []
+    assert sqlite_venvs.install_all() == []
     out = capsys.readouterr().out
     for eid in VERSIONS:
         assert f"{eid}: " in out and "ready" in out

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import planned_of
+
 from jsonbench import tasks
 from jsonbench.engines.base import engine_for
 from jsonbench.dataset.measurement import Measurement
@@ -22,30 +24,30 @@ ENGINES = ["sqlite-3.45.0", "sqlite-3.54.1"]
 @pytest.fixture(scope="module")
 def staged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One smoke run of the whole suite on two SQLite versions: every cell provisioned, every workload run, torn down."""
+    from jsonbench.cell import RunRef
     from jsonbench.matrix import plan_cells, resolve
 
     results = tmp_path_factory.mktemp("results")
     cfg = resolve({"scale": "smoke", "results_dir": str(results), "suites": [NAME], "engines": ENGINES})
-    run = {"run_id": "sqlite_suite_test", "logical_date": None, "hardware_label": cfg.hardware_label, "results_dir": cfg.results_dir,
-           "scale": cfg.scale, "git_revision": "test", "host": {}}
-    cells = plan_cells(cfg, run)[NAME]
-    assert sorted(c["engine_id"] for c in cells) == ENGINES
+    run = RunRef(run_id="sqlite_suite_test", logical_date=None, hardware_label=cfg.hardware_label, results_dir=cfg.results_dir, scale=cfg.scale, git_revision="test")
+    cells = plan_cells(cfg, run)
+    assert sorted(c.engine_id for c in cells) == ENGINES
     for cell in cells:
-        handle = tasks.provision(cell)
+        handle = tasks.provision(planned_of(cell), cell.cell_id)
         try:
             for workload in get_suite(NAME).workloads:
-                tasks.run_workload(cell, handle, workload)
+                tasks.run_workload(planned_of(cell), cell.cell_id, handle, workload)
                 # The file-backed copies are dropped by the workload itself, not left for teardown.
                 assert sorted(p.name for p in Path(handle["workdir"]).iterdir()) == []
         finally:
-            tasks.teardown(cell, handle)
-        assert not tasks.engine_workdir(cell).exists()
-    staging = Staging(results, run["run_id"])
+            tasks.teardown(planned_of(cell), cell.cell_id, handle)
+        assert not cell.identity.workdir().exists()
+    staging = Staging(results, run.run_id)
     by_cell: dict[str, dict[str, list[Measurement]]] = {}
     phases: dict[tuple[str, str], dict[str, float]] = {}
     for rec in staging.records():
-        by_cell.setdefault(rec.cell["engine_id"], {})[rec.workload] = rec.measurements
-        phases[(rec.cell["engine_id"], rec.workload)] = rec.phases
+        by_cell.setdefault(rec.cell.engine_id, {})[rec.workload] = rec.measurements
+        phases[(rec.cell.engine_id, rec.workload)] = rec.phases
     return {"cells": cells, "staging": staging, "measurements": by_cell, "phases": phases}
 
 
@@ -56,10 +58,10 @@ def values(measurements: list[Measurement]) -> dict[tuple[str, str], Measurement
 @pytest.mark.parametrize("engine_id", ENGINES)
 def test_every_expected_metric_is_measured(staged: dict[str, Any], engine_id: str) -> None:
     suite = get_suite(NAME)
-    cell = next(c for c in staged["cells"] if c["engine_id"] == engine_id)
+    cell = next(c for c in staged["cells"] if c.engine_id == engine_id)
     got = staged["measurements"][engine_id]
     assert set(got) == {SETUP_RECORD, *suite.workloads}
-    expected = suite.expected_metrics(cell["scale_params"])
+    expected = suite.expected_metrics(cell.scale_params)
     for workload, metric in expected:
         ms = [m for m in got[workload] if m.metric == metric]
         assert ms, f"{workload}/{metric} missing on {engine_id}"
@@ -72,10 +74,10 @@ def test_every_expected_metric_is_measured(staged: dict[str, Any], engine_id: st
 @pytest.mark.parametrize("engine_id", ENGINES)
 @pytest.mark.parametrize("workload", list(KEYS))
 def test_physics_of_each_cell(staged: dict[str, Any], engine_id: str, workload: str) -> None:
-    cell = next(c for c in staged["cells"] if c["engine_id"] == engine_id)
+    cell = next(c for c in staged["cells"] if c.engine_id == engine_id)
     v = values(staged["measurements"][engine_id][workload])
-    keys, reps = KEYS[workload], cell["repetitions"]
-    rows = rows_for(keys, cell["scale_params"])
+    keys, reps = KEYS[workload], cell.repetitions
+    rows = rows_for(keys, cell.scale_params)
     assert v[("rows", "text")].value == v[("rows", "jsonb")].value == rows
     # JSONB drops quotes, colons, commas and spaces: smaller per document, never more pages.
     assert v[("doc_bytes", "jsonb")].value < v[("doc_bytes", "text")].value
@@ -85,7 +87,7 @@ def test_physics_of_each_cell(staged: dict[str, Any], engine_id: str, workload: 
     for (metric, variant), m in v.items():
         if m.unit == "ns":
             assert m.aggregate == "min" and len(m.samples) == reps and all(s > 0 for s in m.samples), (metric, variant)
-            assert m.extra["best_of"] == cell["scale_params"]["best_of"]
+            assert m.extra["best_of"] == cell.scale_params["best_of"]
         if m.unit == "x":
             assert m.value > 0, (metric, variant)
         if metric.endswith("_speedup"):
@@ -98,20 +100,20 @@ def test_physics_of_each_cell(staged: dict[str, Any], engine_id: str, workload: 
 
 @pytest.mark.parametrize("engine_id", ENGINES)
 def test_engine_facts_are_staged_with_the_results(staged: dict[str, Any], engine_id: str) -> None:
-    cell = next(c for c in staged["cells"] if c["engine_id"] == engine_id)
-    facts = staged["staging"].read_engine(cell["cell_id"])
-    assert facts["version"] == cell["version"]
+    cell = next(c for c in staged["cells"] if c.engine_id == engine_id)
+    facts = staged["staging"].read_engine(cell.cell_id)
+    assert facts["version"] == cell.version
     assert "ENABLE_MATH_FUNCTIONS" in facts["configure"]  # the suite's SQL uses mod()
     assert facts["capabilities"]["jsonb"] is True
 
 
-def test_documents_are_deterministic_and_identical_across_versions(make_cells: Callable[..., list[dict[str, Any]]], scratch_dir: Path) -> None:
+def test_documents_are_deterministic_and_identical_across_versions(make_cells: Callable[..., list[Any]], scratch_dir: Path) -> None:
     """Version comparisons compare the same data: the generator gives the same documents in every build."""
     docs = {}
     for engine_id in ENGINES:
         (cell,) = make_cells(NAME, engines=[engine_id])
         engine = engine_for(cell)
-        handle = engine.provision(scratch_dir / f"det-{engine_id}")
+        handle = engine.provision()
         try:
             with engine.session(handle) as s:
                 s.run_file(NAME, "create_text", table=TABLES["text"])

@@ -8,10 +8,12 @@ little seeded noise on the timings and WAL so honest reruns differ the way real 
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable
 from typing import Any
 
+from jsonbench.cell import Cell
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.publish import publish_run
 from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
@@ -49,24 +51,24 @@ def measurements(workload: str, rng: random.Random, reps: int = 2) -> list[Measu
     return out
 
 
-def stage_and_publish(cells: list[dict[str, Any]], seed: int = 0, tamper: Tamper | None = None) -> dict[str, Any]:
-    """Stage one synthetic run for ``cells`` (all of one run) and publish it; return the run dict."""
+def stage_and_publish(cells: list[Cell], seed: int = 0, tamper: Tamper | None = None) -> dict[str, Any]:
+    """Stage one synthetic run for ``cells`` (all of one run) and publish it; return the run as the checks read it."""
     rng = random.Random(seed)
-    run = cells[0]["run"]
-    staging = Staging(run["results_dir"], run["run_id"])
+    run = cells[0].run
+    staging = Staging(run.results_dir, run.run_id)
     staging.reset()
     for cell in cells:
-        version = {"16": "16.14", "17": "17.10", "18": "18.4"}.get(cell["version"], cell["version"])
-        staging.write_engine(cell["cell_id"], {"version": version, "build": f"synthetic-{cell['engine_id']}", "configure": "--synthetic",
+        version = {"16": "16.14", "17": "17.10", "18": "18.4"}.get(cell.version, cell.version)
+        staging.write_engine(cell.cell_id, {"version": version, "build": f"synthetic-{cell.engine_id}", "configure": "--synthetic",
                                                "data_checksums": True, "settings": {"shared_buffers": "128MB"}})
         staging.write_workload(WorkloadRecord(cell, SETUP_RECORD, [], {"load": 0.1}, "2026-11-29T02:00:00+00:00", "2026-11-29T02:00:01+00:00"))
         for workload in SMOKE:
             ms = measurements(workload, rng)
             if tamper:
-                ms = tamper(cell["engine_id"], workload, ms)
+                ms = tamper(cell.engine_id, workload, ms)
             staging.write_workload(WorkloadRecord(cell, workload, ms, {"measure": 0.1}, "2026-11-29T02:00:01+00:00", "2026-11-29T02:00:02+00:00"))
-    publish_run(run["results_dir"], run)
-    return run
+    publish_run(run.results_dir, run)
+    return run.to_json()
 
 
 def replace_metric(engine_id: str | None, workload: str, metric: str, fn: Callable[[float], float]) -> Tamper:
@@ -87,13 +89,13 @@ def drop_metric(workload: str, metric: str) -> Tamper:
     return tamper
 
 
-def make_run(make_cells: Callable[..., list[dict[str, Any]]], n: int, engines: list[str] | None = None, seed: int | None = None,
+def make_run(make_cells: Callable[..., list[Cell]], n: int, engines: list[str] | None = None, seed: int | None = None,
              tamper: Tamper | None = None, hardware_label: str | None = None) -> dict[str, Any]:
     """Plan and publish synthetic run number ``n`` (logical date 2026-11-<n+1> 02:00)."""
     params: dict[str, Any] = {}
     if hardware_label:
         params["hardware_label"] = hardware_label
     cells = make_cells("large_document_update", engines=engines or ["postgres-16", "postgres-17"], run_id=f"scheduled__2026-11-{n + 1:02d}T02:00:00+00:00", **params)
-    for c in cells:
-        c["run"]["logical_date"] = f"2026-11-{n + 1:02d}T02:00:00+00:00"
+    logical = f"2026-11-{n + 1:02d}T02:00:00+00:00"
+    cells = [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date=logical)) for c in cells]
     return stage_and_publish(cells, seed=n if seed is None else seed, tamper=tamper)

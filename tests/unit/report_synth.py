@@ -12,6 +12,7 @@ change-point detection writes), since the report must draw them whichever check 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +21,16 @@ from checks_synth import make_run, replace_metric
 LAST = "scheduled__2026-11-{:02d}T02:00:00+00:00"
 
 
-def make_cells_for(results_dir: Path, scale: str = "smoke"):  # type: ignore[no-untyped-def]
+def make_cells_for(results_dir: Path, scale: str = "smoke") -> Callable[..., list[Any]]:
+    """A ``make_cells`` for checks_synth.make_run: cells planned by the real matrix at ``scale``, hardware label ``local``."""
+    from jsonbench.cell import RunRef
     from jsonbench.matrix import plan_cells, resolve
 
-    def make_cells(suite: str, engines: list[str], run_id: str, **params: Any) -> list[dict[str, Any]]:
+    def make_cells(suite: str, engines: list[str], run_id: str, **params: Any) -> list[Any]:
         cfg = resolve({"scale": scale, "results_dir": str(results_dir), "suites": [suite], "engines": engines, "hardware_label": "local", **params})
-        run = {"run_id": run_id, "logical_date": None, "hardware_label": cfg.hardware_label, "results_dir": cfg.results_dir,
-               "scale": cfg.scale, "git_revision": "test", "host": {"host_name": "bench-1", "host_cores": 2}}
-        return plan_cells(cfg, run)[suite]
+        run = RunRef(run_id=run_id, logical_date=None, hardware_label=cfg.hardware_label, results_dir=cfg.results_dir, scale=cfg.scale,
+                     git_revision="test")
+        return [c for c in plan_cells(cfg, run) if c.suite == suite]
 
     return make_cells
 

@@ -9,6 +9,7 @@ engine, and say so.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import tarfile
@@ -135,9 +136,9 @@ def fake_docker(monkeypatch: pytest.MonkeyPatch) -> FakeDocker:
 @pytest.mark.parametrize("engine_id,image", [("postgres-16", "postgres:16"), ("postgres-17", "postgres:17"), ("postgres-18", "postgres:18")])
 def test_spec_runs_the_official_image_with_the_cells_settings_on_loopback(make_cells: Any, engine_id: str, image: str) -> None:
     cell = make_cells(SUITE, [engine_id], backend="docker")[0]
-    workdir = tasks.engine_workdir(cell)
-    settings, _ = scaled_settings(cell["server_settings"], cell["memory_caps"], hostfacts.memory_bytes())
-    spec = container_spec(cell, workdir, "s3cret", settings)
+    workdir = cell.identity.workdir()
+    settings, _ = scaled_settings(cell.server_settings, cell.postgres.memory_caps, hostfacts.memory_bytes())
+    spec = container_spec(cell, "s3cret", settings)
 
     assert spec["image"] == image and spec["name"] == workdir.name
     command = spec["command"]
@@ -150,8 +151,8 @@ def test_spec_runs_the_official_image_with_the_cells_settings_on_loopback(make_c
     assert "--data-checksums" in env["POSTGRES_INITDB_ARGS"].split() and "--locale=C" in env["POSTGRES_INITDB_ARGS"]
     assert spec["labels"] == {
         "io.jsonbench.managed": "true",
-        "io.jsonbench.run_id": cell["run"]["run_id"],
-        "io.jsonbench.cell_id": cell["cell_id"],
+        "io.jsonbench.run_id": cell.run.run_id,
+        "io.jsonbench.cell_id": cell.cell_id,
         "io.jsonbench.workdir": workdir.name,
     }
     assert spec["auto_remove"] is False  # teardown removes it, after the log could be read
@@ -165,7 +166,7 @@ def test_spec_runs_the_official_image_with_the_cells_settings_on_loopback(make_c
 
 def test_spec_on_a_private_network_publishes_no_port(make_cells: Any) -> None:
     cell = make_cells(SUITE, ["postgres-17"], backend="docker")[0]
-    spec = container_spec(cell, tasks.engine_workdir(cell), "pw", {"work_mem": "64MB"}, network="jsonbench-bench")
+    spec = container_spec(cell, "pw", {"work_mem": "64MB"}, network="jsonbench-bench")
     api = _create_container_args({**spec, "version": API_VERSION})
     assert "PortBindings" not in api["host_config"] and "ports" not in api
     assert api["host_config"]["NetworkMode"] == "jsonbench-bench" and api["networking_config"] == {"jsonbench-bench": None}
@@ -174,15 +175,16 @@ def test_spec_on_a_private_network_publishes_no_port(make_cells: Any) -> None:
 def test_checksums_follow_the_matrix_on_every_major(make_cells: Any) -> None:
     cell = make_cells(SUITE, ["postgres-18"], backend="docker")[0]
     assert "--data-checksums" in initdb_args(cell).split()
-    cell["initdb"] = {"data_checksums": False}
-    assert "--no-data-checksums" in initdb_args(cell).split()  # 18 would turn them on by itself
-    cell16 = {**make_cells(SUITE, ["postgres-16"], backend="docker")[0], "initdb": {"data_checksums": False}}
+    off = dataclasses.replace(cell, postgres=dataclasses.replace(cell.postgres, data_checksums=False))
+    assert "--no-data-checksums" in initdb_args(off).split()  # 18 would turn them on by itself
+    cell16 = make_cells(SUITE, ["postgres-16"], backend="docker")[0]
+    cell16 = dataclasses.replace(cell16, postgres=dataclasses.replace(cell16.postgres, data_checksums=False))
     assert "checksums" not in initdb_args(cell16)
 
 
 def test_spec_uses_the_run_parameters_server_settings(make_cells: Any) -> None:
     cell = make_cells(SUITE, ["postgres-16"], backend="docker", server_settings={"wal_compression": "lz4", "work_mem": "8MB"})[0]
-    spec = container_spec(cell, tasks.engine_workdir(cell), "pw", cell["server_settings"])
+    spec = container_spec(cell, "pw", cell.server_settings)
     assert "wal_compression=lz4" in spec["command"] and "work_mem=8MB" in spec["command"]
 
 
@@ -192,7 +194,7 @@ def test_spec_uses_the_run_parameters_server_settings(make_cells: Any) -> None:
 def test_backend_docker_selects_the_docker_adapter(make_cells: Any) -> None:
     for engine_id in ("postgres-16", "postgres-17", "postgres-18"):
         cell = make_cells(SUITE, [engine_id], backend="docker")[0]
-        assert cell["backend"] == "docker" and cell["backend_options"]["image"] == f"postgres:{engine_id[-2:]}"
+        assert cell.backend == "docker" and cell.backend_options["image"] == f"postgres:{engine_id[-2:]}"
         assert type(engine_for(cell)) is DockerPostgres
 
 
@@ -210,8 +212,7 @@ def test_missing_image_in_the_matrix_names_the_field(make_cells: Any, fake_docke
     """The Docker engine is mocked (none can run here); the error comes from the matrix entry alone."""
     from jsonbench.errors import ConfigError
 
-    cell = make_cells(SUITE, ["postgres-17"], backend="docker")[0]
-    cell["backend_options"] = {}
+    cell = dataclasses.replace(make_cells(SUITE, ["postgres-17"], backend="docker")[0], backend_options={})
     with pytest.raises(ConfigError, match=r"matrix\.engines\.postgres-17\.backends\.docker\.image"):
         engine_for(cell).check()
 
@@ -225,9 +226,9 @@ def test_failed_start_reports_the_server_log_and_removes_the_container(make_cell
     fake_docker.behaviour = lambda c: setattr(c, "status", "exited")
     cell = make_cells(SUITE, ["postgres-17"], backend="docker")[0]
     engine = engine_for(cell)
-    workdir = tasks.engine_workdir(cell)
+    workdir = cell.identity.workdir()
     with pytest.raises(EngineUnavailable, match=r"(?s)exited during start.*invalid value for parameter"):
-        engine.provision(workdir)
+        engine.provision()
     assert fake_docker.pulled == [("postgres", "17")]  # absent image pulled first
     (container,) = fake_docker.created
     assert container.removed_with == {"force": True, "v": True}  # with its data volume
@@ -243,7 +244,7 @@ def test_passwords_differ_per_container(make_cells: Any, fake_docker: FakeDocker
     for run_id in ("run_a", "run_b"):
         cell = make_cells(SUITE, ["postgres-16"], backend="docker", run_id=run_id)[0]
         with pytest.raises(EngineUnavailable):
-            engine_for(cell).provision(tasks.engine_workdir(cell))
+            engine_for(cell).provision()
     a, b = (c.spec["environment"]["POSTGRES_PASSWORD"] for c in fake_docker.created)
     assert a != b
     assert fake_docker.created[0].name != fake_docker.created[1].name
@@ -255,16 +256,17 @@ def test_teardown_and_sweep_find_the_container_by_label_only(make_cells: Any, fa
     mine = make_cells(SUITE, ["postgres-17"], backend="docker", run_id="killed_run")[0]
     other = make_cells(SUITE, ["postgres-16"], backend="docker", run_id="someone_else")[0]
     for cell in (mine, other):
-        spec = container_spec(cell, tasks.engine_workdir(cell), "pw", {})
+        spec = container_spec(cell, "pw", {})
         fake_docker.create(**spec).start()
-    tasks.engine_workdir(mine).mkdir()  # what provision leaves before it would have returned the handle
+    mine.identity.workdir().mkdir()  # what provision leaves before it would have returned the handle
+    planned = {"run": mine.run.to_json(), "cells": [mine.to_json()]}
 
-    swept = tasks.sweep({"run": mine["run"], SUITE: [mine]})
-    assert swept == [mine["cell_id"]]
+    swept = tasks.sweep(planned)
+    assert swept == [mine.cell_id]
     assert [c.labels["io.jsonbench.run_id"] for c in fake_docker.live.values()] == ["someone_else"]
-    assert not tasks.engine_workdir(mine).exists()
-    tasks.teardown(mine, None)  # again, with no handle at all: idempotent
-    engine_for(mine).teardown(engine_for(mine).handle_for(tasks.engine_workdir(mine)))
+    assert not mine.identity.workdir().exists()
+    tasks.teardown(planned, mine.cell_id, None)  # again, with no handle at all: idempotent
+    engine_for(mine).teardown(engine_for(mine).handle_for())
     assert len(fake_docker.live) == 1
 
 
@@ -272,9 +274,9 @@ def test_handle_never_holds_the_password(make_cells: Any, fake_docker: FakeDocke
     """The Docker engine is mocked (none can run here); the handle crosses XCom, so it must not carry secrets."""
     cell = make_cells(SUITE, ["postgres-17"], backend="docker")[0]
     engine = engine_for(cell)
-    handle = engine.handle_for(tasks.engine_workdir(cell))
-    assert handle["labels"] == container_labels(cell, tasks.engine_workdir(cell))
-    assert "password" not in json.dumps(handle).lower()
+    handle = engine.handle_for()
+    assert handle.labels == container_labels(cell)
+    assert "password" not in json.dumps(handle.to_json()).lower()
 
 
 # -- pgbench from the same image ----------------------------------------------------------------
@@ -285,7 +287,7 @@ def test_pgbench_runs_inside_this_cells_container(make_cells: Any) -> None:
     argv = engine_for(cell).pgbench()
     assert argv is not None and argv[-1] == "pgbench" and argv[-2] == "--"
     assert Path(argv[1]) == Path(docker_exec.__file__)
-    assert argv[argv.index("--container") + 1] == tasks.engine_workdir(cell).name  # the container's name
+    assert argv[argv.index("--container") + 1] == cell.identity.name  # the container's name
     assert argv[argv.index("--image") + 1] == "postgres:18"
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from jsonbench.cell import Cell, HostFacts, PostgresOptions, RunRef
 from jsonbench.dataset import publish as publish_mod
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.publish import read_dataset
@@ -14,21 +15,23 @@ from jsonbench.dataset.schema import MEASUREMENT_SCHEMA
 from jsonbench.dataset.staging import Staging, WorkloadRecord
 
 
-def _run(results: Path, run_id: str) -> dict:
-    return {"run_id": run_id, "logical_date": "2026-11-29T02:00:00+00:00", "hardware_label": "testbox", "results_dir": str(results),
-            "git_revision": "abc", "host": {"host_name": "h", "host_cpu_model": "cpu", "host_cores": 2, "host_memory_bytes": 1 << 34, "host_kernel": "Linux"}}
+def _run(results: Path, run_id: str) -> RunRef:
+    return RunRef(run_id=run_id, logical_date="2026-11-29T02:00:00+00:00", hardware_label="testbox", results_dir=str(results), scale="smoke",
+                  git_revision="abc", host=HostFacts("h", "cpu", 2, 1 << 34, "Linux"))
 
 
-def _stage(results: Path, run_id: str, value: float, workloads=("w1", "w2")) -> dict:
+def _stage(results: Path, run_id: str, value: float, workloads=("w1", "w2"), resources: dict | None = None) -> RunRef:
     run = _run(results, run_id)
-    cell = {"cell_id": "s__postgres-17", "suite": "large_document_update", "engine_id": "postgres-17", "family": "postgres", "version": "17",
-            "backend": "embedded", "scale": "smoke", "scale_params": {"rows": 10}, "server_settings": {"work_mem": "64MB"}, "run": run}
+    cell = Cell(cell_id="s__postgres-17", suite="large_document_update", engine_id="postgres-17", family="postgres", version="17",
+                backend="embedded", adapter="jsonbench.engines.postgres_embedded:EmbeddedPostgres", backend_options={"build": "pg17"},
+                scale="smoke", scale_params={"rows": 10}, repetitions=3, run=run, postgres=PostgresOptions(server_settings={"work_mem": "64MB"}))
     st = Staging(results, run_id)
-    st.write_engine(cell["cell_id"], {"version": "17.10", "build": "npm x", "configure": "--with-x", "data_checksums": True, "settings": {"work_mem": "64MB"}})
+    st.write_engine(cell.cell_id, {"version": "17.10", "build": "npm x", "configure": "--with-x", "data_checksums": True, "settings": {"work_mem": "64MB"}})
     for w in workloads:
         ms = [Measurement.of(w, "default", "update_time", "ms", [value, value + 2, value + 1]),
               Measurement.not_applicable(w, "lz4", "size", "bytes", "engine build lacks lz4")]
-        st.write_workload(WorkloadRecord(cell, w, ms, {"measure": 1.0}, "2026-11-29T02:00:01+00:00", "2026-11-29T02:00:02+00:00"))
+        windows = [{"seconds": 1.0, "other_cpu": 0.02, "steal": 0.0, "load_1m": 1.5, "quiet": True}, {"seconds": 1.0, "other_cpu": 0.3, "steal": 0.0, "load_1m": 2.5, "quiet": False}]
+        st.write_workload(WorkloadRecord(cell, w, ms, {"measure": 1.0}, "2026-11-29T02:00:01+00:00", "2026-11-29T02:00:02+00:00", windows, resources or {}))
     return run
 
 
@@ -47,6 +50,18 @@ def test_publish_writes_one_tidy_partition_with_context(results_dir: Path) -> No
     assert ok.hardware_label == "testbox" and ok.host_cores == 2 and ok.git_revision == "abc"
     na = df[df.status == "not_applicable"].iloc[0]
     assert na.reason == "engine build lacks lz4" and na.value is None or na.value != na.value  # null
+    # Every row carries its task's worst measure window: one of the two windows was disturbed.
+    assert ok.host_other_cpu == 0.3 and ok.host_load_1m == 2.5 and not bool(ok.quiet)
+
+
+def test_each_cell_publishes_its_resource_rows(results_dir: Path) -> None:
+    """Duration (sum of its tasks), peak memory and peak disk of the engine (max over its tasks)."""
+    run = _stage(results_dir, "run_r", 10.0, resources={"seconds": 2.5, "peak_memory": 3e8, "peak_disk": 5e7})
+    publish_mod.publish_run(results_dir, run)
+    df = read_dataset(results_dir).to_pandas()
+    cell = df[df.workload == publish_mod.CELL_RECORD].set_index("metric")
+    assert cell.loc["duration", "value"] == 5.0 and cell.loc["duration", "unit"] == "s"
+    assert cell.loc["peak_rss", "value"] == 3e8 and cell.loc["disk_peak", "value"] == 5e7
 
 
 def test_rerun_replaces_its_own_rows_only(results_dir: Path) -> None:

@@ -62,6 +62,15 @@ def _run_facts(context: Any) -> dict[str, Any]:
 def alert_text(facts: dict[str, Any]) -> tuple[str, str]:
     """``(subject, markdown)`` of an alert."""
     s = facts["summary"]
+    if s.get("kind") == "run":
+        failed = s.get("failed_tasks") or []
+        subject = f"jsonbench: run {facts['run_id']} failed: {len(failed)} task(s) failed"
+        lines = [f"# {subject}", "", f"- DAG `{facts['dag_id']}`, logical date {facts['logical_date']}", f"- results: `{facts['results_dir']}`",
+                 f"- task states: {json.dumps(s.get('states'))}", "", "## Failed tasks", ""]
+        lines += [f"- `{t}`" for t in failed]
+        lines += ["", "Whatever the run staged before it failed is published (see the run's rows); a cell whose tasks failed has no rows.",
+                  "Clear the failed tasks (or rerun the same run) to repair it: completed cells are kept, not measured again."]
+        return subject, "\n".join(lines) + "\n"
     if s:
         subject = f"jsonbench: {s.get('failed')} of {s.get('checked')} checks failed for run {facts['run_id']}"
     else:
@@ -155,3 +164,18 @@ class CheckFailureNotifier(BaseNotifier):
                 log.info("alert sent through %s", spec["class"])
             except Exception:
                 log.exception("notifier %s failed; the file alert is written", spec.get("class"))
+
+
+class RunFailureNotifier(BaseNotifier):
+    """The ``on_failure_callback`` of the benchmark DAG's last task: alerts on a failed run, once.
+
+    A run whose only failure is its check task has alerted already (:class:`CheckFailureNotifier`);
+    any other failed task (a workload, a provision, publish) alerts here, with the failed tasks named.
+    """
+
+    def notify(self, context: Any) -> None:
+        summary = getattr(context.get("exception"), "summary", None) or {}
+        if summary.get("already_alerted"):
+            log.info("run %s failed only in tasks that alerted already (%s)", summary.get("run_id"), ", ".join(summary.get("failed_tasks", [])))
+            return
+        CheckFailureNotifier()(context)

@@ -30,7 +30,7 @@ from jsonbench import paths
 def expectations_dir() -> Path:
     """``$JSONBENCH_EXPECTATIONS_DIR`` if set (tests point it at altered copies), else ``include/expectations``."""
     override = os.environ.get("JSONBENCH_EXPECTATIONS_DIR")
-    return Path(override) if override else paths.EXPECTATIONS_DIR
+    return Path(override) if override else paths.expectations_dir()
 
 
 def _load(path: Path) -> dict[str, Any]:

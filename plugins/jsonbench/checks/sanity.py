@@ -40,7 +40,7 @@ def cells_that_ran(results_dir: str | Path, run_id: str, published: pd.DataFrame
 
     cells: dict[str, dict[str, Any]] = {}
     for rec in Staging(results_dir, run_id).records():
-        cells.setdefault(rec.cell["cell_id"], rec.cell)
+        cells.setdefault(rec.cell.cell_id, rec.cell.to_json())
     if cells:
         return list(cells.values())
     for (engine_id, suite), g in published.groupby(["engine_id", "suite"]):

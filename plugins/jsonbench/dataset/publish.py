@@ -18,6 +18,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from jsonbench import hostload
+from jsonbench.cell import Cell, RunRef
+from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.schema import MEASUREMENT_SCHEMA, VALIDATION_SCHEMA, run_key
 from jsonbench.dataset.read import MEASUREMENTS, VALIDATIONS, DamagedFile, DatasetRead, read_dataset, read_dataset_report
 from jsonbench.dataset.staging import Staging
@@ -35,49 +38,86 @@ def _ts(value: Any) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
 
 
+#: The workload of the per-cell resource rows (duration, peak memory, peak disk) every run publishes.
+CELL_RECORD = "_cell"
+
+
+def _base_row(run: RunRef, cell: Cell, facts: dict[str, Any]) -> dict[str, Any]:
+    """The columns every row of one cell shares (run, host, engine, scale, settings)."""
+    host = run.host
+    return {
+        "run_id": run.run_id,
+        "logical_date": _ts(run.logical_date),
+        "host_name": host.host_name, "host_cpu_model": host.host_cpu_model, "host_cores": host.host_cores,
+        "host_memory_bytes": host.host_memory_bytes, "host_kernel": host.host_kernel,
+        "engine": cell.family,
+        "engine_id": cell.engine_id,
+        "engine_version": facts.get("version") or cell.version,
+        "engine_build": facts.get("build"),
+        "engine_backend": cell.backend,
+        "engine_configure": facts.get("configure"),
+        "data_checksums": facts.get("data_checksums"),
+        "engine_facts": json.dumps(facts, sort_keys=True, default=str),
+        "suite": cell.suite,
+        "scale": cell.scale,
+        "scale_params": json.dumps(cell.scale_params, sort_keys=True),
+        "settings": json.dumps(facts.get("settings") or cell.server_settings, sort_keys=True),
+        "git_revision": run.git_revision,
+    }
+
+
+def _row(base: dict[str, Any], m: Measurement, started: str | None, ended: str | None, load: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **base,
+        "workload": m.workload,
+        "variant": m.variant,
+        "metric": m.metric,
+        "unit": m.unit,
+        "value": m.value,
+        "spread": m.spread,
+        "repetitions": len(m.samples),
+        "samples": list(m.samples),
+        "aggregate": m.aggregate,
+        "status": m.status,
+        "reason": m.reason,
+        "started_at": _ts(started),
+        "ended_at": _ts(ended),
+        "extra": json.dumps(m.extra, sort_keys=True, default=str) if m.extra else None,
+        **load,
+    }
+
+
 def staged_rows(staging: Staging) -> list[dict[str, Any]]:
-    """Flatten every staged record of a run into rows of :data:`MEASUREMENT_SCHEMA`."""
+    """Flatten every staged record of a run into rows of :data:`MEASUREMENT_SCHEMA`.
+
+    Each measurement row carries its task's worst measure window (``host_other_cpu``, ``quiet``...).
+    Each cell also gets rows of workload ``_cell``: ``duration`` (seconds of its staged tasks),
+    ``peak_rss`` and ``disk_peak`` (the engine's largest memory and disk while they ran), which the
+    plan step reads back to predict the next run's cost.
+    """
     rows: list[dict[str, Any]] = []
     engines: dict[str, dict[str, Any]] = {}
+    cells: dict[str, tuple[dict[str, Any], dict[str, float], str, str]] = {}
     for rec in staging.records():
         cell = rec.cell
-        run = cell["run"]
-        facts = engines.setdefault(cell["cell_id"], staging.read_engine(cell["cell_id"]) or {})
+        facts = engines.setdefault(cell.cell_id, staging.read_engine(cell.cell_id) or {})
+        base = _base_row(cell.run, cell, facts)
+        load = hostload.worst(rec.windows) if rec.windows else {"host_other_cpu": None, "host_steal": None, "host_load_1m": None, "quiet": None}
         for m in rec.measurements:
-            rows.append(
-                {
-                    "run_id": run["run_id"],
-                    "logical_date": _ts(run.get("logical_date")),
-                    **{k: run.get("host", {}).get(k) for k in ("host_name", "host_cpu_model", "host_cores", "host_memory_bytes", "host_kernel")},
-                    "engine": cell["family"],
-                    "engine_id": cell["engine_id"],
-                    "engine_version": facts.get("version") or cell["version"],
-                    "engine_build": facts.get("build"),
-                    "engine_backend": cell["backend"],
-                    "engine_configure": facts.get("configure"),
-                    "data_checksums": facts.get("data_checksums"),
-                    "engine_facts": json.dumps(facts, sort_keys=True, default=str),
-                    "suite": cell["suite"],
-                    "workload": m.workload,
-                    "variant": m.variant,
-                    "metric": m.metric,
-                    "unit": m.unit,
-                    "value": m.value,
-                    "spread": m.spread,
-                    "repetitions": len(m.samples),
-                    "samples": list(m.samples),
-                    "aggregate": m.aggregate,
-                    "status": m.status,
-                    "reason": m.reason,
-                    "scale": cell["scale"],
-                    "scale_params": json.dumps(cell.get("scale_params", {}), sort_keys=True),
-                    "settings": json.dumps(facts.get("settings") or cell.get("server_settings", {}), sort_keys=True),
-                    "git_revision": run.get("git_revision"),
-                    "started_at": _ts(rec.started_at),
-                    "ended_at": _ts(rec.ended_at),
-                    "extra": json.dumps(m.extra, sort_keys=True, default=str) if m.extra else None,
-                }
-            )
+            rows.append(_row(base, m, rec.started_at, rec.ended_at, load))
+        _, acc, first, last = cells.setdefault(cell.cell_id, (base, {"duration": 0.0, "peak_rss": 0.0, "disk_peak": 0.0}, rec.started_at, rec.ended_at))
+        acc["duration"] += float(rec.resources.get("seconds", 0.0))
+        acc["peak_rss"] = max(acc["peak_rss"], float(rec.resources.get("peak_memory", 0.0)))
+        acc["disk_peak"] = max(acc["disk_peak"], float(rec.resources.get("peak_disk", 0.0)))
+        cells[cell.cell_id] = (base, acc, min(first, rec.started_at), max(last, rec.ended_at))
+    none = {"host_other_cpu": None, "host_steal": None, "host_load_1m": None, "quiet": None}
+    measured = {r["engine_id"] + "|" + r["suite"] for r in rows}
+    for base, acc, first, last in cells.values():
+        if base["engine_id"] + "|" + base["suite"] not in measured:
+            continue  # a cell that measured nothing publishes nothing, not even its resource rows
+        for metric, unit in (("duration", "s"), ("peak_rss", "bytes"), ("disk_peak", "bytes")):
+            if acc[metric] > 0:
+                rows.append(_row(base, Measurement.of(CELL_RECORD, "default", metric, unit, acc[metric]), first, last, none))
     return rows
 
 
@@ -107,18 +147,18 @@ def replace_run(target: Path, table: pa.Table) -> Path:
     return target
 
 
-def publish_run(results_dir: str | Path, run: dict[str, Any]) -> tuple[Path, int]:
+def publish_run(results_dir: str | Path, run: RunRef) -> tuple[Path, int]:
     """Publish everything staged for ``run``; return the run's folder and its row count.
 
     Raises ``RuntimeError`` when nothing was staged: publishing an empty run would replace a good
     earlier attempt of the same run with nothing.
     """
-    staging = Staging(results_dir, run["run_id"])
+    staging = Staging(results_dir, run.run_id)
     rows = staged_rows(staging)
     if not rows:
-        raise RuntimeError(f"nothing staged for run {run['run_id']!r} under {staging.root}; every workload failed or none ran")
+        raise RuntimeError(f"nothing staged for run {run.run_id!r} under {staging.root}; every workload failed or none ran")
     table = pa.Table.from_pylist(rows, schema=MEASUREMENT_SCHEMA)
-    target = partition_dir(results_dir, MEASUREMENTS, run["hardware_label"], run.get("logical_date"), run["run_id"])
+    target = partition_dir(results_dir, MEASUREMENTS, run.hardware_label, run.logical_date, run.run_id)
     return replace_run(target, table), table.num_rows
 
 

@@ -54,6 +54,12 @@ MEASUREMENT_SCHEMA = pa.schema(
         ("started_at", _TS),
         ("ended_at", _TS),
         ("extra", pa.string()),
+        # What else used the machine during the task's measure windows (the worst window), and
+        # whether every window stayed under the run's quiet_window thresholds (null: not measured).
+        ("host_other_cpu", pa.float64()),
+        ("host_steal", pa.float64()),
+        ("host_load_1m", pa.float64()),
+        ("quiet", pa.bool_()),
     ]
 )
 

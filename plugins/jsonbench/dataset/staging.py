@@ -16,10 +16,11 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jsonbench.cell import Cell
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.schema import run_key as make_run_key
 
@@ -43,14 +44,21 @@ def write_json_atomic(path: Path, payload: Any) -> None:
 
 @dataclass(frozen=True)
 class WorkloadRecord:
-    """What one task staged: its cell, its measurements, and how long each phase took."""
+    """What one task staged: its cell, its measurements, how long each phase took, what else ran, what it held.
 
-    cell: dict[str, Any]
+    ``windows`` are the task's measure windows as :class:`~jsonbench.hostload.WindowLoad` JSON (other
+    CPU, steal, load, quiet); ``resources`` the engine's peaks while the task ran (``peak_memory``,
+    ``peak_disk``, bytes) and the task's ``seconds``.
+    """
+
+    cell: Cell
     workload: str
     measurements: list[Measurement]
     phases: dict[str, float]
     started_at: str
     ended_at: str
+    windows: list[dict[str, Any]] = field(default_factory=list)
+    resources: dict[str, float] = field(default_factory=dict)
 
 
 class Staging:
@@ -64,6 +72,22 @@ class Staging:
         """Forget everything staged for this run (a fresh attempt of the whole run starts clean)."""
         shutil.rmtree(self.root, ignore_errors=True)
 
+    def keep_only(self, cell_ids: list[str]) -> None:
+        """Forget what is staged for every cell but ``cell_ids`` (a resumed run keeps its completed cells)."""
+        if not self.root.exists():
+            return
+        for folder in self.root.iterdir():
+            if folder.is_dir() and folder.name not in cell_ids:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    def write_params(self, params: dict[str, Any]) -> None:
+        """The run's parameters, so that the command line can resume the same run with them."""
+        write_json_atomic(self.root / "params.json", params)
+
+    def read_params(self) -> dict[str, Any] | None:
+        path = self.root / "params.json"
+        return dict(json.loads(path.read_text(encoding="utf-8"))) if path.exists() else None
+
     def write_engine(self, cell_id: str, facts: dict[str, Any]) -> None:
         write_json_atomic(self.root / cell_id / "engine.json", facts)
 
@@ -72,33 +96,37 @@ class Staging:
         return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
     def write_workload(self, record: WorkloadRecord) -> Path:
-        path = self.root / record.cell["cell_id"] / f"{record.workload}.json"
+        path = self.root / record.cell.cell_id / f"{record.workload}.json"
         write_json_atomic(
             path,
             {
-                "cell": record.cell,
+                "cell": record.cell.to_json(),
                 "workload": record.workload,
                 "measurements": [m.to_json() for m in record.measurements],
                 "phases": record.phases,
                 "started_at": record.started_at,
                 "ended_at": record.ended_at,
+                "windows": record.windows,
+                "resources": record.resources,
             },
         )
         return path
 
-    def records(self) -> Iterator[WorkloadRecord]:
-        """Every staged workload record of the run, in a stable order."""
+    def records(self, cell_id: str | None = None) -> Iterator[WorkloadRecord]:
+        """Every staged workload record of the run (or of one cell), in a stable order."""
         if not self.root.exists():
             return
-        for path in sorted(self.root.glob("*/*.json")):
+        for path in sorted(self.root.glob(f"{cell_id or '*'}/*.json")):
             if path.name == "engine.json" or path.name.startswith("."):
                 continue
             d = json.loads(path.read_text(encoding="utf-8"))
             yield WorkloadRecord(
-                cell=d["cell"],
+                cell=Cell.from_json(d["cell"]),
                 workload=d["workload"],
                 measurements=[Measurement.from_json(m) for m in d["measurements"]],
                 phases=d.get("phases", {}),
                 started_at=d["started_at"],
                 ended_at=d["ended_at"],
+                windows=list(d.get("windows") or []),
+                resources=dict(d.get("resources") or {}),
             )

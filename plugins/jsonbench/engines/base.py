@@ -2,23 +2,32 @@
 
 An *engine* is a database build a suite can run against: an embedded PostgreSQL 17, a
 ``postgres:17`` container, an existing server, an apsw build of SQLite 3.46.1. Each backend is one
-small adapter class registered under ``(family, backend)``; the driver (:mod:`jsonbench.tasks`)
-only ever calls the methods below, and suites only ever see a :class:`Session`.
+small adapter class; ``include/matrix.yaml`` registers it under its family
+(``families.<family>.backends.<backend>: module:Class``), the planner copies that import path into
+the :class:`~jsonbench.cell.Cell`, and :func:`engine_for` imports it. The driver
+(:mod:`jsonbench.tasks`) only ever calls the methods below, and suites only ever see a
+:class:`Session`.
 
-Lifecycle, one cell at a time (each step may run in a different process, even on a different
-worker, so everything that crosses steps is the JSON-serialisable *handle*)::
+Lifecycle, one cell at a time on a host (each step may run in a different process, even on a
+different worker, so what crosses steps is the adapter's typed :class:`Handle`, as JSON)::
 
-    engine = engine_for(cell)                 # pick the adapter from the cell; no I/O
+    engine = engine_for(cell)                 # the adapter of the cell; no I/O
     engine.check()                            # fail early: build present, tools present
-    handle = engine.provision(workdir)        # start the server (or prepare the runtime)
+    handle = engine.provision()               # start the server (or prepare the runtime)
     facts = engine.facts(handle)              # version, build, configure, settings, checksums
     with engine.session(handle) as session:   # what suites use
         ...
     engine.teardown(handle)                   # always runs; idempotent; removes everything
 
-Adding a backend: subclass :class:`Engine`, decorate it with :func:`register`, list its module in
-``jsonbench.engines.ADAPTER_MODULES``, and give the engines of ``include/matrix.yaml`` an entry
-under ``backends:`` with the options the adapter reads from ``cell["backend_options"]``.
+Everything an adapter needs comes from the cell: the engine's folder, container name and schema
+are ``cell.identity`` (one hash of the run and the cell), so :meth:`Engine.handle_for` can find
+what a killed task started. Adapters never import the driver (``tasks``), the planner
+(``matrix``) or the command line; setup-time work (fetching builds, making venvs) belongs to
+:mod:`jsonbench.setup`, not here.
+
+Adding a backend: subclass :class:`Engine` with a :class:`Handle` dataclass of its own, add it
+under its family in ``include/matrix.yaml``, and give the engines an entry under ``backends:``
+with the options the adapter reads from ``cell.backend_options``.
 
 Families:
 
@@ -33,12 +42,38 @@ Families:
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator
+import dataclasses
+import importlib
+import os
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
-Handle = dict[str, Any]
+from jsonbench.cell import Cell
+
+
+@dataclass
+class Handle:
+    """What provision hands to every later step of a cell; JSON across processes.
+
+    Subclasses add their backend's fields (a socket folder, a container id, a schema). ``workdir``
+    is the engine's private folder on the executing host (``cell.identity.workdir()``); its
+    existence is what tells the sweep that a cell may have left something behind.
+    """
+
+    workdir: str
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls: type[H], d: dict[str, Any]) -> H:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+H = TypeVar("H", bound=Handle)
 
 
 class Session(abc.ABC):
@@ -52,35 +87,55 @@ class Session(abc.ABC):
         """Release the connection."""
 
 
-class Engine(abc.ABC):
-    """One engine build reached through one backend. Subclasses register with :func:`register`."""
+S = TypeVar("S", bound=Session)
+
+
+@dataclass(frozen=True)
+class ResourceUsage:
+    """What an engine holds right now: memory of its processes (PSS, bytes) and its data on disk (bytes)."""
+
+    memory_bytes: int = 0
+    disk_bytes: int = 0
+
+
+class Engine(abc.ABC, Generic[H, S]):
+    """One engine build reached through one backend."""
 
     family: ClassVar[str]
     backend: ClassVar[str]
+    handle_type: ClassVar[type[Handle]] = Handle
 
-    def __init__(self, cell: dict[str, Any]) -> None:
+    def __init__(self, cell: Cell) -> None:
         self.cell = cell
-        self.version: str = cell["version"]
-        self.options: dict[str, Any] = cell.get("backend_options") or {}
+        self.version: str = cell.version
+        self.options: dict[str, Any] = dict(cell.backend_options)
 
-    def check(self) -> None:
+    @property
+    def workdir(self) -> Path:
+        """This engine's private folder on this host (it exists while the engine may be alive)."""
+        return self.cell.identity.workdir()
+
+    def check(self) -> None:  # noqa: B027 - optional hook: most builds have nothing to check cheaply
         """Raise :class:`~jsonbench.errors.EngineUnavailable` if this engine cannot possibly run here.
 
         Cheap and side-effect free: the plan task calls it for every cell before any engine starts.
         """
 
     @abc.abstractmethod
-    def provision(self, workdir: Path) -> Handle:
+    def provision(self) -> H:
         """Start a fresh engine with the cell's settings; return the handle the other steps need.
 
-        ``workdir`` is this engine's own folder (it does not exist yet; create it). It is derived
-        from the run and cell, so :meth:`handle_for` can find a server a killed task left behind.
-        On failure, clean up whatever was started and raise with the server's own words (log tail).
+        Creates :attr:`workdir` (it does not exist yet). On failure, clean up whatever was started
+        and raise with the server's own words (log tail).
         """
 
-    def handle_for(self, workdir: Path) -> Handle:
+    def handle_for(self) -> H:
         """A handle good enough for :meth:`teardown` when the real one was lost (a killed setup task)."""
-        return {"workdir": str(workdir)}
+        return self.handle_type(workdir=str(self.workdir))  # type: ignore[return-value]  # adapters with required fields override
+
+    def load_handle(self, d: dict[str, Any]) -> H:
+        """The typed handle from its JSON (what crossed XCom)."""
+        return self.handle_type.from_json(d)  # type: ignore[return-value]  # handle_type is H for every adapter
 
     def pgbench(self) -> list[str] | None:
         """The argv prefix of a pgbench able to reach this engine's servers, known before provisioning.
@@ -91,44 +146,51 @@ class Engine(abc.ABC):
         return None
 
     @abc.abstractmethod
-    def facts(self, handle: Handle) -> dict[str, Any]:
+    def facts(self, handle: H) -> dict[str, Any]:
         """Exact version, build, configure flags/compile options, settings in force, checksum state, capabilities."""
 
     @abc.abstractmethod
-    def session(self, handle: Handle) -> AbstractContextManager[Session]:
+    def session(self, handle: H) -> AbstractContextManager[S]:
         """A context manager yielding a :class:`Session`."""
 
     @abc.abstractmethod
-    def teardown(self, handle: Handle) -> None:
+    def teardown(self, handle: H) -> None:
         """Stop and remove everything :meth:`provision` created. Must succeed when run twice or after a crash."""
 
+    # -- what the driver samples while the engine runs ----------------------------------------
 
-_REGISTRY: dict[tuple[str, str], type[Engine]] = {}
+    def pids(self, handle: H) -> list[int]:
+        """Host process ids of the engine's processes (a server and its children); empty when remote."""
+        return []
+
+    def cpu_seconds(self, handle: H) -> float | None:
+        """CPU time the engine has used so far, children that already exited included; None if unknown.
+
+        The quiet-window sampler subtracts it from the host's busy time to see what *else* ran.
+        The default sums ``/proc/<pid>/stat`` (utime, stime, cutime, cstime) over :meth:`pids`.
+        """
+        from jsonbench import hostload
+
+        pids = self.pids(handle)
+        return hostload.cpu_seconds_of(pids) if pids else None
+
+    def usage(self, handle: H) -> ResourceUsage:
+        """Memory and disk the engine holds now (the driver records the peaks per cell)."""
+        from jsonbench import hostload
+
+        return ResourceUsage(hostload.pss_bytes_of(self.pids(handle)), hostload.folder_bytes(Path(handle.workdir)))
 
 
-def register(cls: type[Engine]) -> type[Engine]:
-    """Class decorator: make ``cls`` the adapter for its ``(family, backend)``."""
-    _REGISTRY[(cls.family, cls.backend)] = cls
-    return cls
-
-
-def engine_for(cell: dict[str, Any]) -> Engine:
-    """The adapter for a cell's family and backend."""
-    from jsonbench.engines import load_adapters
+def engine_for(cell: Cell) -> Engine[Any, Any]:
+    """The adapter of a cell (the import path the planner put into ``cell.adapter``)."""
     from jsonbench.errors import ConfigError
 
-    load_adapters()
+    module, _, name = cell.adapter.partition(":")
     try:
-        cls = _REGISTRY[(cell["family"], cell["backend"])]
-    except KeyError:
-        known = ", ".join(f"{f}/{b}" for f, b in sorted(_REGISTRY))
-        raise ConfigError("backend", f"no adapter for {cell['family']}/{cell['backend']} (known: {known})") from None
-    return cls(cell)
-
-
-def registered() -> Iterator[tuple[str, str]]:
-    """The ``(family, backend)`` pairs that have an adapter."""
-    from jsonbench.engines import load_adapters
-
-    load_adapters()
-    yield from sorted(_REGISTRY)
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"matrix.families.{cell.family}.backends.{cell.backend}", f"cannot import adapter {cell.adapter!r}: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, Engine)):
+        raise ConfigError(f"matrix.families.{cell.family}.backends.{cell.backend}", f"{cell.adapter!r} is not an Engine adapter")
+    engine: Engine[Any, Any] = cls(cell)
+    return engine

@@ -24,19 +24,19 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import secrets
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonbench import hostfacts, paths
-from jsonbench.engines.base import Engine, Handle, register
+from jsonbench import hostfacts
+from jsonbench.cell import Cell
+from jsonbench.engines.base import Engine, Handle
 from jsonbench.engines.postgres_common import opened, scaled_settings, server_facts
 from jsonbench.engines.postgres_session import PostgresSession
 from jsonbench.errors import ConfigError, EngineUnavailable
@@ -64,27 +64,22 @@ def docker_network(options: dict[str, Any]) -> str | None:
     return options.get("network") or os.environ.get("JSONBENCH_DOCKER_NETWORK") or None
 
 
-def container_name(workdir: Path) -> str:
-    """The container's name: the engine folder's name (``jsonbench-<hash of run and cell>``)."""
-    return re.sub(r"[^a-zA-Z0-9_.-]", "-", workdir.name)
-
-
-def container_labels(cell: dict[str, Any], workdir: Path) -> dict[str, str]:
+def container_labels(cell: Cell) -> dict[str, str]:
     """Labels that let a teardown or a sweep find this cell's container by label alone."""
     return {
         f"{LABEL}.managed": "true",
-        f"{LABEL}.run_id": str(cell["run"]["run_id"]),
-        f"{LABEL}.cell_id": str(cell["cell_id"]),
-        f"{LABEL}.workdir": container_name(workdir),
+        f"{LABEL}.run_id": cell.run.run_id,
+        f"{LABEL}.cell_id": cell.cell_id,
+        f"{LABEL}.workdir": cell.identity.name,
     }
 
 
-def initdb_args(cell: dict[str, Any]) -> str:
+def initdb_args(cell: Cell) -> str:
     """``POSTGRES_INITDB_ARGS``: the embedded engine's initdb choices (checksums per the matrix, C locale, UTF8)."""
     args = ["--encoding=UTF8", "--locale=C"]
-    if (cell.get("initdb") or {}).get("data_checksums", True):
+    if cell.postgres is None or cell.postgres.data_checksums:
         args.append("--data-checksums")
-    elif int(str(cell["version"]).split(".")[0]) >= 18:
+    elif int(str(cell.version).split(".")[0]) >= 18:
         args.append("--no-data-checksums")  # 18 turned checksums on by default
     return " ".join(args)
 
@@ -97,7 +92,7 @@ def server_command(settings: dict[str, str]) -> list[str]:
     return command
 
 
-def container_spec(cell: dict[str, Any], workdir: Path, password: str, settings: dict[str, str], network: str | None = None) -> dict[str, Any]:
+def container_spec(cell: Cell, password: str, settings: dict[str, str], network: str | None = None) -> dict[str, Any]:
     """Keyword arguments of ``DockerClient.containers.create`` for one cell (``run`` takes the same plus ``detach``).
 
     Pure: no Docker engine needed. The data directory is the image's anonymous volume, removed
@@ -106,9 +101,9 @@ def container_spec(cell: dict[str, Any], workdir: Path, password: str, settings:
     leaves its log for the error message; teardown removes the container in every case.
     """
     spec: dict[str, Any] = {
-        "image": cell["backend_options"]["image"],
+        "image": cell.backend_options["image"],
         "command": server_command(settings),
-        "name": container_name(workdir),
+        "name": cell.identity.name,
         "environment": {
             "POSTGRES_USER": DB_USER,
             "POSTGRES_DB": DB_NAME,
@@ -116,7 +111,7 @@ def container_spec(cell: dict[str, Any], workdir: Path, password: str, settings:
             "POSTGRES_INITDB_ARGS": initdb_args(cell),
             "LC_ALL": "C",
         },
-        "labels": container_labels(cell, workdir),
+        "labels": container_labels(cell),
         "auto_remove": False,
         # Parallel query uses dynamic shared memory in /dev/shm; Docker's default 64 MB is too small.
         "shm_size": "1g",
@@ -135,12 +130,30 @@ def _default_client(base_url: str) -> Any:
     return docker.DockerClient(base_url=base_url, timeout=60)
 
 
-@register
-class DockerPostgres(Engine):
+@dataclass
+class DockerHandle(Handle):
+    """The cell's container (named and labelled after ``cell.identity``) and where the worker reaches it."""
+
+    container: str = ""
+    container_id: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    image: str = ""
+    base_url: str = ""
+    dbname: str = DB_NAME
+    user: str = DB_USER
+    network: str | None = None
+    host: str | None = None
+    port: int | None = None
+    settings_requested: dict[str, str] = field(default_factory=dict)
+    settings_adjusted: dict[str, str] = field(default_factory=dict)
+
+
+class DockerPostgres(Engine[DockerHandle, PostgresSession]):
     """A throwaway container of the official PostgreSQL image."""
 
     family = "postgres"
     backend = "docker"
+    handle_type = DockerHandle
 
     #: Makes a Docker client for a base URL. Tests replace it: no Docker engine runs on the CI machines.
     client_factory: Callable[[str], Any] = staticmethod(_default_client)
@@ -149,7 +162,7 @@ class DockerPostgres(Engine):
     def image(self) -> str:
         image = self.options.get("image")
         if not image:
-            raise ConfigError(f"matrix.engines.{self.cell.get('engine_id')}.backends.docker.image", "no image given for the docker backend")
+            raise ConfigError(f"matrix.engines.{self.cell.engine_id}.backends.docker.image", "no image given for the docker backend")
         return str(image)
 
     @property
@@ -172,9 +185,7 @@ class DockerPostgres(Engine):
         self.client()
 
     def pgbench(self) -> list[str] | None:
-        from jsonbench.tasks import engine_workdir
-
-        return self._pgbench_argv(container_name(engine_workdir(self.cell)))
+        return self._pgbench_argv(self.cell.identity.name)
 
     def _pgbench_argv(self, name: str) -> list[str]:
         return [
@@ -186,36 +197,33 @@ class DockerPostgres(Engine):
             "--", "pgbench",
         ]
 
-    def handle_for(self, workdir: Path) -> Handle:
-        workdir = Path(workdir)
-        return {
-            "workdir": str(workdir),
-            "container": container_name(workdir),
-            "labels": container_labels(self.cell, workdir),
-            "image": self.image,
-            "base_url": self.base_url,
-            "dbname": DB_NAME,
-            "user": DB_USER,
-        }
+    def handle_for(self) -> DockerHandle:
+        return DockerHandle(
+            workdir=str(self.workdir),
+            container=self.cell.identity.name,
+            labels=container_labels(self.cell),
+            image=self.image,
+            base_url=self.base_url,
+        )
 
-    def provision(self, workdir: Path | None = None) -> Handle:
+    def provision(self) -> DockerHandle:
         import docker.errors
 
         client = self.client()
-        root = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="jsonbench-pg-", dir=paths.scratch_dir()))
+        handle = self.handle_for()
         # The local folder marks "this cell has an engine" for the DAG's sweep, as the embedded one does.
-        root.mkdir(parents=True, exist_ok=workdir is None)
-        handle = self.handle_for(root)
+        Path(handle.workdir).mkdir(parents=True)
+        pg = self.cell.postgres
         try:
-            settings, adjustments = scaled_settings(self.cell.get("server_settings", {}), self.cell.get("memory_caps", {}), hostfacts.memory_bytes())
-            handle["settings_requested"] = self.cell.get("server_settings", {})
-            handle["settings_adjusted"] = adjustments
+            settings, adjustments = scaled_settings(self.cell.server_settings, pg.memory_caps if pg else {}, hostfacts.memory_bytes())
+            handle.settings_requested = self.cell.server_settings
+            handle.settings_adjusted = adjustments
             network = docker_network(self.options)
-            handle["network"] = network
+            handle.network = network
             self._ensure_image(client)
-            spec = container_spec(self.cell, root, secrets.token_urlsafe(24), settings, network)
+            spec = container_spec(self.cell, secrets.token_urlsafe(24), settings, network)
             container = client.containers.create(**spec)
-            handle["container_id"] = container.id
+            handle.container_id = container.id
             container.start()
             self._wait_ready(client, handle)
         except docker.errors.APIError as exc:
@@ -226,11 +234,11 @@ class DockerPostgres(Engine):
             raise
         return handle
 
-    def _cleanup_after_failure(self, handle: Handle) -> None:
+    def _cleanup_after_failure(self, handle: DockerHandle) -> None:
         try:
             self.teardown(handle)
         except Exception as exc:  # keep the first error: it is the one that explains
-            log.error("cleanup after a failed start of %s failed too: %s", handle.get("container"), exc)
+            log.error("cleanup after a failed start of %s failed too: %s", handle.container, exc)
 
     def _ensure_image(self, client: Any) -> None:
         import docker.errors
@@ -245,29 +253,29 @@ class DockerPostgres(Engine):
             repo, _, tag = self.image.rpartition(":") if ":" in self.image.split("/")[-1] else (self.image, "", "latest")
             client.images.pull(repo, tag=tag)
 
-    def _address(self, container: Any, handle: Handle) -> tuple[str, int]:
+    def _address(self, container: Any, handle: DockerHandle) -> tuple[str, int]:
         """Where the worker reaches the server: the loopback port Docker chose, or the container on the network."""
-        if handle.get("network"):
-            return str(handle["container"]), PG_PORT
+        if handle.network:
+            return handle.container, PG_PORT
         bound = (container.ports or {}).get(f"{PG_PORT}/tcp") or []
         for entry in bound:
             if entry.get("HostIp") in ("127.0.0.1", "") and entry.get("HostPort"):
                 return "127.0.0.1", int(entry["HostPort"])
-        raise EngineUnavailable(f"container {handle['container']} publishes no loopback port for {PG_PORT}/tcp (ports: {container.ports})")
+        raise EngineUnavailable(f"container {handle.container} publishes no loopback port for {PG_PORT}/tcp (ports: {container.ports})")
 
-    def _wait_ready(self, client: Any, handle: Handle) -> None:
+    def _wait_ready(self, client: Any, handle: DockerHandle) -> None:
         """Wait until the final server accepts TCP logins (the image's init-time server listens on no TCP address)."""
         import psycopg
 
         deadline = time.monotonic() + START_TIMEOUT_S
         last: Exception | None = None
         while True:
-            container = client.containers.get(handle["container_id"])
+            container = client.containers.get(handle.container_id)
             if container.status in ("exited", "dead"):
                 raise EngineUnavailable(f"PostgreSQL {self.version} container ({self.image}) exited during start; its log tail:\n{_logs_tail(container)}")
             if container.status == "running":
                 host, port = self._address(container, handle)
-                handle["host"], handle["port"] = host, port
+                handle.host, handle.port = host, port
                 try:
                     with psycopg.connect(**self._conninfo(handle, container), connect_timeout=3) as conn:
                         conn.execute("SELECT 1")
@@ -278,47 +286,49 @@ class DockerPostgres(Engine):
                 raise EngineUnavailable(f"PostgreSQL {self.version} container ({self.image}) not accepting connections after {START_TIMEOUT_S}s ({last}); log tail:\n{_logs_tail(container)}")
             time.sleep(0.5)
 
-    def _conninfo(self, handle: Handle, container: Any) -> dict[str, Any]:
-        return {"host": handle["host"], "port": handle["port"], "user": handle["user"], "dbname": handle["dbname"], "password": container_password(container)}
+    def _conninfo(self, handle: DockerHandle, container: Any) -> dict[str, Any]:
+        return {"host": handle.host, "port": handle.port, "user": handle.user, "dbname": handle.dbname, "password": container_password(container)}
 
-    def facts(self, handle: Handle) -> dict[str, Any]:
+    def facts(self, handle: DockerHandle) -> dict[str, Any]:
         client = self.client()
         with self.session(handle) as s:
             facts = server_facts(s)
-        image = client.images.get(handle["image"])
+        image = client.images.get(handle.image)
         digests = image.attrs.get("RepoDigests") or []
-        facts["build"] = f"docker image {handle['image']} ({digests[0] if digests else image.id})"
+        facts["build"] = f"docker image {handle.image} ({digests[0] if digests else image.id})"
         facts["image_id"] = image.id
         facts["backend"] = self.backend
-        facts["settings_adjusted"] = handle.get("settings_adjusted", {})
-        facts["pgbench"] = f"pgbench of {handle['image']}, inside the container"
+        facts["settings_adjusted"] = handle.settings_adjusted
+        facts["pgbench"] = f"pgbench of {handle.image}, inside the container"
         return facts
 
     @contextmanager
-    def session(self, handle: Handle) -> Iterator[PostgresSession]:
+    def session(self, handle: DockerHandle) -> Iterator[PostgresSession]:
         client = self.client()
-        container = client.containers.get(handle["container_id"])
+        container = client.containers.get(handle.container_id)
+        pg = self.cell.postgres
         session = PostgresSession(
             conninfo=self._conninfo(handle, container),
-            pgbench=self._pgbench_argv(handle["container"]),
-            pgbench_env={"PGHOST": CONTAINER_SOCKET_DIR, "PGPORT": str(PG_PORT), "PGUSER": handle["user"], "PGDATABASE": handle["dbname"]},
+            pgbench=self._pgbench_argv(handle.container),
+            pgbench_env={"PGHOST": CONTAINER_SOCKET_DIR, "PGPORT": str(PG_PORT), "PGUSER": handle.user, "PGDATABASE": handle.dbname},
+            statement_timeout_s=pg.statement_timeout_s if pg else 0,
         )
         with opened(session):
             yield session
 
-    def teardown(self, handle: Handle) -> None:
+    def teardown(self, handle: DockerHandle) -> None:
         """Remove every container labelled with this engine folder (force, with volumes), then the folder."""
         import docker.errors
 
         client = self.client()  # unreachable engine: raise, and keep the folder so the sweep retries
-        name = handle.get("container") or container_name(Path(handle["workdir"]))
+        name = handle.container or self.cell.identity.name
         found = client.containers.list(all=True, filters={"label": [f"{LABEL}.managed=true", f"{LABEL}.workdir={name}"]})
         for container in found:
             try:
                 container.remove(force=True, v=True)
             except docker.errors.NotFound:
                 pass  # removed meanwhile: what we wanted
-        shutil.rmtree(handle.get("workdir", "/nonexistent"), ignore_errors=True)
+        shutil.rmtree(handle.workdir, ignore_errors=True)
 
 
 def container_password(container: Any) -> str:

@@ -18,15 +18,15 @@ import pwd
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jsonbench import hostfacts, paths
-from jsonbench.engines.base import Engine, Handle, register
+from jsonbench.engines.base import Engine, Handle
 from jsonbench.engines.postgres_common import opened, scaled_settings, server_facts
 from jsonbench.engines.postgres_session import PostgresSession
 from jsonbench.errors import EngineUnavailable
@@ -56,12 +56,29 @@ def find_pgbench() -> Path | None:
     return Path(found) if found else None
 
 
-@register
-class EmbeddedPostgres(Engine):
+@dataclass
+class EmbeddedHandle(Handle):
+    """A cluster in ``workdir/data`` reached through the unix socket in ``workdir``."""
+
+    datadir: str = ""
+    socket_dir: str = ""
+    port: int = 5432
+    dbname: str = DB_NAME
+    user: str = DB_USER
+    bin_dir: str = ""
+    os_user: str | None = None
+    log: str = ""
+    pid: int | None = None
+    settings_requested: dict[str, str] = field(default_factory=dict)
+    settings_adjusted: dict[str, str] = field(default_factory=dict)
+
+
+class EmbeddedPostgres(Engine[EmbeddedHandle, PostgresSession]):
     """A throwaway cluster of a local PostgreSQL build."""
 
     family = "postgres"
     backend = "embedded"
+    handle_type = EmbeddedHandle
 
     # -- where things are -----------------------------------------------------------------
 
@@ -126,38 +143,34 @@ class EmbeddedPostgres(Engine):
         found = find_pgbench()
         return [str(found)] if found else None
 
-    def handle_for(self, workdir: Path) -> Handle:
+    def handle_for(self) -> EmbeddedHandle:
         user = self.os_user() if os.geteuid() == 0 else None
-        return {
-            "workdir": str(workdir),
-            "datadir": str(workdir / "data"),
-            "socket_dir": str(workdir),
-            "port": 5432,
-            "dbname": DB_NAME,
-            "user": DB_USER,
-            "bin_dir": str(self.bin_dir),
-            "os_user": user.pw_name if user else None,
-            "log": str(workdir / "server.log"),
-        }
+        workdir = self.workdir
+        return EmbeddedHandle(
+            workdir=str(workdir),
+            datadir=str(workdir / "data"),
+            socket_dir=str(workdir),
+            bin_dir=str(self.bin_dir),
+            os_user=user.pw_name if user else None,
+            log=str(workdir / "server.log"),
+        )
 
-    def provision(self, workdir: Path | None = None) -> Handle:
+    def provision(self) -> EmbeddedHandle:
         self.check()
         user = self.os_user()
-        if workdir is None:
-            root = Path(tempfile.mkdtemp(prefix="jsonbench-pg-", dir=paths.scratch_dir()))
-        else:
-            root = Path(workdir)
-            root.mkdir(parents=True)
+        handle = self.handle_for()
+        root = Path(handle.workdir)
+        root.mkdir(parents=True)
         os.chmod(root, 0o700)
         if user is not None:
             os.chown(root, user.pw_uid, user.pw_gid)
-        handle = self.handle_for(root)
-        data = Path(handle["datadir"])
+        data = Path(handle.datadir)
+        pg = self.cell.postgres
         try:
             self._initdb(data, user)
-            settings, adjustments = scaled_settings(self.cell.get("server_settings", {}), self.cell.get("memory_caps", {}), hostfacts.memory_bytes())
-            handle["settings_requested"] = self.cell.get("server_settings", {})
-            handle["settings_adjusted"] = adjustments
+            settings, adjustments = scaled_settings(self.cell.server_settings, pg.memory_caps if pg else {}, hostfacts.memory_bytes())
+            handle.settings_requested = self.cell.server_settings
+            handle.settings_adjusted = adjustments
             self._write_conf(data, root, settings, user)
             self._start(handle, user)
             self._create_db(handle)
@@ -168,7 +181,7 @@ class EmbeddedPostgres(Engine):
 
     def _initdb(self, data: Path, user: pwd.struct_passwd | None) -> None:
         argv = [str(self.bin_dir / "initdb"), "-D", str(data), "-U", DB_USER, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]
-        checksums = (self.cell.get("initdb") or {}).get("data_checksums", True)
+        checksums = self.cell.postgres.data_checksums if self.cell.postgres else True
         if checksums:
             argv.append("--data-checksums")
         elif int(self.version.split(".")[0]) >= 18:
@@ -191,56 +204,76 @@ class EmbeddedPostgres(Engine):
         with conf.open("a", encoding="utf-8") as fh:
             fh.write("\n" + "\n".join(lines) + "\n")
 
-    def _start(self, handle: Handle, user: pwd.struct_passwd | None) -> None:
-        argv = [str(self.bin_dir / "pg_ctl"), "-D", handle["datadir"], "-l", handle["log"], "-w", "-t", str(START_TIMEOUT_S), "start"]
+    def _start(self, handle: EmbeddedHandle, user: pwd.struct_passwd | None) -> None:
+        argv = [str(self.bin_dir / "pg_ctl"), "-D", handle.datadir, "-l", handle.log, "-w", "-t", str(START_TIMEOUT_S), "start"]
         res = self._run(argv, user, timeout=START_TIMEOUT_S + 30)
         if res.returncode != 0:
-            tail = _tail(Path(handle["log"]))
+            tail = _tail(Path(handle.log))
             raise EngineUnavailable(f"PostgreSQL {self.version} failed to start ({res.stdout.strip()} {res.stderr.strip()}); server log tail:\n{tail}")
-        pid_file = Path(handle["datadir"]) / "postmaster.pid"
-        handle["pid"] = int(pid_file.read_text().splitlines()[0])
+        pid_file = Path(handle.datadir) / "postmaster.pid"
+        handle.pid = int(pid_file.read_text().splitlines()[0])
 
-    def _create_db(self, handle: Handle) -> None:
+    def _create_db(self, handle: EmbeddedHandle) -> None:
         import psycopg
 
         with psycopg.connect(**_conninfo(handle, "postgres"), autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {DB_NAME}")
 
-    def facts(self, handle: Handle) -> dict[str, Any]:
+    def facts(self, handle: EmbeddedHandle) -> dict[str, Any]:
         with self.session(handle) as s:
             facts = server_facts(s)
         facts["build"] = self.build_description()
         facts["backend"] = self.backend
-        facts["settings_adjusted"] = handle.get("settings_adjusted", {})
+        facts["settings_adjusted"] = handle.settings_adjusted
         pgbench = find_pgbench()
         facts["pgbench"] = str(pgbench) if pgbench else None
         return facts
 
     @contextmanager
-    def session(self, handle: Handle) -> Iterator[PostgresSession]:
+    def session(self, handle: EmbeddedHandle) -> Iterator[PostgresSession]:
         pgbench = find_pgbench()
+        pg = self.cell.postgres
         session = PostgresSession(
             conninfo=_conninfo(handle),
             pgbench=[str(pgbench)] if pgbench else None,
-            pgbench_env={"PGHOST": handle["socket_dir"], "PGPORT": str(handle["port"]), "PGUSER": handle["user"], "PGDATABASE": handle["dbname"]},
+            pgbench_env={"PGHOST": handle.socket_dir, "PGPORT": str(handle.port), "PGUSER": handle.user, "PGDATABASE": handle.dbname},
+            statement_timeout_s=pg.statement_timeout_s if pg else 0,
         )
         with opened(session):
             yield session
 
-    def teardown(self, handle: Handle) -> None:
-        data = Path(handle.get("datadir", ""))
+    def teardown(self, handle: EmbeddedHandle) -> None:
+        data = Path(handle.datadir or Path(handle.workdir) / "data")
         user = self.os_user()
         if (data / "postmaster.pid").exists():
-            res = self._run([handle["bin_dir"] + "/pg_ctl", "-D", str(data), "-m", "fast", "-w", "-t", "30", "stop"], user, timeout=60)
+            res = self._run([str(Path(handle.bin_dir or self.bin_dir) / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "-t", "30", "stop"], user, timeout=60)
             if res.returncode != 0:
-                _kill_postmaster(data, handle.get("pid"))
-        elif handle.get("pid"):
-            _kill_postmaster(data, handle.get("pid"))
-        shutil.rmtree(handle.get("workdir", "/nonexistent"), ignore_errors=True)
+                _kill_postmaster(data, handle.pid)
+        elif handle.pid:
+            _kill_postmaster(data, handle.pid)
+        shutil.rmtree(handle.workdir, ignore_errors=True)
+
+    def pids(self, handle: EmbeddedHandle) -> list[int]:
+        """The postmaster and every process it started (backends, checkpointer, WAL writer, ...)."""
+        pid = _live_postmaster(Path(handle.datadir or Path(handle.workdir) / "data"), handle.pid)
+        if pid is None:
+            return []
+        from jsonbench.hostload import children_of
+
+        return [pid, *children_of(pid)]
 
 
-def _conninfo(handle: Handle, dbname: str | None = None) -> dict[str, Any]:
-    return {"host": handle["socket_dir"], "port": handle["port"], "user": handle["user"], "dbname": dbname or handle["dbname"]}
+def _live_postmaster(data: Path, pid: int | None) -> int | None:
+    """The running postmaster of ``data`` (from postmaster.pid, else the handle's pid), or None."""
+    try:
+        pid = int((data / "postmaster.pid").read_text().splitlines()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return pid if pid and _pid_alive(pid) else None
+
+
+def _conninfo(handle: EmbeddedHandle, dbname: str | None = None) -> dict[str, Any]:
+    return {"host": handle.socket_dir, "port": handle.port, "user": handle.user, "dbname": dbname or handle.dbname}
 
 
 def _tail(path: Path, lines: int = 30) -> str:

@@ -25,16 +25,16 @@ connection through ``PG*`` variables, the password through ``PGPASSWORD`` only.
 from __future__ import annotations
 
 import logging
-import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from psycopg import sql
 
-from jsonbench.engines.base import Engine, Handle, register
+from jsonbench.engines.base import Engine, Handle
 from jsonbench.engines.postgres_common import opened, server_facts, size_bytes
 from jsonbench.engines.postgres_embedded import find_pgbench
 from jsonbench.engines.postgres_session import PostgresSession
@@ -101,12 +101,6 @@ WHERE d.deptype IN ('n', 'a')
 """
 
 
-def schema_for(workdir: Path) -> str:
-    """The cell's schema: ``jsonbench_`` + the engine folder's hash (the folder is ``jsonbench-<hash>``)."""
-    tail = re.sub(r"[^a-z0-9_]", "_", Path(workdir).name.lower().removeprefix("jsonbench-"))
-    return f"jsonbench_{tail}"[:63]
-
-
 def _same_setting(asked: str, current: str) -> bool:
     """True when a server setting already has the asked value (``1GB`` and ``1024MB`` are the same)."""
     a, c = size_bytes(asked), size_bytes(current)
@@ -122,18 +116,31 @@ def _escape_option(value: str) -> str:
     return str(value).replace("\\", "\\\\").replace(" ", "\\ ")
 
 
-@register
-class ServerPostgres(Engine):
+@dataclass
+class ServerHandle(Handle):
+    """The cell's schema on the server (``cell.identity.schema``) and what provision learnt."""
+
+    conn_id: str = ""
+    schema: str = ""
+    dbname: str | None = None
+    created_schema: bool = False
+    settings_requested: dict[str, str] = field(default_factory=dict)
+    session_settings: dict[str, str] = field(default_factory=dict)
+    settings_not_applied: dict[str, str] = field(default_factory=dict)
+
+
+class ServerPostgres(Engine[ServerHandle, PostgresSession]):
     """A schema of its own in a database of an existing server."""
 
     family = "postgres"
     backend = "server"
+    handle_type = ServerHandle
 
     @property
     def conn_id(self) -> str:
         conn_id = self.options.get("conn_id")
         if not conn_id:
-            raise ConfigError(f"matrix.engines.{self.cell.get('engine_id')}.backends.server.conn_id", "no Airflow connection given for the server backend")
+            raise ConfigError(f"matrix.engines.{self.cell.engine_id}.backends.server.conn_id", "no Airflow connection given for the server backend")
         return str(conn_id)
 
     def connection(self) -> Any:
@@ -195,7 +202,7 @@ class ServerPostgres(Engine):
         num = int(pg.execute("SHOW server_version_num").fetchone()[0])
         want = int(str(self.version).split(".")[0])
         if num // 10000 != want:
-            raise EngineUnavailable(f"connection {self.conn_id!r} reaches PostgreSQL {num // 10000} but engine {self.cell.get('engine_id')} is PostgreSQL {want}")
+            raise EngineUnavailable(f"connection {self.conn_id!r} reaches PostgreSQL {num // 10000} but engine {self.cell.engine_id} is PostgreSQL {want}")
 
     # -- contract -------------------------------------------------------------------------
 
@@ -209,14 +216,13 @@ class ServerPostgres(Engine):
         found = find_pgbench()
         return [str(found)] if found else None
 
-    def handle_for(self, workdir: Path) -> Handle:
-        return {"workdir": str(workdir), "conn_id": self.conn_id, "schema": schema_for(Path(workdir))}
+    def handle_for(self) -> ServerHandle:
+        return ServerHandle(workdir=str(self.workdir), conn_id=self.conn_id, schema=self.cell.identity.schema)
 
-    def provision(self, workdir: Path) -> Handle:
-        root = Path(workdir)
-        root.mkdir(parents=True)  # marks "this cell has an engine" for the DAG's sweep
-        handle = self.handle_for(root)
-        schema = handle["schema"]
+    def provision(self) -> ServerHandle:
+        handle = self.handle_for()
+        Path(handle.workdir).mkdir(parents=True)  # marks "this cell has an engine" for the DAG's sweep
+        schema = handle.schema
         try:
             conn = self.connection()
             with self._connect(conn) as pg:
@@ -230,12 +236,12 @@ class ServerPostgres(Engine):
                 if comment:  # an earlier attempt of this very cell left it: ours, drop it first
                     self._drop_schema(pg, schema)
                 pg.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-                handle["created_schema"] = True
-                note = f"{MARK} run={self.cell['run']['run_id']} cell={self.cell['cell_id']}; made by the existing-server backend, dropped at teardown"
+                handle.created_schema = True
+                note = f"{MARK} run={self.cell.run.run_id} cell={self.cell.cell_id}; made by the existing-server backend, dropped at teardown"
                 pg.execute(sql.SQL("COMMENT ON SCHEMA {} IS {}").format(sql.Identifier(schema), sql.Literal(note)))
-                handle["dbname"] = pg.info.dbname
-                handle["settings_requested"] = dict(self.cell.get("server_settings", {}))
-                handle["session_settings"], handle["settings_not_applied"] = self._split_settings(pg, handle["settings_requested"])
+                handle.dbname = pg.info.dbname
+                handle.settings_requested = self.cell.server_settings
+                handle.session_settings, handle.settings_not_applied = self._split_settings(pg, handle.settings_requested)
         except BaseException:
             try:
                 self.teardown(handle)
@@ -270,24 +276,24 @@ class ServerPostgres(Engine):
             raise EngineUnavailable(f"not dropping schema {schema}: objects outside it depend on it ({', '.join(outside[:8])})")
         pg.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
 
-    def facts(self, handle: Handle) -> dict[str, Any]:
+    def facts(self, handle: ServerHandle) -> dict[str, Any]:
         conn = self.connection()
         with self.session(handle) as s:
             facts = server_facts(s)
         facts["build"] = f"existing server via connection {self.conn_id}: {facts.get('version_string')}"
         facts["backend"] = self.backend
-        facts["schema"] = handle["schema"]
-        facts["database"] = handle.get("dbname") or conn.schema
-        facts["settings_not_applied"] = handle.get("settings_not_applied", {})
+        facts["schema"] = handle.schema
+        facts["database"] = handle.dbname or conn.schema
+        facts["settings_not_applied"] = handle.settings_not_applied
         pgbench = find_pgbench()
         facts["pgbench"] = str(pgbench) if pgbench else None
         return facts
 
     @contextmanager
-    def session(self, handle: Handle) -> Iterator[PostgresSession]:
+    def session(self, handle: ServerHandle) -> Iterator[PostgresSession]:
         conn = self.connection()
-        schema = handle["schema"]
-        info = self.conninfo(conn, schema, handle.get("session_settings") or {})
+        schema = handle.schema
+        info = self.conninfo(conn, schema, handle.session_settings)
         env = {"PGHOST": str(info.get("host", "")), "PGPORT": str(info["port"]), "PGUSER": str(info.get("user", "")), "PGDATABASE": str(info["dbname"])}
         env.update({_LIBPQ_ENV[k]: str(v) for k, v in info.items() if k in _LIBPQ_ENV})
         if conn.password:
@@ -298,13 +304,14 @@ class ServerPostgres(Engine):
             pgbench=_pgbench_keeping_options(str(pgbench), info.get("options", "")) if pgbench else None,
             pgbench_env={k: v for k, v in env.items() if v},
             schema=schema,
+            statement_timeout_s=self.cell.postgres.statement_timeout_s if self.cell.postgres else 0,
         )
         with opened(session):
             yield session
 
-    def teardown(self, handle: Handle) -> None:
+    def teardown(self, handle: ServerHandle) -> None:
         """Drop the cell's schema (only if it carries our mark), then the local marker folder. Idempotent."""
-        schema = handle.get("schema") or schema_for(Path(handle["workdir"]))
+        schema = handle.schema or self.cell.identity.schema
         conn = self.connection()
         with self._connect(conn) as pg:
             row = pg.execute("SELECT obj_description(n.oid, 'pg_namespace') FROM pg_namespace n WHERE n.nspname = %s", (schema,)).fetchall()
@@ -312,7 +319,7 @@ class ServerPostgres(Engine):
                 self._drop_schema(pg, schema)
             elif row:
                 log.warning("schema %s exists but was not made by jsonbench: left alone", schema)
-        shutil.rmtree(handle.get("workdir", "/nonexistent"), ignore_errors=True)
+        shutil.rmtree(handle.workdir, ignore_errors=True)
 
 
 def _pgbench_keeping_options(pgbench: str, options: str) -> list[str]:

@@ -51,11 +51,18 @@ class PostgresSession(Session):
     capabilities: dict[str, bool] = field(default_factory=dict)
     pgbench: list[str] | None = None
     pgbench_env: dict[str, str] = field(default_factory=dict)
-    conn: psycopg.Connection | None = None
+    conn: psycopg.Connection[Any] | None = None
     #: The schema the suite's tables land in (the first of the search_path); an existing server uses its own.
     schema: str = "public"
+    #: ``statement_timeout`` of this session and of pgbench's connections (seconds; 0: none), so a
+    #: hung statement fails its task instead of holding the host.
+    statement_timeout_s: int = 0
 
     def __post_init__(self) -> None:
+        if self.statement_timeout_s:
+            limit = f"-c statement_timeout={int(self.statement_timeout_s)}s"
+            self.conninfo = {**self.conninfo, "options": f"{self.conninfo.get('options', '')} {limit}".strip()}
+            self.pgbench_env = {**self.pgbench_env, "PGOPTIONS": f"{self.pgbench_env.get('PGOPTIONS', '')} {limit}".strip()}
         if self.conn is None:
             self.conn = psycopg.connect(**self.conninfo, autocommit=True)
 

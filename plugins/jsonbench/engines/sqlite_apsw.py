@@ -1,10 +1,9 @@
 """SQLite through apsw: one virtual environment per SQLite version, statements run and timed there.
 
 apsw's version tracks SQLite's (``apsw==3.46.1.0`` embeds SQLite 3.46.1), and one Python
-environment holds one apsw, so every SQLite version of the matrix gets its own venv under
-``.cache/sqlite/<version>/<package>/``, created by ``./bin/setup`` (``install_all``) and, if it is
-missing, by :meth:`SqliteApsw.provision` (a version whose build cannot be installed fails its own
-cell, not the whole matrix).
+environment holds one apsw, so every SQLite version of the matrix gets its own venv (see
+:mod:`jsonbench.engines.sqlite_venv`), made by ``./bin/setup``; a version whose venv setup could not
+make fails its own cell at provision, saying why, not the whole matrix.
 
 A :class:`SqliteSession` starts the worker (:mod:`jsonbench.engines.sqlite_worker`) with that
 venv's Python and talks JSON lines to it. The worker holds the in-memory database for the life of
@@ -17,161 +16,26 @@ runs between tasks, so teardown only stops a worker a killed task left behind an
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonbench import paths
-from jsonbench.engines.base import Engine, Handle, Session, register
-from jsonbench.errors import BenchmarkError, ConfigError, EngineUnavailable
+from jsonbench.engines.base import Engine, Handle, Session
+from jsonbench.engines.sqlite_venv import MIN_VERSION, check_versions, install_failure, python_of, venv_dir, venv_ready, version_tuple
+from jsonbench.errors import BenchmarkError, EngineUnavailable
 
-#: The first SQLite release with JSONB (the jsonb_* functions and the binary format).
-MIN_VERSION = (3, 45, 0)
 WORKER = Path(__file__).with_name("sqlite_worker.py")
-_PIN_RE = re.compile(r"^apsw==(\d+)\.(\d+)\.(\d+)\.(\d+)$")
-_VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
-STAMP = ".jsonbench-sqlite.json"
-PIP_TIMEOUT_S = 600
 
 
 class SqliteWorkerError(BenchmarkError):
     """A statement failed in the worker, or the worker died; the message carries SQLite's own words."""
-
-
-# -- the venvs ------------------------------------------------------------------------------------
-
-
-def venvs_root() -> Path:
-    """Where the per-version venvs live (``$JSONBENCH_SQLITE_VENVS``, else ``.cache/sqlite``)."""
-    return Path(os.environ.get("JSONBENCH_SQLITE_VENVS") or paths.PROJECT_ROOT / ".cache" / "sqlite")
-
-
-def venv_dir(version: str, package: str) -> Path:
-    """The venv of one SQLite version and apsw pin (a different pin never reuses another's venv)."""
-    slug = re.sub(r"[^A-Za-z0-9.]+", "-", package).strip("-")
-    return venvs_root() / version / slug
-
-
-def _python(venv: Path) -> Path:
-    return venv / "bin" / "python"
-
-
-def _stamp(package: str, version: str) -> dict[str, str]:
-    """What a finished venv records; a venv whose stamp differs is rebuilt."""
-    return {"package": package, "sqlite_version": version, "base_python": f"{sys.version_info[0]}.{sys.version_info[1]}"}
-
-
-def venv_ready(version: str, package: str) -> bool:
-    """True when the venv exists, finished installing, and was made for this pin (no process started)."""
-    venv = venv_dir(version, package)
-    try:
-        return json.loads((venv / STAMP).read_text()) == _stamp(package, version) and _python(venv).exists()
-    except (OSError, ValueError):
-        return False
-
-
-def ensure_venv(version: str, package: str, log: Any = None) -> Path:
-    """Create (once) the venv holding ``package`` and return its Python; raise ``EngineUnavailable`` on failure.
-
-    Idempotent and cheap when the venv exists (one stamp file read). Creation takes a lock, so two
-    tasks provisioning the same version at once build it once. Only PyPI is used, through pip, and
-    only as a wheel (``--only-binary``): building apsw from source would fetch SQLite from elsewhere.
-    """
-    venv = venv_dir(version, package)
-    if venv_ready(version, package):
-        return _python(venv)
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / f".{venv.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if venv_ready(version, package):
-            return _python(venv)
-        shutil.rmtree(venv, ignore_errors=True)  # a half-made venv from an interrupted attempt
-        if log:
-            log(f"creating {venv} with {package}")
-        steps = [
-            [sys.executable, "-m", "venv", "--without-pip", str(venv)],
-            [sys.executable, "-m", "pip", "--python", str(_python(venv)), "install", "--quiet", "--disable-pip-version-check",
-             "--no-input", "--no-deps", "--only-binary", ":all:", package],
-        ]
-        for argv in steps:
-            try:
-                res = subprocess.run(argv, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                shutil.rmtree(venv, ignore_errors=True)
-                raise EngineUnavailable(f"SQLite {version}: installing {package} into {venv} took over {PIP_TIMEOUT_S} s") from None
-            if res.returncode != 0:
-                shutil.rmtree(venv, ignore_errors=True)
-                said = (res.stdout + res.stderr).strip()[-1500:]
-                raise EngineUnavailable(f"SQLite {version}: could not install {package} into {venv} ({' '.join(argv[2:4])} exited {res.returncode}):\n{said}")
-        res = subprocess.run([str(_python(venv)), "-I", "-c", "import apsw; print(apsw.sqlite_lib_version())"], capture_output=True, text=True, timeout=60)
-        found = res.stdout.strip()
-        if res.returncode != 0 or found != version:
-            shutil.rmtree(venv, ignore_errors=True)
-            raise EngineUnavailable(f"SQLite {version}: {package} installed but embeds SQLite {found or '?'} ({res.stderr.strip()[-500:]})")
-        (venv / STAMP).write_text(json.dumps(_stamp(package, version)))
-    return _python(venv)
-
-
-def sqlite_engines(matrix: Any = None) -> list[tuple[str, str, str]]:
-    """``(engine id, version, apsw package)`` of every SQLite engine in the matrix."""
-    from jsonbench.matrix import load_matrix
-
-    m = matrix or load_matrix()
-    out = []
-    for eid, eng in m.engines.items():
-        if eng["family"] == SqliteApsw.family and SqliteApsw.backend in eng["backends"]:
-            out.append((eid, str(eng["version"]), str((eng["backends"][SqliteApsw.backend] or {}).get("package", ""))))
-    return out
-
-
-def install_all(matrix: Any = None) -> list[str]:
-    """Create the venv of every SQLite engine of the matrix (``./bin/setup``); return the ids that failed.
-
-    A version that cannot be installed is reported and skipped, not fatal: its cell fails at
-    provision time and every other cell still runs.
-    """
-    failed = []
-    for eid, version, package in sqlite_engines(matrix):
-        if venv_ready(version, package):
-            print(f"{eid}: {package} ready in {venv_dir(version, package)}")
-            continue
-        try:
-            _check_versions(eid, version, package)
-            python = ensure_venv(version, package, log=lambda msg: print(f"{eid}: {msg}", flush=True))
-            print(f"{eid}: {package} installed ({python})")
-        except BenchmarkError as exc:
-            failed.append(eid)
-            print(f"warning: {eid}: {exc}", file=sys.stderr)
-    return failed
-
-
-def _version_tuple(version: str) -> tuple[int, int, int] | None:
-    m = _VERSION_RE.match(version)
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
-
-
-def _check_versions(engine_id: str, version: str, package: str) -> None:
-    """Refuse (naming the ``engines`` field) a version without JSONB or a pin that is not that version."""
-    v = _version_tuple(version)
-    if v is None:
-        raise ConfigError("engines", f"engine {engine_id!r}: SQLite version {version!r} must look like 3.46.1")
-    if v < MIN_VERSION:
-        need = ".".join(map(str, MIN_VERSION))
-        raise ConfigError("engines", f"engine {engine_id!r}: SQLite {version} has no JSONB (first in {need}); choose SQLite {need} or newer")
-    pin = _PIN_RE.match(package)
-    if pin is None:
-        raise ConfigError("engines", f"engine {engine_id!r}: backends.apsw.package must pin an exact apsw, e.g. 'apsw==3.46.1.0', got {package!r}")
-    if tuple(int(x) for x in pin.groups()[:3]) != v:
-        raise ConfigError("engines", f"engine {engine_id!r}: {package} does not embed SQLite {version} (apsw's first three numbers are SQLite's)")
 
 
 # -- the session ------------------------------------------------------------------------------------
@@ -273,7 +137,12 @@ class SqliteSession(Session):
 
         return load_sql(suite, name).format(**{k: _quote_identifier(v) for k, v in identifiers.items()})
 
-    def run_file(self, suite: str, name: str, params: dict[str, Any] | None = None, **identifiers: str | tuple[str, ...]) -> list[tuple[Any, ...]]:
+    def run_file(self, suite: str, name: str, params: dict[str, Any] | None = None, **identifiers: str | tuple[str, ...]) -> None:
+        """Run every statement of ``include/sql/<suite>/<name>.sql`` (as :meth:`PostgresSession.run_file`)."""
+        self.execute(self.sql(suite, name, **identifiers), params)
+
+    def query_file(self, suite: str, name: str, params: dict[str, Any] | None = None, **identifiers: str | tuple[str, ...]) -> list[tuple[Any, ...]]:
+        """Run a SQL file and return its rows (as :meth:`PostgresSession.query_file`)."""
         return self.execute(self.sql(suite, name, **identifiers), params)
 
     def time_file(self, suite: str, name: str, params: dict[str, Any] | None = None, repeat: int = 5, rollback: bool = False, **identifiers: str | tuple[str, ...]) -> tuple[list[float], list[tuple[Any, ...]]]:
@@ -310,45 +179,64 @@ class SqliteSession(Session):
 # -- the adapter ------------------------------------------------------------------------------------
 
 
-@register
-class SqliteApsw(Engine):
+@dataclass
+class SqliteHandle(Handle):
+    """The engine's folder (file-backed copies, worker pid files) and the venv whose Python runs the worker."""
+
+    python: str = ""
+    venv: str = ""
+    package: str = ""
+    version: str = ""
+    #: What the worker reported at provision (exact SQLite and apsw versions, compile options).
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+class SqliteApsw(Engine[SqliteHandle, "SqliteSession"]):
     """One SQLite version, as the apsw build pinned in the matrix (``backends: {apsw: {package: ...}}``)."""
 
     family = "sqlite"
     backend = "apsw"
+    handle_type = SqliteHandle
 
     @property
     def package(self) -> str:
         return str(self.options.get("package") or f"apsw=={self.version}.0")
 
     def check(self) -> None:
-        """Refuse, before anything starts, a version without JSONB or a pin that does not match it."""
-        _check_versions(self.cell.get("engine_id", self.version), self.version, self.package)
+        """Refuse, before anything starts, a version without JSONB or a pin that does not match it.
 
-    def handle_for(self, workdir: Path) -> Handle:
+        A venv that setup could not make is *not* refused here: that version's cell fails at
+        provision (saying why), and every other cell of the run still runs.
+        """
+        check_versions(self.cell.engine_id, self.version, self.package)
+
+    def handle_for(self) -> SqliteHandle:
         venv = venv_dir(self.version, self.package)
-        return {"workdir": str(workdir), "python": str(_python(venv)), "venv": str(venv), "package": self.package, "version": self.version}
+        return SqliteHandle(workdir=str(self.workdir), python=str(python_of(venv)), venv=str(venv), package=self.package, version=self.version)
 
-    def provision(self, workdir: Path) -> Handle:
+    def provision(self) -> SqliteHandle:
         self.check()
-        python = ensure_venv(self.version, self.package)  # EngineUnavailable fails this cell only
-        root = Path(workdir)
-        root.mkdir(parents=True)
-        handle = self.handle_for(root)
-        handle["python"] = str(python)
+        if not venv_ready(self.version, self.package):
+            why = install_failure(self.version, self.package)
+            raise EngineUnavailable(
+                f"SQLite {self.version}: no venv with {self.package} at {venv_dir(self.version, self.package)}; "
+                + (f"./bin/setup could not make it: {why}" if why else "run ./bin/setup")
+            )
+        handle = self.handle_for()
+        Path(handle.workdir).mkdir(parents=True)
         try:
             with self.session(handle) as s:
                 found = s.facts()
             if found["sqlite_version"] != self.version:
-                raise EngineUnavailable(f"SQLite {self.version}: the venv {handle['venv']} runs SQLite {found['sqlite_version']}")
-            handle["facts"] = found
+                raise EngineUnavailable(f"SQLite {self.version}: the venv {handle.venv} runs SQLite {found['sqlite_version']}")
+            handle.facts = found
         except BaseException:
             self.teardown(handle)
             raise
         return handle
 
-    def facts(self, handle: Handle) -> dict[str, Any]:
-        found = handle.get("facts")
+    def facts(self, handle: SqliteHandle) -> dict[str, Any]:
+        found = handle.facts
         if not found:
             with self.session(handle) as s:
                 found = s.facts()
@@ -364,33 +252,43 @@ class SqliteApsw(Engine):
             "apsw_version": found["apsw_version"],
             "python_version": found["python_version"],
             "compile_options": found["compile_options"],
-            "venv": handle.get("venv"),
+            "venv": handle.venv,
             "page_size": found.get("page_size"),
             "cache_size": found.get("cache_size"),
         }
 
     @contextmanager
-    def session(self, handle: Handle) -> Iterator[SqliteSession]:
-        python = Path(handle["python"])
+    def session(self, handle: SqliteHandle) -> Iterator[SqliteSession]:
+        python = Path(handle.python)
         if not python.exists():
-            raise EngineUnavailable(f"SQLite {self.version}: no venv at {handle.get('venv')}; provision the cell (or run ./bin/setup)")
-        found = handle.get("facts") or {}
-        session = SqliteSession(python, handle["workdir"], capabilities(found.get("sqlite_version", self.version)))
+            raise EngineUnavailable(f"SQLite {self.version}: no venv at {handle.venv}; run ./bin/setup")
+        found = handle.facts or {}
+        session = SqliteSession(python, handle.workdir, capabilities(found.get("sqlite_version", self.version)))
         try:
             yield session
         finally:
             session.close()
 
-    def teardown(self, handle: Handle) -> None:
-        workdir = Path(handle.get("workdir", "/nonexistent"))
+    def teardown(self, handle: SqliteHandle) -> None:
+        workdir = Path(handle.workdir)
         for pid_file in workdir.glob("worker-*.pid"):
             _stop_worker(pid_file)
         shutil.rmtree(workdir, ignore_errors=True)
 
+    def pids(self, handle: SqliteHandle) -> list[int]:
+        """The live SQLite workers of this engine (each workload's session starts one)."""
+        out = []
+        for pid_file in Path(handle.workdir).glob("worker-*.pid"):
+            try:
+                out.append(int(pid_file.read_text().strip()))
+            except (OSError, ValueError):
+                continue
+        return [p for p in out if Path(f"/proc/{p}").exists()]
+
 
 def capabilities(version: str) -> dict[str, bool]:
     """What a SQLite version can do that workloads need."""
-    v = _version_tuple(version) or (0, 0, 0)
+    v = version_tuple(version) or (0, 0, 0)
     return {"jsonb": v >= MIN_VERSION}
 
 

@@ -414,6 +414,7 @@ def build_report(results_dir: str | Path | None = None, run_id: str | None = Non
     from jsonbench import paths
     from jsonbench.checks.gxrun import data_docs_dir
     from jsonbench.checks.library import load_library
+    from jsonbench.errors import ConfigError
     from jsonbench.report.vendor import bundle, cache_dir
     from jsonbench.suites import get_suite
 
@@ -462,8 +463,8 @@ def build_report(results_dir: str | Path | None = None, run_id: str | None = Non
         by_suite = {s.suite: s for s in scores}
         for suite in suites:
             try:
-                headline = tuple(getattr(get_suite(suite), "headline", ()))
-            except KeyError:
+                headline = tuple(get_suite(suite).headline)
+            except (KeyError, ConfigError):  # rows of a suite this checkout does not know
                 headline = ()
             body.append(suite_section(root, ds, suite, run, lib.seeds.get(suite), by_suite.get(suite), headline, cs))
         body.append(sanity_section(root, vrun))

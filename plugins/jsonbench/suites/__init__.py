@@ -1,29 +1,38 @@
-"""Benchmark suites, one module each. The contract is documented in :mod:`jsonbench.suites.base`.
+"""Benchmark suites. The contract (and the recipe for adding one) is in :mod:`jsonbench.suites.base`.
 
-Importing this package is cheap (no database drivers), because the DAG file reads the suites'
-workload names at parse time to create one task per workload.
+A suite is registered in one place: its block under ``suites:`` in ``include/matrix.yaml`` names its
+class (``module: pkg.mod:Class``). Importing a suite module is cheap (no database drivers), because
+the DAG file reads the suites' workload names at parse time to create one task per workload.
 """
 
 from __future__ import annotations
 
 import importlib
+from functools import lru_cache
+from typing import Any
 
 from jsonbench.suites.base import Suite
 
-#: suite name -> "module:Class". Add a suite by adding a line here and a block in include/matrix.yaml.
-SUITES: dict[str, str] = {
-    "large_document_update": "jsonbench.suites.large_document_update:LargeDocumentUpdate",
-    "catalogue": "jsonbench.suites.catalogue:Catalogue",
-    "json_vs_jsonb": "jsonbench.suites.json_vs_jsonb:JsonVsJsonb",
-    "sqlite_jsonb": "jsonbench.suites.sqlite_jsonb:SqliteJsonb",
-}
+
+@lru_cache(maxsize=64)
+def _suite_class(target: str) -> type[Suite[Any]]:
+    module, _, name = target.partition(":")
+    cls = getattr(importlib.import_module(module), name)
+    if not (isinstance(cls, type) and issubclass(cls, Suite)):
+        raise TypeError(f"{target!r} is not a Suite subclass")
+    return cls
 
 
-def get_suite(name: str) -> Suite:
-    """An instance of the named suite."""
+def get_suite(name: str) -> Suite[Any]:
+    """An instance of the named suite (its class is the ``module`` of its block in the matrix)."""
+    from jsonbench.errors import ConfigError
+    from jsonbench.matrix import load_matrix
+
+    suites = load_matrix().suites
+    if name not in suites:
+        raise ConfigError("suites", f"unknown suite {name!r}; known: {', '.join(sorted(suites))}")
+    target = str(suites[name]["module"])
     try:
-        target = SUITES[name]
-    except KeyError:
-        raise KeyError(f"unknown suite {name!r}; known: {', '.join(sorted(SUITES))}") from None
-    module, cls = target.split(":")
-    return getattr(importlib.import_module(module), cls)()
+        return _suite_class(target)()
+    except (ImportError, AttributeError, TypeError) as exc:
+        raise ConfigError(f"matrix.suites.{name}.module", f"cannot load {target!r}: {exc}") from None

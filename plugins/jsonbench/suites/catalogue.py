@@ -120,8 +120,6 @@ METRICS: dict[str, tuple[str, ...]] = {
 
 class Catalogue(Suite):
     name: ClassVar[str] = NAME
-    family: ClassVar[str] = "postgres"
-    seed: ClassVar[str] = "000_ec519d377e90bd13.txt"
     workloads: ClassVar[tuple[str, ...]] = ("storage", "indexes", "reads", "buffers", "scan", "updates", "fat_update", "planner", "json_table", "hybrid")
     headline: ClassVar[tuple[str, ...]] = ("tps_ratio", "wal_ratio", "time_ratio", "buffers_ratio", "size_ratio", "hot_share", "error_factor_before", "design_mismatches")
 

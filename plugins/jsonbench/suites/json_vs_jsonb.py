@@ -115,8 +115,6 @@ class Storage:
 
 class JsonVsJsonb(Suite):
     name: ClassVar[str] = NAME
-    family: ClassVar[str] = "postgres"
-    seed: ClassVar[str] = "001_01a0ef26f152da2c.txt"
     workloads: ClassVar[tuple[str, ...]] = tuple(SHAPES)
     headline: ClassVar[tuple[str, ...]] = ("read_speedup", "table_size_ratio_pglz", "table_size_ratio_lz4", "avg_datum_bytes")
 

@@ -70,8 +70,6 @@ METRICS: tuple[tuple[str, str], ...] = (
 
 class LargeDocumentUpdate(Suite):
     name: ClassVar[str] = NAME
-    family: ClassVar[str] = "postgres"
-    seed: ClassVar[str] = "004_7a46464c587a9b49.txt"
     workloads: ClassVar[tuple[str, ...]] = tuple(TABLES)
     headline: ClassVar[tuple[str, ...]] = ("update_time", "wal_bytes", "n_tup_hot_upd", "toast_growth", "avg_payload_bytes")
 

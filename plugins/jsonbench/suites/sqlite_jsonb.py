@@ -91,8 +91,6 @@ def rows_for(keys: int, scale: dict[str, Any]) -> int:
 
 class SqliteJsonb(Suite):
     name: ClassVar[str] = NAME
-    family: ClassVar[str] = "sqlite"
-    seed: ClassVar[str] = "003_9a2fd118884fe6b5.txt"
     workloads: ClassVar[tuple[str, ...]] = tuple(KEYS)
     headline: ClassVar[tuple[str, ...]] = ("extract_first_ns_per_row", "extract_last_ns_per_row", "extract_first_speedup", "set_first_speedup", "output_vs_input", "doc_bytes")
 
@@ -126,7 +124,7 @@ class SqliteJsonb(Suite):
 
         sizes: dict[str, float] = {}
         for form in FORMS:
-            avg, count = s.run_file(NAME, "doc_bytes", table=TABLES[form])[0]
+            avg, count = s.query_file(NAME, "doc_bytes", table=TABLES[form])[0]
             if count != rows:
                 raise SuiteDataError(f"{workload}: {TABLES[form]} holds {count} rows, expected {rows}")
             sizes[form] = float(avg)
@@ -142,7 +140,7 @@ class SqliteJsonb(Suite):
             s.run_file(NAME, f"create_{form}", table=(schemas[form], TABLES[form]))
             with ctx.window("load"):
                 s.run_file(NAME, "copy_table", target=(schemas[form], TABLES[form]), source=("main", TABLES[form]))
-            pages, page_size = s.run_file(NAME, "page_count", {"schema": schemas[form]})[0]
+            pages, page_size = s.query_file(NAME, "page_count", {"schema": schemas[form]})[0]
             ctx.record("file_pages", "pages", float(pages), variant=form, extra={**extra, "page_size": page_size})
             ctx.record("file_bytes", "bytes", float(pages * page_size), variant=form, extra={**extra, "page_size": page_size})
 

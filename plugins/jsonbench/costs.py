@@ -1,0 +1,175 @@
+"""What a run will cost before it starts: per cell load size, disk and memory peak and duration.
+
+Each suite estimates its cells from the scale (:meth:`jsonbench.suites.base.Suite.estimate`); when
+this hardware label has recorded the same cell at the same scale before (the ``_cell`` rows every
+published run carries: ``duration``, ``peak_rss``, ``disk_peak``), the recorded figures win, with
+a margin. Cells run one after another, so the run needs the largest cell's disk and memory at once
+and the sum of their durations. The plan step prints this table and refuses a run whose largest
+cell does not fit the free disk of the scratch folder or the machine's available memory, saying
+which cell and by how much, before any engine starts.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonbench import paths
+from jsonbench.cell import Cell
+from jsonbench.errors import BenchmarkError
+from jsonbench.suites.base import CellCost
+
+log = logging.getLogger(__name__)
+
+#: Recorded figures are scaled by this before they are trusted as a bound.
+MARGIN = 1.25
+#: Keep this much of the free disk and available memory out of any plan.
+HEADROOM = 0.9
+#: The workload name of the per-cell resource rows (see ``dataset.publish``).
+CELL_RECORD = "_cell"
+
+
+class RunTooBig(BenchmarkError):
+    """The run cannot fit this machine (disk or memory); the message says which cell and by how much."""
+
+
+@dataclass(frozen=True)
+class RunCost:
+    """The plan's cost table."""
+
+    cells: dict[str, CellCost] = field(default_factory=dict)
+    free_disk_bytes: int = 0
+    available_memory_bytes: int = 0
+    scratch: str = ""
+
+    @property
+    def duration_s(self) -> float:
+        return sum(c.duration_s for c in self.cells.values())
+
+    @property
+    def disk_peak_bytes(self) -> int:
+        return max((c.disk_peak_bytes for c in self.cells.values()), default=0)
+
+    @property
+    def memory_peak_bytes(self) -> int:
+        return max((c.memory_peak_bytes for c in self.cells.values()), default=0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cells": {k: asdict(v) for k, v in self.cells.items()},
+            "free_disk_bytes": self.free_disk_bytes,
+            "available_memory_bytes": self.available_memory_bytes,
+            "scratch": self.scratch,
+            "duration_s": self.duration_s,
+            "disk_peak_bytes": self.disk_peak_bytes,
+            "memory_peak_bytes": self.memory_peak_bytes,
+        }
+
+
+def available_memory() -> int:
+    """``MemAvailable`` of ``/proc/meminfo`` in bytes (what can be used without swapping)."""
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+
+
+def recorded(results_dir: str, cells: list[Cell]) -> dict[str, CellCost]:
+    """The latest recorded resource rows of the same cells (same hardware label and scale), if any."""
+    if not cells:
+        return {}
+    try:
+        from jsonbench.dataset.read import read_dataset
+
+        table = read_dataset(results_dir, hardware_label=cells[0].run.hardware_label)
+    except Exception as exc:  # history is a refinement; an unreadable one must not stop a run
+        log.warning("no recorded costs (cannot read %s: %s)", results_dir, exc)
+        return {}
+    if table.num_rows == 0:
+        return {}
+    df = table.select(["run_id", "ended_at", "suite", "engine_id", "scale", "workload", "metric", "value"]).to_pandas()
+    df = df[(df["workload"] == CELL_RECORD) & (df["scale"] == cells[0].scale)]
+    out: dict[str, CellCost] = {}
+    for cell in cells:
+        mine = df[(df["suite"] == cell.suite) & (df["engine_id"] == cell.engine_id)]
+        if mine.empty:
+            continue
+        latest = mine[mine["run_id"] == mine.sort_values("ended_at")["run_id"].iloc[-1]]
+        values = {r.metric: float(r.value) for r in latest.itertuples() if r.value == r.value}
+        out[cell.cell_id] = CellCost(
+            load_bytes=0,
+            disk_peak_bytes=int(values.get("disk_peak", 0) * MARGIN),
+            memory_peak_bytes=int(values.get("peak_rss", 0) * MARGIN),
+            duration_s=values.get("duration", 0.0) * MARGIN,
+            source=f"recorded run {latest['run_id'].iloc[0]} (x{MARGIN})",
+        )
+    return out
+
+
+def plan_costs(cells: list[Cell], results_dir: str) -> RunCost:
+    """The cost of every cell still to run: recorded history when there is one, else the suite's estimate."""
+    from jsonbench.suites import get_suite
+
+    history = recorded(results_dir, cells)
+    table: dict[str, CellCost] = {}
+    for cell in cells:
+        guess = get_suite(cell.suite).estimate(cell)
+        seen = history.get(cell.cell_id)
+        if seen is not None:
+            # The recorded run knows the duration and the peaks; the estimate still knows the load size.
+            table[cell.cell_id] = CellCost(guess.load_bytes, max(seen.disk_peak_bytes, 1), max(seen.memory_peak_bytes, 1), seen.duration_s, seen.source)
+        else:
+            table[cell.cell_id] = guess
+    scratch = paths.scratch_dir()
+    scratch.mkdir(parents=True, exist_ok=True)
+    return RunCost(table, shutil.disk_usage(scratch).free, available_memory(), str(scratch))
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(n) < 1024 or unit == "TB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TB"
+
+
+def _duration(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+def describe(cost: RunCost, resumed: list[str] | None = None) -> str:
+    """The plan's cost table as text (the plan task logs it; the command line prints it)."""
+    lines = [f"{'cell':<44} {'load':>10} {'disk peak':>10} {'memory':>10} {'duration':>9}  source"]
+    for cell_id, c in cost.cells.items():
+        lines.append(f"{cell_id:<44} {_size(c.load_bytes):>10} {_size(c.disk_peak_bytes):>10} {_size(c.memory_peak_bytes):>10} {_duration(c.duration_s):>9}  {c.source}")
+    for cell_id in resumed or []:
+        lines.append(f"{cell_id:<44} {'(completed by an earlier attempt: not rerun)':>45}")
+    lines.append(
+        f"one cell at a time: needs {_size(cost.disk_peak_bytes)} of disk ({_size(cost.free_disk_bytes)} free in {cost.scratch}) and "
+        f"{_size(cost.memory_peak_bytes)} of memory ({_size(cost.available_memory_bytes)} available); expected duration {_duration(cost.duration_s)}"
+    )
+    return "\n".join(lines)
+
+
+def refuse_if_too_big(cost: RunCost) -> None:
+    """Raise :class:`RunTooBig` when the largest cell cannot fit the free disk or the available memory."""
+    for cell_id, c in cost.cells.items():
+        if c.disk_peak_bytes > cost.free_disk_bytes * HEADROOM:
+            raise RunTooBig(
+                f"{cell_id} needs about {_size(c.disk_peak_bytes)} of disk ({c.source}) but {cost.scratch} has {_size(cost.free_disk_bytes)} free "
+                f"(at most {HEADROOM:.0%} may be planned); free disk space, point $JSONBENCH_SCRATCH_DIR at a larger disk, or choose a smaller scale"
+            )
+        if c.memory_peak_bytes > cost.available_memory_bytes * HEADROOM:
+            raise RunTooBig(
+                f"{cell_id} needs about {_size(c.memory_peak_bytes)} of memory ({c.source}) but {_size(cost.available_memory_bytes)} is available "
+                f"(at most {HEADROOM:.0%} may be planned); lower shared_buffers/work_mem in the run's server_settings or choose a smaller scale"
+            )

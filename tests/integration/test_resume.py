@@ -1,0 +1,79 @@
+"""A new attempt of the same run keeps the cells an earlier attempt completed and measures the rest again.
+
+Real servers (PostgreSQL 16 and 17, smoke scale): the first attempt completes one cell and dies in
+the middle of the second; the plan of the second attempt keeps the first cell's staged results
+(its provision skips it, nothing is measured twice) and forgets the half-done one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jsonbench import tasks
+from jsonbench.cell import Cell
+from jsonbench.dataset.publish import publish_run, read_dataset
+from jsonbench.dataset.staging import Staging
+from jsonbench.suites import get_suite
+
+SUITE = "large_document_update"
+
+
+def test_resumed_run_keeps_completed_cells_and_reruns_the_rest(results_dir: Path, leak_check) -> None:
+    params = {"scale": "smoke", "engines": ["postgres-16", "postgres-17"], "suites": [SUITE], "results_dir": str(results_dir), "repetitions": 1}
+    planned = tasks.plan(params, "resume_run", "2026-11-29T02:00:00+00:00")
+    first, second = (Cell.from_json(c) for c in planned["cells"])
+    assert planned["resumed"] == [] and set(planned["costs"]["cells"]) == {first.cell_id, second.cell_id}
+
+    handle = tasks.provision(planned, first.cell_id)
+    try:
+        for w in get_suite(SUITE).workloads:
+            tasks.run_workload(planned, first.cell_id, handle, w)
+    finally:
+        tasks.teardown(planned, first.cell_id, handle)
+    handle = tasks.provision(planned, second.cell_id)
+    try:
+        tasks.run_workload(planned, second.cell_id, handle, "rel_small")  # ... and then the run died
+    finally:
+        tasks.teardown(planned, second.cell_id, handle)
+    staging = Staging(results_dir, "resume_run")
+    kept = {r.workload: r.ended_at for r in staging.records(first.cell_id)}
+
+    again = tasks.plan(params, "resume_run", "2026-11-29T02:00:00+00:00")
+    assert again["resumed"] == [first.cell_id]
+    assert list(again["costs"]["cells"]) == [second.cell_id]  # only what is left is planned and costed
+    with pytest.raises(tasks.CellSkipped, match="completed by an earlier attempt"):
+        tasks.provision(again, first.cell_id)
+    assert {r.workload: r.ended_at for r in staging.records(first.cell_id)} == kept  # untouched
+    assert list(staging.records(second.cell_id)) == []  # the half-done cell starts over
+    handle = tasks.provision(again, second.cell_id)
+    try:
+        for w in get_suite(SUITE).workloads:
+            tasks.run_workload(again, second.cell_id, handle, w)
+    finally:
+        tasks.teardown(again, second.cell_id, handle)
+
+    publish_run(results_dir, tasks.run_of(again))
+    df = read_dataset(results_dir).to_pandas()
+    rows = df[df.workload != "_cell"]
+    assert set(rows.engine_id) == {"postgres-16", "postgres-17"}
+    assert not rows.duplicated(["engine_id", "workload", "variant", "metric"]).any()
+    assert len(rows[rows.engine_id == "postgres-16"]) == len(rows[rows.engine_id == "postgres-17"])
+    assert leak_check() == []
+
+
+def test_a_different_plan_for_the_same_run_measures_everything_again(results_dir: Path) -> None:
+    """Completed work is kept only when it measured the same thing (same scale, repetitions, settings)."""
+    params = {"scale": "smoke", "engines": ["postgres-16"], "suites": [SUITE], "results_dir": str(results_dir), "repetitions": 1}
+    planned = tasks.plan(params, "replan_run", None)
+    cell = Cell.from_json(planned["cells"][0])
+    handle = tasks.provision(planned, cell.cell_id)
+    try:
+        for w in get_suite(SUITE).workloads:
+            tasks.run_workload(planned, cell.cell_id, handle, w)
+    finally:
+        tasks.teardown(planned, cell.cell_id, handle)
+    assert tasks.plan(params, "replan_run", None)["resumed"] == [cell.cell_id]
+    assert tasks.plan({**params, "repetitions": 2}, "replan_run", None)["resumed"] == []
+    assert list(Staging(results_dir, "replan_run").records()) == []
