@@ -82,7 +82,7 @@ def jsonb_benchmark_report() -> None:
 
         return str(refresh(src["results_dir"]))
 
-    @task
+    @task(trigger_rule="all_done")  # the report is built even when the views could not be refreshed
     def build(src: dict) -> str:
         from jsonbench.report import build_report
 
