@@ -292,7 +292,7 @@ def suite_section(root: Path, ds: Dataset, suite: str, run: pd.DataFrame, seed: 
     parts.append("<h3>Ratios: this run and the latest run of each scale against the seed</h3><div class='grid'>")
     if score is not None:
         spec, skipped = charts.findings_chart(score)
-        parts.append(cs.add(spec, ("Not on the ratio axis (a seed or observed value of zero; see the scorecard): " + ", ".join(skipped) + ".") if skipped else ""))
+        parts.append(cs.add(spec, ("Not on the ratio axis (no seed figure, or a seed or observed value of zero or missing; see the scorecard): " + ", ".join(skipped) + ".") if skipped else ""))
     if rows:
         spec, skipped = charts.figures_chart(suite, rows, cols)
         parts.append(cs.add(spec, ("Not on the ratio axis (seed or measured value zero or missing; see the table): " + ", ".join(skipped) + ".") if skipped else ""))
