@@ -149,7 +149,10 @@ def build(spec: BenchmarkDag) -> Any:
 
         @task(trigger_rule="all_done", retries=0, outlets=[VALIDATIONS])
         def checked() -> None:
-            """Announce the run's validations (passed or failed) so the report is rebuilt."""
+            """Announce the run's validations (passed or failed) so the report is rebuilt, saying which run and where."""
+            ctx = get_current_context()
+            planned = ctx["ti"].xcom_pull(task_ids="plan") or {}
+            ctx["outlet_events"][VALIDATIONS].extra = {"run_id": ctx["run_id"], "results_dir": (planned.get("run") or {}).get("results_dir")}
 
         @task(trigger_rule="all_done", retries=0, on_failure_callback=RunFailureNotifier())
         def outcome() -> dict[str, Any]:

@@ -381,6 +381,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nDAG run {run_id}: {state} in {wall:.1f} s")
     if run_id:
         print(summary(conf.get("results_dir"), run_id))
+        try:  # the views and the report of this run; the run's results stand without them
+            from jsonbench.dataset.views import refresh
+            from jsonbench.report import build_report
+
+            refresh(conf.get("results_dir"))
+            print(f"\nReport: {build_report(conf.get('results_dir'), run_id)}")
+        except Exception as exc:
+            print(f"\nreport not built: {type(exc).__name__}: {exc}", file=sys.stderr)
         if args.cmd == "overhead":
             print()
             print(overhead_report(conf.get("results_dir"), run_id, wall, task_seconds))

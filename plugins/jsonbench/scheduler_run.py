@@ -100,17 +100,23 @@ def _env(home: Path, port: int, scratch: Path) -> dict[str, str]:
     return env
 
 
-def _processes_with_home(home: Path) -> list[int]:
-    """Every process whose environment names this private Airflow home (standalone's children start new sessions)."""
+def _processes_of(home: Path, session: int) -> list[int]:
+    """Every process of this private Airflow: in standalone's session, or with its home in the environment.
+
+    Both are needed: some of Airflow's processes start sessions of their own, and some rename
+    themselves with setproctitle, which overwrites what ``/proc/<pid>/environ`` shows.
+    """
     wanted = f"AIRFLOW_HOME={home}".encode()
     found = []
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                if wanted in (entry / "environ").read_bytes().split(b"\0"):
-                    found.append(int(entry.name))
-            except OSError:
-                continue
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            sid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[3])
+            if sid == session or wanted in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
     return found
 
 
@@ -122,7 +128,7 @@ def _stop(proc: subprocess.Popen[bytes], home: Path) -> None:
     except (ProcessLookupError, subprocess.TimeoutExpired):
         pass
     for _ in range(3):
-        left = _processes_with_home(home)
+        left = _processes_of(home, proc.pid)
         if not left:
             return
         for pid in left:

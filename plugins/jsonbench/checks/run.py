@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -41,13 +40,6 @@ class ChecksFailed(Exception):
             f"{summary['failed']} of {summary['checked']} checks failed for run {summary['run_id']}"
             f" (validation rows: {summary.get('validations')}):\n  " + "\n  ".join(lines) + (f"\n  ... and {more} more" if more > 0 else "")
         )
-
-
-def data_docs_dir(results_dir: str | Path, run_id: str) -> Path:
-    """Where the Data Docs site of one run is written."""
-    from jsonbench.dataset.schema import run_key
-
-    return Path(results_dir) / "data_docs" / run_key(run_id)
 
 
 def _docs_enabled() -> bool:
@@ -255,11 +247,9 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     if not run.get("scale"):
         run = {**run, "scale": published["scale"].iloc[0]}
 
-    # A check run replaces the run's Data Docs, or removes them when not building any: stale docs
-    # of an earlier attempt must not contradict the validation rows stored now.
-    shutil.rmtree(data_docs_dir(results_dir, run["run_id"]), ignore_errors=True)
-    docs = data_docs_dir(results_dir, run["run_id"]) if _docs_enabled() else None
-    gxs = GXSession(docs, run_name=run_key(run["run_id"]))
+    # One file-backed GX context under <results>/gx/: each validation runs through a Checkpoint whose
+    # UpdateDataDocsAction adds its page, so Data Docs keep every run's (and every attempt's) results.
+    gxs = GXSession(results_dir if _docs_enabled() else None, run_name=run_key(run["run_id"]))
     rows = _damaged_rows(read.damaged, results_dir, MEASUREMENTS)
     rows += _sanity(lib, gxs, run, published)
     notes: list[str] = [f"skipped unreadable dataset file {d.path}: {d.error}" for d in read.damaged]

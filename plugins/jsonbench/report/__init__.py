@@ -1,7 +1,8 @@
 """The static HTML report of the benchmark results (``<results>/report/index.html``).
 
-Built by the ``jsonb_benchmark_report`` DAG whenever the benchmark publishes a run, or by
-``python -m jsonbench.cli report [--results-dir D] [--run-id R]`` without Airflow.
+Built by the ``jsonb_benchmark_report`` DAG after every checked run (it is scheduled on the Asset
+``jsonbench_validations``), at the end of ``python -m jsonbench.cli run``, or by
+``python -m jsonbench.cli report [--results-dir D] [--run-id R]``. See :mod:`jsonbench.report.page`.
 """
 
 from __future__ import annotations

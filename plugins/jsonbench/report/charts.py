@@ -1,21 +1,35 @@
-"""Small, dependency-free SVG charts for the static report (no JavaScript, no network).
+"""The report's charts: Vega-Lite specifications built with Altair (rendered in the page by Vega, see
+:mod:`jsonbench.report.vendor`).
 
-* :func:`bar_chart`: grouped bars (categories x series), linear or log scale;
-* :func:`line_chart`: one line per series over ordered x labels (trends across runs);
-* :func:`band_chart`: one row per finding, the tolerance band shaded, the seed and each engine's
-  observed value marked, on a log or linear axis.
+* :func:`findings_chart`: every finding of a suite as observed / seed on one log axis (1 = the seed's
+  value), the band applied at each scale shaded, one point per engine and scale;
+* :func:`figures_chart`: every seed figure as measured / seed, the seed scaled to the run's size for
+  figures that grow with it (``scales_with``), so smoke, laptop and full compare on one axis;
+* :func:`trend_chart`: one headline metric over the hardware label's history, a panel per engine, a
+  line per workload/variant, the change points drift found marked as dashed rules.
 
-Every function returns an ``<svg>`` string with a ``<title>`` (for screen readers and tests).
+Each returns a plain ``dict`` (the Vega-Lite JSON); data are inlined as values, so a spec stands
+alone. Tooltips carry the run id, the engine build and the samples.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
-from html import escape
-from typing import Sequence
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
-PALETTE = ["#9e9e9e", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
-FONT = 'font-family="system-ui, sans-serif" font-size="11"'
+import altair as alt
+from altair.utils.schemapi import debug_mode
+
+from jsonbench.report.model import Column, FigureRow, SuiteScore, figure_label, natural_key, num
+
+#: Colour per engine id, stable across charts (Tableau 10 without grey).
+PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"]
+WIDTH = 560
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def fmt(v: float | None) -> str:
@@ -31,175 +45,226 @@ def fmt(v: float | None) -> str:
     return f"{v:.3g}"
 
 
-class _Scale:
-    """Maps values to pixel offsets along [0, length], linear from 0 or logarithmic."""
-
-    def __init__(self, values: Sequence[float], length: float, log: bool) -> None:
-        pos = [v for v in values if v is not None and math.isfinite(v) and (v > 0 or not log)]
-        self.log = log and bool(pos)
-        self.length = length
-        if self.log:
-            lo, hi = min(pos), max(pos)
-            self.lo = 10 ** math.floor(math.log10(lo))
-            self.hi = 10 ** math.ceil(math.log10(hi)) if hi > lo else self.lo * 10
-            if self.hi <= self.lo:
-                self.hi = self.lo * 10
-        else:
-            self.lo = min(0.0, *pos) if pos else 0.0
-            self.hi = max(pos) * 1.1 if pos and max(pos) > 0 else 1.0
-
-    def __call__(self, v: float) -> float:
-        if self.log:
-            v = max(v, self.lo)
-            return (math.log10(v) - math.log10(self.lo)) / (math.log10(self.hi) - math.log10(self.lo)) * self.length
-        return (v - self.lo) / (self.hi - self.lo) * self.length
-
-    def ticks(self) -> list[float]:
-        if self.log:
-            return [10 ** e for e in range(round(math.log10(self.lo)), round(math.log10(self.hi)) + 1)]
-        step = 10 ** math.floor(math.log10(self.hi - self.lo or 1))
-        while (self.hi - self.lo) / step > 6:
-            step *= 2
-        first = math.ceil(self.lo / step) * step
-        return [first + i * step for i in range(int((self.hi - first) / step) + 1)]
+def _samples(samples: list[float]) -> str:
+    shown = ", ".join(fmt(s) for s in samples[:12])
+    return shown + (f" (+{len(samples) - 12})" if len(samples) > 12 else "")
 
 
-def wants_log(values: Sequence[float | None]) -> bool:
-    """Log scale when the positive values span more than two orders of magnitude."""
-    pos = [v for v in values if v is not None and math.isfinite(v) and v > 0]
-    return bool(pos) and max(pos) / min(pos) > 100
+def engine_colors(engine_ids: list[str]) -> alt.Scale:
+    return alt.Scale(domain=engine_ids, range=[PALETTE[i % len(PALETTE)] for i in range(len(engine_ids))])
 
 
-def _legend(series: Sequence[str], x: float, y: float, colors: Sequence[str]) -> str:
-    out = []
-    for i, name in enumerate(series):
-        out.append(f'<rect x="{x}" y="{y + i * 15}" width="10" height="10" fill="{colors[i % len(colors)]}"/>'
-                   f'<text x="{x + 14}" y="{y + i * 15 + 9}" {FONT}>{escape(name)}</text>')
-    return "".join(out)
+def _built_without_checks(fn: Callable[P, R]) -> Callable[P, R]:
+    """Build with Altair's per-object validation off (it validates every object as it is made, a
+    second or more per page); tests validate the finished specs against the Vega-Lite schema."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with debug_mode(False):
+            return fn(*args, **kwargs)
+
+    return wrapper
 
 
-def bar_chart(title: str, categories: Sequence[str], series: dict[str, Sequence[float | None]], unit: str = "", log: bool | None = None,
-              colors: Sequence[str] | None = None, width: int = 580, height: int = 240) -> str:
-    """Grouped vertical bars: ``series[name][i]`` is the bar of ``categories[i]``; None draws nothing."""
-    colors = list(colors or PALETTE)
-    names = list(series)
-    all_vals = [v for vals in series.values() for v in vals if v is not None]
-    log = wants_log(all_vals) if log is None else log
-    left, right, top, bottom = 56, 175, 24, 40
-    # Long or many category labels are drawn slanted, with room below the axis for them.
-    slant = bool(categories) and max(len(c) for c in categories) * 6.2 > (width - left - right) / max(len(categories), 1)
-    if slant:
-        bottom = 30 + int(max(len(c) for c in categories) * 4.6)
-        height += bottom - 40
-        left += min(90, int(len(categories[0]) * 5.2))  # the first slanted label reaches left of the plot
-        width += min(90, int(len(categories[0]) * 5.2))
-    pw, ph = width - left - right, height - top - bottom
-    sc = _Scale(all_vals, ph, log)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
-             f"<title>{escape(title)}</title>", f'<text x="{left}" y="14" {FONT} font-weight="bold">{escape(title)}{" (log scale)" if sc.log else ""}</text>']
-    for t in sc.ticks():
-        y = top + ph - sc(t)
-        parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e0e0e0"/>'
-                     f'<text x="{left - 4}" y="{y + 4:.1f}" {FONT} text-anchor="end">{fmt(t)}</text>')
-    n = max(len(categories), 1)
-    group = pw / n
-    bw = group * 0.8 / max(len(names), 1)
-    for ci, cat in enumerate(categories):
-        gx0 = left + ci * group + group * 0.1
-        for si, name in enumerate(names):
-            v = series[name][ci] if ci < len(series[name]) else None
-            if v is None or not math.isfinite(v):
+class _Data:
+    """The data of one chart, kept out of Altair's objects (which copy their data at every layer and
+    facet) and put into the spec's top-level ``datasets`` at the end; referenced by name."""
+
+    def __init__(self) -> None:
+        self.sets: dict[str, list[dict[str, Any]]] = {}
+
+    def __call__(self, rows: list[dict[str, Any]]) -> alt.Data:
+        name = f"d{len(self.sets)}"
+        self.sets[name] = rows
+        return alt.Data(name=name)
+
+    def spec(self, chart: alt.TopLevelMixin) -> dict[str, Any]:
+        out = chart.to_dict(validate=False)
+        out["datasets"] = {**out.get("datasets", {}), **self.sets}
+        return out
+
+
+@_built_without_checks
+def findings_chart(score: SuiteScore) -> tuple[dict[str, Any] | None, list[str]]:
+    """Observed / seed per finding, bands shaded; returns the spec and the findings not drawable on a ratio axis."""
+    data = _Data()
+    points: list[dict[str, Any]] = []
+    bands: dict[tuple[str, str], dict[str, Any]] = {}
+    skipped: list[str] = []
+    order = [r.finding for r in score.rows]
+    engines = sorted({c.engine_id for c in score.columns}, key=lambda e: [c.engine_id for c in score.columns].index(e))
+    scales = list(dict.fromkeys(c.scale for c in score.columns))
+    for r in score.rows:
+        drawn = False
+        for c in score.columns:
+            cell = r.cells.get(c.key)
+            if cell is None or r.seed_value is None or r.seed_value <= 0:
                 continue
-            h = max(sc(v), 1.0) if (v > 0 or not sc.log) else 1.0
-            x = gx0 + si * bw
-            parts.append(f'<rect x="{x:.1f}" y="{top + ph - h:.1f}" width="{bw - 1:.1f}" height="{h:.1f}" fill="{colors[si % len(colors)]}">'
-                         f"<title>{escape(name)} {escape(cat)}: {fmt(v)} {escape(unit)}</title></rect>")
-        cx = left + ci * group + group / 2
-        if slant:
-            parts.append(f'<text x="{cx:.1f}" y="{top + ph + 12}" {FONT} text-anchor="end" transform="rotate(-35 {cx:.1f} {top + ph + 12})">{escape(cat)}</text>')
-        else:
-            parts.append(f'<text x="{cx:.1f}" y="{top + ph + 14}" {FONT} text-anchor="middle">{escape(cat)}</text>')
-    parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{top + ph}" y2="{top + ph}" stroke="#555"/>')
-    parts.append(f'<text x="{left - 44}" y="{top + ph / 2}" {FONT} transform="rotate(-90 {left - 44} {top + ph / 2})" text-anchor="middle">{escape(unit)}</text>')
-    parts.append(_legend(names, left + pw + 10, top, colors))
-    parts.append("</svg>")
-    return "".join(parts)
+            lo = cell.band_min / r.seed_value if cell.band_min is not None and cell.band_min > 0 else None
+            hi = cell.band_max / r.seed_value if cell.band_max is not None and cell.band_max > 0 else None
+            if cell.verdict != "not_applicable" and (lo is not None or hi is not None):
+                bands.setdefault((r.finding, c.scale), {"finding": r.finding, "scale": c.scale, "lo": lo, "hi": hi,
+                                                       "band": f"[{fmt(cell.band_min)}, {fmt(cell.band_max)}]"})
+            if cell.observed is None or cell.observed <= 0:
+                continue
+            drawn = True
+            points.append({"finding": r.finding, "scale": c.scale, "engine": c.engine_id, "version": c.engine_version,
+                           "ratio": cell.observed / r.seed_value, "observed": fmt(cell.observed), "seed": fmt(r.seed_value),
+                           "band": f"[{fmt(cell.band_min)}, {fmt(cell.band_max)}] at {c.scale}", "verdict": cell.verdict,
+                           "run": c.run_id, "build": c.engine_build,
+                           "inputs": "; ".join(f"{k} = {fmt(num(x))}" for k, x in list(cell.inputs.items())[:6])})
+        if not drawn:
+            skipped.append(r.finding)
+    if not points:
+        return None, skipped
+    vals = [p["ratio"] for p in points] + [b[k] for b in bands.values() for k in ("lo", "hi") if b[k]]
+    dom = [min(vals + [1.0]) / 1.5, max(vals + [1.0]) * 1.5]
+    for b in bands.values():  # an open side of a band reaches the edge of the axis
+        b["lo"] = b["lo"] or dom[0]
+        b["hi"] = b["hi"] or dom[1]
+    y = alt.Y("finding:N", sort=order, title=None, axis=alt.Axis(labelLimit=320))
+    x_scale = alt.Scale(type="log", domain=dom)
+    offset = alt.YOffset("scale:N", sort=scales, title="scale") if len(scales) > 1 else alt.YOffset()
+    band = alt.Chart(data(list(bands.values()))).mark_bar(color="#c8e6c9", stroke="#81c784", height={"band": 0.8} if len(scales) == 1 else 6).encode(
+        y=y, x=alt.X("lo:Q", scale=x_scale, title="observed / seed (1 = the seed's figure; log scale)"), x2="hi:Q",
+        **({"yOffset": offset} if len(scales) > 1 else {}),
+        tooltip=[alt.Tooltip("finding:N"), alt.Tooltip("scale:N", title="band at scale"), alt.Tooltip("band:N")])
+    one = alt.Chart(data([{"x": 1}])).mark_rule(color="#333", strokeDash=[3, 3]).encode(x=alt.X("x:Q", scale=x_scale))
+    shapes = alt.Scale(domain=["pass", "fail", "not_applicable"], range=["circle", "cross", "square"])
+    pts = alt.Chart(data(points)).mark_point(size=70, filled=True, opacity=0.9).encode(
+        y=y, x=alt.X("ratio:Q", scale=x_scale),
+        color=alt.Color("engine:N", scale=engine_colors(engines), title="engine"),
+        shape=alt.Shape("verdict:N", scale=shapes, title="verdict"),
+        **({"yOffset": offset} if len(scales) > 1 else {}),
+        tooltip=[alt.Tooltip("finding:N"), alt.Tooltip("engine:N"), alt.Tooltip("version:N"), alt.Tooltip("scale:N"),
+                 alt.Tooltip("observed:N"), alt.Tooltip("seed:N"), alt.Tooltip("band:N"), alt.Tooltip("verdict:N"),
+                 alt.Tooltip("run:N", title="run id"), alt.Tooltip("build:N"), alt.Tooltip("inputs:N")])
+    rows = len(order) * max(len(scales), 1)
+    chart = alt.layer(band, one, pts).properties(width=WIDTH, height=max(60, 18 * rows),
+                                                  title=f"{score.suite}: findings, observed / seed (band shaded)")
+    return data.spec(chart), skipped
 
 
-def line_chart(title: str, xlabels: Sequence[str], series: dict[str, Sequence[float | None]], unit: str = "", log: bool | None = None,
-               width: int = 440, height: int = 200) -> str:
-    """One polyline per series over ``xlabels`` (missing points break nothing, they are skipped)."""
-    names = list(series)
-    all_vals = [v for vals in series.values() for v in vals if v is not None]
-    log = wants_log(all_vals) if log is None else log
-    left, right, top, bottom = 56, 120, 24, 34
-    pw, ph = width - left - right, height - top - bottom
-    sc = _Scale(all_vals, ph, log)
-    n = len(xlabels)
-    step = pw / max(n - 1, 1)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
-             f"<title>{escape(title)}</title>", f'<text x="{left}" y="14" {FONT} font-weight="bold">{escape(title)}{" (log)" if sc.log else ""}</text>']
-    for t in sc.ticks():
-        y = top + ph - sc(t)
-        parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e0e0e0"/>'
-                     f'<text x="{left - 4}" y="{y + 4:.1f}" {FONT} text-anchor="end">{fmt(t)}</text>')
-    for si, name in enumerate(names):
-        color = PALETTE[(si + 1) % len(PALETTE)]
-        pts = [(left + i * step, top + ph - sc(v)) for i, v in enumerate(series[name]) if v is not None and math.isfinite(v)]
-        if len(pts) > 1:
-            parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in pts)}"/>')
-        for (x, y), v in zip(pts, [v for v in series[name] if v is not None and math.isfinite(v)]):
-            parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{color}"><title>{escape(name)}: {fmt(v)} {escape(unit)}</title></circle>')
-    # At most about three labels fit under a small chart: first, last, and evenly spaced between.
-    shown = {0, n - 1} | ({round(i * (n - 1) / 2) for i in range(3)} if n > 4 else set(range(n)))
-    for i, lab in enumerate(xlabels):
-        if i in shown:
-            parts.append(f'<text x="{left + i * step:.1f}" y="{top + ph + 14}" {FONT} text-anchor="middle">{escape(lab)}</text>')
-    parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{top + ph}" y2="{top + ph}" stroke="#555"/>')
-    parts.append(_legend(names, left + pw + 10, top, [PALETTE[(i + 1) % len(PALETTE)] for i in range(len(names))]))
-    parts.append("</svg>")
-    return "".join(parts)
+@_built_without_checks
+def figures_chart(suite: str, rows: list[FigureRow], cols: list[Column]) -> tuple[dict[str, Any] | None, list[str]]:
+    """Measured / seed per seed figure (the seed scaled to the run where the figure grows with it)."""
+    data = _Data()
+    points: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    order = [r.label for r in rows]
+    engines = list(dict.fromkeys(c.engine_id for c in cols))
+    scales = list(dict.fromkeys(c.scale for c in cols))
+    for r in rows:
+        drawn = False
+        for c in cols:
+            cell = r.cells.get(c.key)
+            if cell is None or cell.ratio is None:
+                continue
+            drawn = True
+            points.append({"figure": r.label, "engine": c.engine_id, "version": c.engine_version, "scale": c.scale, "ratio": cell.ratio,
+                           "measured": f"{fmt(cell.value)} {r.unit}", "seed": f"{fmt(r.seed_value)} {r.unit}",
+                           "seed_scaled": f"{fmt(cell.seed_scaled)} {r.unit}" + (f" (scaled by {r.scales_with})" if r.scales_with else ""),
+                           "samples": _samples(cell.samples), "run": c.run_id, "build": c.engine_build})
+        if not drawn:
+            skipped.append(r.label)
+    if not points:
+        return None, skipped
+    vals = [p["ratio"] for p in points]
+    dom = [min(vals + [0.5]) / 1.5, max(vals + [2.0]) * 1.5]
+    x_scale = alt.Scale(type="log", domain=dom)
+    y = alt.Y("figure:N", sort=order, title=None, axis=alt.Axis(labelLimit=340))
+    within = alt.Chart(data([{"lo": 0.5, "hi": 2.0}])).mark_rect(color="#eeeeee").encode(x=alt.X("lo:Q", scale=x_scale), x2="hi:Q")
+    one = alt.Chart(data([{"x": 1}])).mark_rule(color="#333", strokeDash=[3, 3]).encode(x=alt.X("x:Q", scale=x_scale))
+    scale_shapes = alt.Scale(domain=scales, range=["circle", "diamond", "triangle-up", "square"][: len(scales)])
+    pts = alt.Chart(data(points)).mark_point(size=60, filled=True, opacity=0.85).encode(
+        y=y, x=alt.X("ratio:Q", scale=x_scale, title="measured / seed (1 = the seed's figure; grey: within 2x; log scale)"),
+        color=alt.Color("engine:N", scale=engine_colors(engines), title="engine"),
+        shape=alt.Shape("scale:N", scale=scale_shapes, title="scale"),
+        tooltip=[alt.Tooltip("figure:N"), alt.Tooltip("engine:N"), alt.Tooltip("version:N"), alt.Tooltip("scale:N"),
+                 alt.Tooltip("measured:N"), alt.Tooltip("seed:N"), alt.Tooltip("seed_scaled:N", title="seed at this size"),
+                 alt.Tooltip("ratio:Q", format=".3~g"), alt.Tooltip("samples:N"), alt.Tooltip("run:N", title="run id"), alt.Tooltip("build:N")])
+    chart = alt.layer(within, one, pts).properties(width=WIDTH, height=max(60, 16 * len(order)),
+                                                    title=f"{suite}: seed figures, measured / seed")
+    return data.spec(chart), skipped
 
 
-def band_chart(title: str, rows: Sequence[dict], engines: Sequence[str], width: int = 760) -> str:
-    """Findings: per row ``{"label", "band_min", "band_max", "seed", "observed": {engine: value}, "log": bool}``.
+@_built_without_checks
+def trend_chart(suite: str, metric: str, hist: Any, cps: list[dict[str, Any]], drifted: set[tuple[str, str, str, str]]) -> dict[str, Any] | None:
+    """``metric`` over runs: a panel per engine, a line per workload/variant; change points as dashed red rules.
 
-    Each row gets its own axis (findings have different units): the band is a shaded bar, the
-    seed a black diamond, each engine a colored dot; a dot outside the band is drawn with a red ring.
+    ``hist`` is the history frame (measurement rows of one label, scale and suite); ``drifted`` the
+    (engine, workload, variant, metric) whose drift verdict tonight is ``drift``.
     """
-    rh, left, right, top = 34, 250, 170, 24
-    pw = width - left - right
-    height = top + rh * len(rows) + 20
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
-             f"<title>{escape(title)}</title>", f'<text x="8" y="14" {FONT} font-weight="bold">{escape(title)}</text>']
-    for i, r in enumerate(rows):
-        y = top + i * rh + rh / 2
-        obs = [v for v in r["observed"].values() if v is not None and math.isfinite(v)]
-        vals = [v for v in (r.get("band_min"), r.get("band_max"), r.get("seed"), *obs) if v is not None]
-        log = bool(r.get("log")) and all(v > 0 for v in vals if v is not None) and bool(vals)
-        pad = [v for v in vals if v is not None]
-        sc = _Scale(pad + ([max(pad) * 1.5] if pad and not log else []), pw, log)
-        parts.append(f'<text x="{left - 8}" y="{y + 4:.1f}" {FONT} text-anchor="end">{escape(r["label"])}</text>')
-        parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ccc"/>')
-        lo = r.get("band_min")
-        hi = r.get("band_max")
-        x0 = left + (sc(lo) if lo is not None else 0)
-        x1 = left + (sc(hi) if hi is not None else pw)
-        parts.append(f'<rect x="{x0:.1f}" y="{y - 7:.1f}" width="{max(x1 - x0, 2):.1f}" height="14" fill="#c8e6c9" stroke="#81c784">'
-                     f"<title>band [{fmt(lo)}, {fmt(hi)}]</title></rect>")
-        for t in (sc.lo, sc.hi):
-            parts.append(f'<text x="{left + sc(t):.1f}" y="{y + 17:.1f}" {FONT} text-anchor="middle" fill="#777">{fmt(t)}</text>')
-        if r.get("seed") is not None:
-            sx = left + sc(r["seed"])
-            parts.append(f'<path d="M{sx:.1f},{y - 6:.1f} l5,6 l-5,6 l-5,-6 z" fill="#000"><title>seed {fmt(r["seed"])}</title></path>')
-        for ei, eng in enumerate(engines):
-            v = r["observed"].get(eng)
-            if v is None or not math.isfinite(v):
-                continue
-            ex = left + sc(v)
-            inside = (lo is None or v >= lo) and (hi is None or v <= hi)
-            ring = "" if inside else ' stroke="#d50000" stroke-width="2"'
-            parts.append(f'<circle cx="{ex:.1f}" cy="{y - 3 + ei * 3:.1f}" r="4" fill="{PALETTE[(ei + 1) % len(PALETTE)]}"{ring}><title>{escape(eng)}: {fmt(v)}</title></circle>')
-    parts.append(_legend(["seed (diamond)", *engines], left + pw + 10, top, ["#000", *[PALETTE[(i + 1) % len(PALETTE)] for i in range(len(engines))]]))
-    parts.append("</svg>")
-    return "".join(parts)
+    h = hist[(hist["metric"] == metric) & (hist["status"] == "ok")]
+    if h.empty:
+        return None
+    unit = str(h["unit"].iloc[0])
+    engines = sorted(h["engine_id"].unique(), key=natural_key)
+    latest = h.groupby("engine_id")["logical_date"].max().to_dict()
+    rows: list[dict[str, Any]] = []
+    for r in h.itertuples(index=False):
+        v = num(r.value)
+        if v is None:
+            continue
+        series = figure_label(r.workload, r.variant)
+        samples = [float(s) for s in (r.samples if r.samples is not None else []) if num(s) is not None]
+        rows.append({"kind": "point", "engine": r.engine_id, "series": series, "date": r.logical_date.isoformat(), "value": v,
+                     "shown": f"{fmt(v)} {unit}", "run": r.run_id, "build": r.engine_build, "version": r.engine_version,
+                     "samples": _samples(samples), "spread": fmt(num(r.spread)),
+                     "drift": "drift tonight" if (r.engine_id, r.workload, r.variant, metric) in drifted and r.logical_date == latest.get(r.engine_id) else ""})
+    if not rows:
+        return None
+    for cp in cps:
+        if cp.get("metric") != metric or cp.get("engine_id") not in engines:
+            continue
+        date = cp.get("logical_date")
+        if not date:
+            match = h[h["run_id"] == cp.get("run_id")]
+            date = match["logical_date"].iloc[0].isoformat() if not match.empty else None
+        if not date:
+            continue
+        rows.append({"kind": "change", "engine": cp["engine_id"], "series": figure_label(str(cp.get("workload")), cp.get("variant")), "date": str(date),
+                     "run": str(cp.get("run_id")), "before": fmt(num(cp.get("metric_before"))), "after": fmt(num(cp.get("metric_after"))),
+                     "change": f"{num(cp.get('relative_change')) * 100:+.0f} %" if num(cp.get("relative_change")) is not None else "n/a",
+                     "pvalue": fmt(num(cp.get("pvalue")))})
+    positive = [r["value"] for r in rows if r["kind"] == "point" and r["value"] > 0]
+    log = bool(positive) and len(positive) == sum(1 for r in rows if r["kind"] == "point") and max(positive) / min(positive) > 100
+    width = max(180, min(320, 900 // max(len(engines), 1)))
+    text = json.dumps(_trend_template(log))
+    for placeholder, value in ((_T_TITLE, f"{suite}: {metric} over runs" + (" (log scale)" if log else "")), (_T_UNIT, unit), (_T_METRIC, metric)):
+        text = text.replace(json.dumps(placeholder), json.dumps(value))
+    text = text.replace(json.dumps([_T_ENGINES]), json.dumps(engines)).replace(str(_T_WIDTH), str(width))
+    spec: dict[str, Any] = json.loads(text)
+    spec["data"] = {"name": "d0"}
+    spec["datasets"] = {"d0": rows}
+    return spec
+
+
+#: Placeholders of the trend chart's template (filled per metric as JSON text).
+_T_TITLE, _T_UNIT, _T_METRIC, _T_ENGINES, _T_WIDTH = "@@title@@", "@@unit@@", "@@metric@@", "@@engines@@", 987654
+
+
+@functools.lru_cache(maxsize=2)
+def _trend_template(log: bool) -> dict[str, Any]:
+    """The trend chart as Altair builds it, with placeholders: built once per scale type, since building
+    a layered, faceted chart with Altair costs a quarter of a second and the page has a dozen or more."""
+    with debug_mode(False):
+        highlight = alt.selection_point(fields=["series"], bind="legend")
+        base = alt.Chart().encode(x=alt.X("date:T", title=None, axis=alt.Axis(format="%m-%d", labelAngle=0, tickCount=6)))
+        y = alt.Y("value:Q", title=_T_UNIT, scale=alt.Scale(type="log" if log else "linear", zero=False))
+        series_color = alt.Color("series:N", title="workload / variant", legend=alt.Legend(symbolLimit=30, labelLimit=260))
+        line = base.transform_filter(alt.datum.kind == "point").mark_line(strokeWidth=1.5).encode(
+            y=y, color=series_color, opacity=alt.condition(highlight, alt.value(1.0), alt.value(0.15))).add_params(highlight)
+        points = base.transform_filter(alt.datum.kind == "point").mark_circle(size=36).encode(
+            y=y, color=series_color, opacity=alt.condition(highlight, alt.value(1.0), alt.value(0.15)),
+            tooltip=[alt.Tooltip("series:N", title="workload / variant"), alt.Tooltip("shown:N", title=_T_METRIC), alt.Tooltip("spread:N"),
+                     alt.Tooltip("samples:N"), alt.Tooltip("date:T", format="%Y-%m-%d %H:%M", title="logical date"), alt.Tooltip("run:N", title="run id"),
+                     alt.Tooltip("version:N"), alt.Tooltip("build:N"), alt.Tooltip("drift:N")])
+        ring = base.transform_filter((alt.datum.kind == "point") & (alt.datum.drift != "")).mark_point(size=160, color="#d50000", strokeWidth=2).encode(y=y)
+        change = base.transform_filter(alt.datum.kind == "change").mark_rule(color="#d50000", strokeDash=[5, 3], strokeWidth=1.5).encode(
+            tooltip=[alt.Tooltip("series:N", title="change point of"), alt.Tooltip("run:N", title="starts at run"),
+                     alt.Tooltip("date:T", format="%Y-%m-%d %H:%M", title="logical date"), alt.Tooltip("before:N"), alt.Tooltip("after:N"),
+                     alt.Tooltip("change:N", title="relative change"), alt.Tooltip("pvalue:N", title="p-value")])
+        layered = alt.layer(line, points, ring, change, data=alt.Data(name="d0")).properties(width=_T_WIDTH, height=170)
+        chart = layered.facet(column=alt.Column("engine:N", sort=[_T_ENGINES], title=None, header=alt.Header(labelFontWeight="bold"))).properties(title=_T_TITLE)
+        return chart.to_dict(validate=False)

@@ -1,17 +1,28 @@
 """The static HTML report: ``<results>/report/index.html``, built from the Parquet dataset alone.
 
-For the latest run (or the one asked for) it shows, per suite: each seed figure next to the run's
-value per engine version (bar charts), the seed's findings with their tolerance bands and the
-reproduction verdicts, trends of the suite's headline metrics over the earlier runs of the same
-hardware label and scale, the drift verdicts, then the sanity outcome, the environment (hardware,
-builds, settings) and a link to the run's Great Expectations Data Docs. Charts are inline SVG
-(:mod:`jsonbench.report.charts`); the page needs no network.
+Top to bottom:
+
+1. **Scorecard**: every seed finding x engine version, for the run's scale and the latest run of
+   every other scale of the same hardware label: seed value, observed value, the band applied at
+   that scale, pass / fail / not applicable with its reason, each value linking to its Great
+   Expectations Data Docs page.
+2. **Per suite**: the reproduction table (every seed figure, the seed's value, the measured value per
+   engine at each scale present with the run ids, and the seed file's note), the findings and the
+   seed figures as ratio charts (observed / seed, seed scaled to the run's size where the figure
+   grows with it), trend charts of the headline metrics over the hardware label's history with the
+   change points drift found, and the drift verdicts.
+3. Sanity, environment (host, builds, configure flags, settings) and the runs in the dataset.
+
+Charts are Vega-Lite specifications built with Altair (:mod:`jsonbench.report.charts`) and rendered
+in the browser by the Vega bundle inlined into the page (:mod:`jsonbench.report.vendor`): the page
+is one file that opens with no network.
 """
 
 from __future__ import annotations
 
 import json
-import math
+import logging
+import time
 from datetime import datetime, timezone
 from html import escape
 from pathlib import Path
@@ -19,44 +30,58 @@ from typing import Any
 
 import pandas as pd
 
-from jsonbench.report.charts import PALETTE, band_chart, bar_chart, fmt, line_chart
+from jsonbench.report import charts
+from jsonbench.report.charts import fmt
+from jsonbench.report.model import (
+    Column, Dataset, FigureRow, SuiteScore, columns, change_points, details_of, drift_verdicts, figure_label, history, load,
+    natural_key, num, scorecard, seed_figures,
+)
+
+log = logging.getLogger(__name__)
 
 CSS = """
-body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1200px;color:#222;padding:0 16px}
-h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:32px}h3{font-size:15px}
-table{border-collapse:collapse;font-size:12px;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#f5f5f5}.pass,.ok{color:#1b5e20;font-weight:bold}.fail,.drift{color:#b71c1c;font-weight:bold}
-.unstable,.insufficient_history{color:#8d6e00}.grid{display:flex;flex-wrap:wrap;gap:8px}.note{color:#555;font-size:12px}
-.badge{display:inline-block;padding:2px 8px;border-radius:10px;color:#fff;font-size:12px}.b-pass{background:#2e7d32}.b-fail{background:#c62828}.b-none{background:#757575}
-code{font-size:12px}
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:20px auto;max-width:1400px;color:#222;padding:0 16px}
+h1{font-size:22px;margin-bottom:4px}h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:36px}h3{font-size:15px;margin-top:22px}
+a{color:#1a5fb4}table{border-collapse:collapse;font-size:12px;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
+th{background:#f5f5f5;font-weight:600}.note,.muted{color:#555;font-size:12px}.num{text-align:right;white-space:nowrap}
+.badge{display:inline-block;padding:2px 9px;border-radius:10px;color:#fff;font-size:12px;vertical-align:middle}
+.b-pass{background:#2e7d32}.b-fail{background:#c62828}.b-none{background:#757575}.b-warn{background:#b26a00}
+.pass,.ok{color:#1b5e20}.fail,.drift{color:#b71c1c;font-weight:bold}.unstable,.insufficient_history{color:#8d6e00}
+table.scorecard td.cell{min-width:86px;white-space:nowrap}table.scorecard td.cell .band{color:#666;font-size:11px}
+td.v-pass{background:#e8f5e9}td.v-fail{background:#ffebee}td.v-not_applicable{background:#f3f3f3;color:#555;white-space:normal!important;max-width:180px}
+td.v-none{color:#999}td.v-off{background:#fff8e1}tr.suite-head th{background:#e3eaf5;font-size:13px}th.current{background:#dbe8d4}
+td.reason{max-width:420px;font-size:11px;color:#444}.legend span{margin-right:14px}
+.vl{margin:10px 0 4px 0;min-height:40px}.vl-error{color:#b71c1c;font-size:12px}.grid{display:flex;flex-wrap:wrap;gap:12px}
+.warnbox{border:1px solid #e0b252;background:#fff8e1;padding:6px 10px;margin:10px 0;font-size:13px}
+nav.toc{font-size:13px;margin:6px 0 0 0}nav.toc a{margin-right:12px}
+details summary{cursor:pointer;font-size:13px;color:#333}
 """
 
+RENDER_JS = """
+(function () {
+  var charts = document.querySelectorAll('div.vl');
+  var state = window.jsonbenchCharts = {total: charts.length, rendered: 0, failed: 0, errors: []};
+  charts.forEach(function (el) {
+    var spec;
+    try { spec = JSON.parse(document.getElementById(el.dataset.spec).textContent); }
+    catch (e) { el.dataset.rendered = 'error'; state.failed++; state.errors.push(String(e)); return; }
+    vegaEmbed(el, spec, {actions: false, renderer: 'svg', tooltip: {theme: 'light'}}).then(function () {
+      el.dataset.rendered = '1'; state.rendered++;
+    }).catch(function (e) {
+      el.dataset.rendered = 'error'; state.failed++; state.errors.push(String(e));
+      var p = document.createElement('p'); p.className = 'vl-error'; p.textContent = 'This chart could not be drawn: ' + e; el.appendChild(p);
+    });
+  });
+  var only = document.getElementById('only-problems');
+  if (only) only.addEventListener('change', function () {
+    document.querySelectorAll('table.scorecard tr.finding').forEach(function (tr) {
+      tr.style.display = (only.checked && !tr.classList.contains('has-problem')) ? 'none' : '';
+    });
+  });
+})();
+"""
 
-def _num(v: Any) -> float | None:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
-
-
-def load(results_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """All measurements and all validation rows of the dataset (empty frames if none)."""
-    from jsonbench.dataset.publish import MEASUREMENTS, VALIDATIONS, read_dataset
-
-    m = read_dataset(results_dir, MEASUREMENTS).to_pandas()
-    v = read_dataset(results_dir, VALIDATIONS).to_pandas()
-    return m, v
-
-
-def pick_run(m: pd.DataFrame, run_id: str | None) -> str | None:
-    """The asked-for run, else the latest by logical date then end time."""
-    if m.empty:
-        return None
-    if run_id:
-        return run_id if (m["run_id"] == run_id).any() else None
-    last = m.sort_values(["logical_date", "ended_at"]).iloc[-1]
-    return str(last["run_id"])
+VERDICT_MARK = {"pass": "✔", "fail": "✘", "not_applicable": "n/a"}
 
 
 def _badge(ok: bool | None, text: str) -> str:
@@ -64,267 +89,397 @@ def _badge(ok: bool | None, text: str) -> str:
     return f'<span class="badge {cls}">{escape(text)}</span>'
 
 
-def _engines(run: pd.DataFrame) -> list[tuple[str, str]]:
-    """(engine_id, label) pairs of the run, in order."""
-    pairs = run[["engine_id", "engine_version"]].drop_duplicates().sort_values(["engine_id"])
-    return [(r.engine_id, f"{r.engine_id} ({r.engine_version})") for r in pairs.itertuples()]
+def _short_run(run_id: str) -> str:
+    """``manual__2026-11-30T08:26:03.936305+00:00`` -> ``2026-11-30 08:26`` (full id in the title)."""
+    if "__" in run_id:
+        tail = run_id.split("__", 1)[1]
+        try:
+            return pd.Timestamp(tail).strftime("%Y-%m-%d %H:%M")
+        except (ValueError, TypeError):
+            return tail[:16]
+    return run_id[:22]
 
 
-def _value(run: pd.DataFrame, engine_id: str, workload: str, metric: str, variant: str = "default") -> float | None:
-    hit = run[(run["engine_id"] == engine_id) & (run["workload"] == workload) & (run["metric"] == metric) & (run["variant"] == variant)]
-    return _num(hit["value"].iloc[0]) if not hit.empty else None
+def _href(root: Path, page: str | None) -> str | None:
+    """A link from ``<results>/report/index.html`` to a page given relative to the results folder."""
+    if not page:
+        return None
+    if page.startswith(("/", "file:")):
+        return page
+    return "../" + page
 
 
-def seed_section(suite: str, seed: dict[str, Any], run: pd.DataFrame) -> str:
-    """Bar charts: per seed metric, per workload/variant, the seed's figure next to each engine's value.
+class Charts:
+    """Collects the chart specifications of the page; each becomes a placeholder div and a JSON script."""
 
-    A figure with ``scales_with: K`` is a count proportional to the scale parameter ``K`` (``rows``,
-    ``small_rows``, ...): it is also shown scaled by the run's ``K`` over the seed's.
-    """
-    engines = _engines(run)
-    params = run["scale_params"].dropna()
-    run_scale = json.loads(params.iloc[0]) if not params.empty else {}
-    seed_scale = seed.get("scale") or {}
+    def __init__(self) -> None:
+        self.specs: list[dict[str, Any]] = []
 
-    def scaled(f: dict[str, Any]) -> float | None:
-        key, value = f.get("scales_with"), _num(f.get("value"))
-        run_k, seed_k = _num(run_scale.get(key)) if key else None, _num(seed_scale.get(key)) if key else None
-        return value * run_k / seed_k if value is not None and run_k and seed_k else None
-
-    def label(f: dict[str, Any]) -> str:
-        return f["workload"] if f.get("variant", "default") == "default" else f"{f['workload']}/{f['variant']}"
-
-    scale_text = ", ".join(f"{k}={fmt(_num(v))}" for k, v in seed_scale.items())
-    run_text = ", ".join(f"{k}={fmt(_num(v))}" for k, v in run_scale.items())
-    out = [f"<h3>Seed figures vs this run</h3><p class='note'>Seed: <code>{escape(seed.get('seed', ''))}</code> &mdash; {escape(seed.get('title', ''))} "
-           f"({escape(seed.get('engine', ''))}; {escape(scale_text)}). This run: {escape(run_text)}. {escape(seed.get('notes', ''))}</p><div class='grid'>"]
-    table = ["<table><tr><th>workload</th><th>metric</th><th>seed</th><th>seed scaled to this run</th>" + "".join(f"<th>{escape(lab)}</th>" for _, lab in engines) + "</tr>"]
-    by_metric: dict[str, list[dict[str, Any]]] = {}
-    for f in seed.get("figures", []):
-        if f.get("workload") and f.get("metric"):
-            by_metric.setdefault(f["metric"], []).append(f)
-    for metric, figs in by_metric.items():
-        any_scaled = any(scaled(f) is not None for f in figs)
-        series: dict[str, list[float | None]] = {
-            "seed" + (" (scaled to run)" if any_scaled else ""): [scaled(f) if scaled(f) is not None else _num(f.get("value")) for f in figs]}
-        for eid, lab in engines:
-            series[lab] = [_value(run, eid, f["workload"], metric, f.get("variant", "default")) for f in figs]
-        unit = figs[0].get("unit", "")
-        out.append(bar_chart(f"{suite}: {metric} — seed vs this run", [label(f) for f in figs], series, unit=unit))
-        for f in figs:
-            sc = scaled(f)
-            table.append(f"<tr><td>{escape(label(f))}</td><td>{escape(metric)}</td><td>{fmt(_num(f.get('value')))} {escape(unit)}</td>"
-                         f"<td>{fmt(sc) if sc is not None else ''}</td>"
-                         + "".join(f"<td>{fmt(_value(run, eid, f['workload'], metric, f.get('variant', 'default')))}</td>" for eid, _ in engines) + "</tr>")
-    out.append("</div>")
-    table.append("</table>")
-    return "".join(out) + "".join(table)
+    def add(self, spec: dict[str, Any] | None, caption: str = "") -> str:
+        if spec is None:
+            return ""
+        n = len(self.specs)
+        self.specs.append(spec)
+        data = json.dumps(spec, separators=(",", ":"), default=str).replace("</", "<\\/")
+        title = spec.get("title")
+        text = title.get("text") if isinstance(title, dict) else title
+        cap = f"<p class='note'>{escape(caption)}</p>" if caption else ""
+        return (f"<div class='vl' id='chart-{n}' data-spec='spec-{n}' role='img' aria-label='{escape(str(text or 'chart'))}'></div>"
+                f"<script type='application/json' id='spec-{n}'>{data}</script>{cap}")
 
 
-def findings_section(suite: str, definition: dict[str, Any] | None, vrun: pd.DataFrame, run: pd.DataFrame) -> str:
-    """The reproduction verdicts: band chart plus a table (seed, band, observed per engine, verdict)."""
-    rep = vrun[(vrun["check_kind"] == "reproduction") & (vrun["suite"] == suite)] if not vrun.empty else vrun
-    if definition is None:
-        return "<h3>Reproduction</h3><p class='note'>No reproduction expectations for this suite yet.</p>"
-    if rep.empty:
-        return "<h3>Reproduction</h3><p class='note'>No validation rows for this run (the check did not run or did not finish).</p>"
-    engines = _engines(run)
-    rows = []
-    table = ["<table><tr><th>finding</th><th>seed</th><th>band</th>" + "".join(f"<th>{escape(lab)}</th>" for _, lab in engines) + "<th>why this band</th></tr>"]
-    for f in definition.get("findings", []):
-        fr = rep[rep["expectation"] == f["id"]]
-        observed = {lab: _num(fr[fr["engine_id"] == eid]["observed"].iloc[0]) if not fr[fr["engine_id"] == eid].empty else None for eid, lab in engines}
-        band = f.get("band", {})
-        seed_v = _num((f.get("seed") or {}).get("value"))
-        rows.append({"label": f["id"], "band_min": band.get("min"), "band_max": band.get("max"), "seed": seed_v, "observed": observed,
-                     "log": (band.get("min") or 0) > 0 or (f.get("unit") == "x")})
-        cells = []
-        for eid, _lab in engines:
-            hit = fr[fr["engine_id"] == eid]
-            if hit.empty:
-                cells.append("<td>—</td>")
-                continue
-            if hit["verdict"].iloc[0] == "not_applicable":
-                cells.append("<td class='note'>not applicable</td>")
-                continue
-            ok = bool(hit["success"].iloc[0])
-            cells.append(f"<td class='{'pass' if ok else 'fail'}'>{fmt(_num(hit['observed'].iloc[0]))} {'✔' if ok else '✘'}</td>")
-        table.append(f"<tr><td><b>{escape(f['id'])}</b><br><span class='note'>{escape(f.get('description', ''))}</span></td>"
-                     f"<td>{fmt(seed_v)}<br><span class='note'>{escape((f.get('seed') or {}).get('figure', ''))}</span></td>"
-                     f"<td>[{fmt(band.get('min'))}, {fmt(band.get('max'))}] {escape(f.get('unit', ''))}</td>{''.join(cells)}"
-                     f"<td class='note'>{escape(f.get('band_reason', ''))}</td></tr>")
-    table.append("</table>")
-    ok = bool(rep["success"].all())
-    head = f"<h3>Reproduction of the seed's findings {_badge(ok, 'reproduced' if ok else 'NOT reproduced')}</h3>"
-    return head + band_chart(f"{suite}: findings (band shaded, seed = diamond)", rows, [lab for _, lab in engines]) + "".join(table)
+# -- scorecard -------------------------------------------------------------------------------
 
 
-def trends_section(suite: str, headline: tuple[str, ...], hist: pd.DataFrame) -> str:
-    """Line charts of the headline metrics over runs, one chart per (metric, engine), a line per workload."""
-    if hist.empty:
+def _col_header(c: Column) -> str:
+    cls = " class='current'" if c.current else ""
+    return (f"<th{cls} title='{escape(c.run_id)} — {escape(c.engine_build)}'>{escape(c.engine_id)}<br>"
+            f"<span class='muted'>{escape(c.engine_version)} · {escape(c.scale)}</span><br>"
+            f"<span class='muted'>{'this run' if c.current else escape(_short_run(c.run_id))}</span></th>")
+
+
+def scorecard_section(root: Path, scores: list[SuiteScore], run_id: str) -> str:
+    total: dict[str, int] = {}
+    other: dict[str, int] = {}
+    for s in scores:
+        for k, n in s.counts(current_only=True).items():
+            total[k] = total.get(k, 0) + n
+        for k, n in s.counts().items():
+            other[k] = other.get(k, 0) + n - s.counts(current_only=True).get(k, 0)
+    failed = total.get("fail", 0)
+    head = (f"<section id='scorecard'><h2>Scorecard: the seeds' findings on each engine version "
+            f"{_badge(None if not total else failed == 0, 'reproduced' if total and not failed else (f'{failed} not reproduced' if failed else 'not checked'))}</h2>")
+    if not scores:
+        return head + "<p class='note'>No reproduction expectations for the suites of this run.</p></section>"
+    summary = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(total.items())) or "no verdicts"
+    other_text = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(other.items()) if n)
+    parts = [head, f"<p>This run: <b>{escape(summary)}</b>."
+             + (f" Latest runs at other scales of this hardware label: {escape(other_text)}." if other_text else "")
+             + " Each cell: the observed value (a link to its Great Expectations Data Docs page), ✔ pass, ✘ fail or n/a with the reason,"
+               " and the band applied at that scale. Hover a cell for the band's reasoning and the run.</p>",
+             "<p class='legend note'><label><input type='checkbox' id='only-problems'> show only findings that failed or are not applicable</label></p>",
+             "<table class='scorecard'>"]
+    for s in scores:
+        ncol = len(s.columns)
+        parts.append(f"<tbody><tr class='suite-head'><th colspan='{ncol + 3}'><a href='#suite-{escape(s.suite)}'>{escape(s.suite)}</a></th></tr>")
+        parts.append("<tr><th>finding</th><th>unit</th><th>seed</th>" + "".join(_col_header(c) for c in s.columns) + "</tr>")
+        for r in s.rows:
+            cells = []
+            problem = False
+            for c in s.columns:
+                cell = r.cells.get(c.key)
+                if cell is None:
+                    cells.append(f"<td class='cell v-none' title='no verdict for this finding in run {escape(c.run_id)}'>—</td>")
+                    continue
+                problem |= cell.verdict in ("fail", "not_applicable")
+                band = f"[{fmt(cell.band_min)}, {fmt(cell.band_max)}]"
+                tip = (f"{cell.verdict.replace('_', ' ')}; band {band} at {c.scale}" + (f"; {cell.reason}" if cell.reason else "")
+                       + (f"; why this band: {cell.band_reason}" if cell.band_reason else "") + f"; run {cell.run_id}")
+                href = _href(root, cell.page)
+                value = fmt(cell.observed) if cell.observed is not None else "—"
+                value_html = f"<a href='{escape(href)}'>{escape(value)}</a>" if href else escape(value)
+                if cell.verdict == "not_applicable":
+                    reason = cell.reason if len(cell.reason) <= 90 else cell.reason[:87] + "…"
+                    cells.append(f"<td class='cell v-not_applicable' title='{escape(tip)}'>n/a"
+                                 f"{' · ' + value_html if cell.observed is not None else ''}<br><span class='band'>{escape(reason)}</span></td>")
+                else:
+                    mark = VERDICT_MARK.get(cell.verdict, escape(cell.verdict))
+                    extra = f"<br><span class='band fail'>{escape(cell.reason)}</span>" if cell.verdict == "fail" and cell.reason and cell.reason != "outside the band" else ""
+                    cells.append(f"<td class='cell v-{escape(cell.verdict)}' title='{escape(tip)}'>{value_html} {mark}<br><span class='band'>{escape(band)}</span>{extra}</td>")
+            seed_tip = escape(r.seed_figure)
+            parts.append(f"<tr class='finding{' has-problem' if problem else ''}'><td><b>{escape(r.finding)}</b><br><span class='note'>{escape(r.description)}</span></td>"
+                         f"<td>{escape(r.unit)}</td><td class='num' title='{seed_tip}'>{fmt(r.seed_value)}</td>{''.join(cells)}</tr>")
+        parts.append("</tbody>")
+    parts.append("</table></section>")
+    return "".join(parts)
+
+
+# -- per suite -------------------------------------------------------------------------------
+
+
+def reproduction_table(seed: dict[str, Any], rows: list[FigureRow], cols: list[Column]) -> str:
+    """Every seed figure: seed value, measured value per (scale, engine) with measured / seed, and the seed file's note."""
+    if not rows:
         return ""
-    runs = hist[["run_id", "logical_date"]].drop_duplicates("run_id").sort_values("logical_date")
-    labels = [pd.Timestamp(d).strftime("%m-%d %H:%M") for d in runs["logical_date"]]
-    order = list(runs["run_id"])
-    metrics = [m for m in headline if m in set(hist["metric"])] or sorted(set(hist["metric"]))[:5]
-    out = [f"<h3>Trends over {len(order)} run(s) of this hardware label and scale</h3><div class='grid'>"]
-    for metric in metrics:
-        mdf = hist[hist["metric"] == metric]
-        unit = str(mdf["unit"].iloc[0]) if not mdf.empty else ""
-        for eid in sorted(mdf["engine_id"].unique()):
-            edf = mdf[mdf["engine_id"] == eid]
-            series: dict[str, list[float | None]] = {}
-            for (w, var), g in edf.groupby(["workload", "variant"]):
-                by_run = dict(zip(g["run_id"], g["value"]))
-                series[w if var == "default" else f"{w}/{var}"] = [_num(by_run.get(r)) for r in order]
-            out.append(line_chart(f"{metric} on {eid}", labels, series, unit=unit))
-    out.append("</div>")
-    return "".join(out)
+    seed_scale = ", ".join(f"{k}={fmt(num(v))}" for k, v in (seed.get("scale") or {}).items())
+    parts = [f"<h3>Reproduction table: the seed's figures</h3><p class='note'>Seed <code>{escape(str(seed.get('seed', '')))}</code> — "
+             f"{escape(str(seed.get('title', '')))} ({escape(str(seed.get('engine', '')))}; {escape(seed_scale)}). {escape(str(seed.get('notes', '')))} "
+             "Under each value: measured / seed, the seed scaled to the run's size for figures that grow with it; amber when more than 2x away. "
+             "Column heads give the run (hover for its id and build).</p>",
+             "<table class='repro'><tr><th>figure</th><th>unit</th><th>seed</th>" + "".join(_col_header(c) for c in cols) + "<th>note</th></tr>"]
+    for r in rows:
+        cells = []
+        off = False
+        for c in cols:
+            cell = r.cells.get(c.key)
+            if cell is None or (cell.value is None and cell.status != "not_applicable"):
+                why = cell.reason if cell is not None else ""
+                cells.append(f"<td class='num v-none' title='{escape(why)}'>—</td>")
+                continue
+            if cell.status == "not_applicable":
+                cells.append(f"<td class='v-not_applicable' title='{escape(cell.reason)}'>n/a</td>")
+                continue
+            ratio = cell.ratio
+            is_off = ratio is not None and not (0.5 <= ratio <= 2.0)
+            off |= is_off
+            tip = f"seed at this size: {fmt(cell.seed_scaled)} {r.unit}; samples: {', '.join(fmt(s) for s in cell.samples[:12])}; run {cell.run_id}"
+            under = f"<br><span class='muted'>×{ratio:.3g}</span>" if ratio is not None else ""
+            cells.append(f"<td class='num{' v-off' if is_off else ''}' title='{escape(tip)}'>{fmt(cell.value)}{under}</td>")
+        note = r.note
+        if not note and off:
+            note = ("More than 2x from the seed (scaled to the run's size) on some engine or scale; the seed file has no note on why."
+                    if r.scales_with else
+                    "More than 2x from the seed on some engine or scale; the seed file has no note on why, nor says (scales_with) "
+                    "whether this figure grows with the data size, which may differ from the seed's here.")
+        scaled = f"<br><span class='muted'>scales with {escape(r.scales_with)}</span>" if r.scales_with else ""
+        parts.append(f"<tr><td>{escape(r.label)}</td><td>{escape(r.unit)}</td><td class='num'>{fmt(r.seed_value)}{scaled}</td>{''.join(cells)}"
+                     f"<td class='reason'>{escape(note)}</td></tr>")
+    parts.append("</table>")
+    return "".join(parts)
 
 
-def drift_section(suite: str, vrun: pd.DataFrame) -> str:
-    d = vrun[(vrun["check_kind"] == "drift") & (vrun["suite"] == suite)] if not vrun.empty else vrun
-    if d.empty:
+def drift_section(v_suite: pd.DataFrame, cps: list[dict[str, Any]]) -> str:
+    if v_suite.empty:
         return "<h3>Drift</h3><p class='note'>No drift rows for this run.</p>"
-    counts = d["verdict"].value_counts().to_dict()
-    ok = not (d["success"] == False).any()  # noqa: E712 - pandas element-wise
-    parts = [f"<h3>Drift against history {_badge(ok, 'quiet' if ok else 'DRIFT')}</h3><p>"
-             + ", ".join(f"<span class='{escape(str(k))}'>{escape(str(k))}</span>: {v}" for k, v in sorted(counts.items())) + "</p>"]
+    counts = v_suite["verdict"].fillna("unknown").value_counts().to_dict()
+    ok = not (v_suite["success"] == False).any()  # noqa: E712 - pandas element-wise
+    parts = [f"<h3>Drift against this hardware label's history {_badge(ok, 'no drift' if ok else 'DRIFT')}</h3><p>"
+             + ", ".join(f"<span class='{escape(str(k))}'>{escape(str(k).replace('_', ' '))}</span>: {n}" for k, n in sorted(counts.items())) + "</p>"]
     if counts.get("insufficient_history"):
-        n = d["details"].map(lambda s: json.loads(s).get("history_n", 0) if s else 0)
-        parts.append(f"<p class='note'>Not enough history yet for {counts['insufficient_history']} metric(s): at most {int(n.max())} earlier run(s) of this "
-                     "hardware label, engine build and scale; drift is judged from 3 earlier runs on (drift.json: min_history).</p>")
-    shown = d[d["verdict"].isin(["drift", "unstable"])].sort_values(["verdict", "engine_id", "workload", "metric"])
+        n = max((int(num(details_of(d).get("history_n")) or 0) for d in v_suite["details"]), default=0)
+        parts.append(f"<p class='note'>Not enough history yet for {counts['insufficient_history']} metric(s): at most {n} earlier run(s) of this "
+                     "hardware label, engine build and scale.</p>")
+    shown = v_suite[v_suite["verdict"].isin(["drift", "unstable"])].sort_values(["verdict", "engine_id", "workload", "metric"])
     if not shown.empty:
-        parts.append("<table><tr><th>verdict</th><th>engine</th><th>workload</th><th>metric</th><th>tonight</th><th>history median</th><th>not flagged within</th><th>relative spread</th></tr>")
+        parts.append("<table><tr><th>verdict</th><th>engine</th><th>workload / variant</th><th>metric</th><th>tonight</th><th>history median</th>"
+                     "<th>not flagged within</th><th>method</th></tr>")
         for r in shown.head(60).itertuples():
-            det = json.loads(r.details or "{}")
-            parts.append(f"<tr><td class='{escape(r.verdict)}'>{escape(r.verdict)}</td><td>{escape(str(r.engine_id))}</td><td>{escape(str(r.workload))}</td>"
-                         f"<td>{escape(str(r.metric))}</td><td>{fmt(_num(r.observed))} {escape(str(r.unit or ''))}</td><td>{fmt(_num(det.get('history_median')))}</td>"
-                         f"<td>[{fmt(_num(r.min_value))}, {fmt(_num(r.max_value))}]</td><td>{fmt(_num(det.get('relative_spread')))}</td></tr>")
+            det = details_of(r.details)
+            parts.append(f"<tr><td class='{escape(str(r.verdict))}'>{escape(str(r.verdict))}</td><td>{escape(str(r.engine_id))}</td>"
+                         f"<td>{escape(figure_label(str(r.workload), r.variant))}</td><td>{escape(str(r.metric))}</td>"
+                         f"<td class='num'>{fmt(num(r.observed))} {escape(str(r.unit or ''))}</td><td class='num'>{fmt(num(det.get('history_median')))}</td>"
+                         f"<td class='num'>[{fmt(num(r.min_value))}, {fmt(num(r.max_value))}]</td><td class='note'>{escape(str(det.get('method') or ''))}</td></tr>")
+        parts.append("</table>" + (f"<p class='note'>… and {len(shown) - 60} more.</p>" if len(shown) > 60 else ""))
+    if cps:
+        parts.append("<h4>Change points found over the history</h4><table><tr><th>engine</th><th>workload / variant</th><th>metric</th><th>starts at run</th>"
+                     "<th>before</th><th>after</th><th>relative change</th><th>p-value</th></tr>")
+        for cp in sorted(cps, key=lambda c: (natural_key(str(c.get("engine_id"))), str(c.get("metric")), str(c.get("logical_date") or ""))):
+            rel = num(cp.get("relative_change"))
+            parts.append(f"<tr><td>{escape(str(cp.get('engine_id')))}</td><td>{escape(figure_label(str(cp.get('workload')), cp.get('variant')))}</td>"
+                         f"<td>{escape(str(cp.get('metric')))}</td><td title='{escape(str(cp.get('run_id')))}'>{escape(_short_run(str(cp.get('run_id'))))}</td>"
+                         f"<td class='num'>{fmt(num(cp.get('metric_before')))}</td><td class='num'>{fmt(num(cp.get('metric_after')))}</td>"
+                         f"<td class='num'>{f'{rel * 100:+.0f} %' if rel is not None else 'n/a'}</td><td class='num'>{fmt(num(cp.get('pvalue')))}</td></tr>")
         parts.append("</table>")
     return "".join(parts)
 
 
-def headline_section(suite: str, headline: tuple[str, ...], run: pd.DataFrame) -> str:
-    """Bar charts of the headline metrics of tonight per workload and engine (suites without a seed file too)."""
-    engines = _engines(run)
-    out = ["<h3>This run, headline metrics</h3><div class='grid'>"]
-    metrics = [m for m in headline if m in set(run["metric"])] or sorted(set(run["metric"]))[:4]
+def suite_section(root: Path, ds: Dataset, suite: str, run: pd.DataFrame, seed: dict[str, Any] | None, score: SuiteScore | None,
+                  headline: tuple[str, ...], cs: Charts) -> str:
+    first = run.iloc[0]
+    label, scale, until = str(first["hardware_label"]), str(first["scale"]), run["logical_date"].max()
+    cols = columns(ds.cells, label, str(first["run_id"]), suite)
+    parts = [f"<section class='suite' id='suite-{escape(suite)}'><h2>Suite {escape(suite)}</h2>"]
+    pages: list[tuple[str, str]] = []
+    if not ds.v.empty:
+        mine = ds.v[(ds.v["run_id"] == first["run_id"]) & (ds.v["suite"] == suite)].drop_duplicates("gx_suite")
+        pages = sorted((str(r.gx_suite), p) for r in mine.itertuples() if isinstance(r.gx_suite, str) for p in [_page_of(root, r)] if p)
+    if pages:
+        parts.append("<p class='note'>Great Expectations Data Docs of this run: "
+                     + ", ".join(f"<a href='{escape(_href(root, p) or '')}'>{escape(g)}</a>" for g, p in pages) + "</p>")
+    rows = seed_figures(seed, ds.m, cols, suite) if seed else []
+    if rows:
+        parts.append(reproduction_table(seed or {}, rows, cols))
+    parts.append("<h3>Ratios: this run and the latest run of each scale against the seed</h3><div class='grid'>")
+    if score is not None:
+        spec, skipped = charts.findings_chart(score)
+        parts.append(cs.add(spec, ("Not on the ratio axis (no seed figure, or a seed or observed value of zero or missing; see the scorecard): " + ", ".join(skipped) + ".") if skipped else ""))
+    if rows:
+        spec, skipped = charts.figures_chart(suite, rows, cols)
+        parts.append(cs.add(spec, ("Not on the ratio axis (seed or measured value zero or missing; see the table): " + ", ".join(skipped) + ".") if skipped else ""))
+    if score is None and not rows:
+        parts.append("<p class='note'>No seed figures or findings for this suite.</p>")
+    parts.append("</div>")
+    hist = history(ds.m, label, scale, until, suite)
+    nruns = hist["run_id"].nunique()
+    cps = change_points(ds.v, str(first["run_id"]), suite)
+    dv = drift_verdicts(ds.v, str(first["run_id"]), suite)
+    drifted = {(str(r.engine_id), str(r.workload), str(r.variant), str(r.metric)) for r in dv.itertuples() if r.verdict == "drift"} if not dv.empty else set()
+    metrics = [m for m in headline if m in set(hist["metric"])] or sorted(set(hist["metric"]))[:4]
+    parts.append(f"<h3>Trends over {nruns} run(s) of hardware label {escape(label)} at scale {escape(scale)}</h3>"
+                 "<p class='note'>Hover a point for its run id, build and samples; click a legend entry to highlight one workload. "
+                 "Dashed red rules: change points drift found (hover for before / after); a red ring: drift tonight.</p><div class='grid'>")
     for metric in metrics:
-        mdf = run[(run["metric"] == metric) & (run["status"] == "ok")]
-        cats = sorted(set(zip(mdf["workload"], mdf["variant"])))
-        series = {lab: [_value(run, eid, w, metric, v) for w, v in cats] for eid, lab in engines}
-        unit = str(mdf["unit"].iloc[0]) if not mdf.empty else ""
-        out.append(bar_chart(f"{suite}: {metric}", [w if v == "default" else f"{w}/{v}" for w, v in cats], series, unit=unit,
-                             colors=PALETTE[1:]))
-    out.append("</div>")
+        parts.append(cs.add(charts.trend_chart(suite, metric, hist, cps, drifted)))
+    parts.append("</div>")
+    parts.append(drift_section(dv, cps))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _page_of(root: Path, r: Any) -> str | None:
+    from jsonbench.report.model import DocsPages
+
+    return DocsPages(root).page(details_of(getattr(r, "details", None)), getattr(r, "gx_suite", None), str(r.run_id))
+
+
+# -- the rest --------------------------------------------------------------------------------
+
+
+def sanity_section(root: Path, vrun: pd.DataFrame) -> str:
+    s = vrun[vrun["check_kind"] == "sanity"] if not vrun.empty else vrun
+    if s.empty:
+        return "<section id='sanity'><h2>Sanity</h2><p class='note'>No sanity rows for this run.</p></section>"
+    failed = s[s["success"] == False]  # noqa: E712
+    out = [f"<section id='sanity'><h2>Sanity {_badge(failed.empty, f'{len(s) - len(failed)} of {len(s)} passed')}</h2>"]
+    if not failed.empty:
+        out.append("<table><tr><th>expectation</th><th>what</th><th>unexpected</th></tr>")
+        for r in failed.itertuples():
+            det = details_of(r.details)
+            page = _href(root, _page_of(root, r))
+            name = f"<a href='{escape(page)}'>{escape(str(r.expectation))}</a>" if page else escape(str(r.expectation))
+            out.append(f"<tr><td class='fail'>{name}</td><td>{escape(str(r.description))}</td>"
+                       f"<td class='note'>{escape(json.dumps((det.get('unexpected') or [])[:10], default=str))}</td></tr>")
+        out.append("</table>")
+    out.append("</section>")
     return "".join(out)
 
 
 def environment_section(run: pd.DataFrame) -> str:
     first = run.iloc[0]
     host = [("hardware label", first.get("hardware_label")), ("host", first.get("host_name")), ("CPU", first.get("host_cpu_model")),
-            ("cores", first.get("host_cores")), ("memory", fmt(_num(first.get("host_memory_bytes"))) + "B"), ("kernel", first.get("host_kernel")),
-            ("git revision", first.get("git_revision")), ("scale", f"{first.get('scale')} {first.get('scale_params')}")]
-    out = ["<h2>Environment</h2><table>"] + [f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in host] + ["</table>"]
-    out.append("<table><tr><th>engine</th><th>version</th><th>build</th><th>backend</th><th>data checksums</th><th>configure</th><th>settings</th></tr>")
-    for _, r in run.drop_duplicates("engine_id").sort_values("engine_id").iterrows():
+            ("cores", first.get("host_cores")), ("memory", fmt(num(first.get("host_memory_bytes"))) + "B"), ("kernel", first.get("host_kernel")),
+            ("git revision", first.get("git_revision")), ("scale", f"{first.get('scale')}")]
+    out = ["<section id='environment'><h2>Environment</h2><table>"] + [f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in host] + ["</table>"]
+    out.append("<table><tr><th>suite</th><th>scale parameters</th></tr>")
+    for suite, g in run.groupby("suite"):
+        out.append(f"<tr><td>{escape(str(suite))}</td><td class='note'>{escape(str(g['scale_params'].dropna().iloc[0] if g['scale_params'].notna().any() else ''))}</td></tr>")
+    out.append("</table><table><tr><th>engine</th><th>version</th><th>build</th><th>backend</th><th>data checksums</th><th>configure</th><th>settings</th></tr>")
+    for _, r in run.drop_duplicates("engine_id").sort_values("engine_id", key=lambda s: s.map(natural_key)).iterrows():
         settings = r.get("settings") or "{}"
         try:
             settings = ", ".join(f"{k}={v}" for k, v in json.loads(settings).items())
-        except ValueError:
+        except (ValueError, AttributeError):
             pass
         out.append(f"<tr><td>{escape(str(r['engine_id']))}</td><td>{escape(str(r['engine_version']))}</td><td>{escape(str(r['engine_build']))}</td>"
                    f"<td>{escape(str(r['engine_backend']))}</td><td>{escape(str(r['data_checksums']))}</td>"
                    f"<td class='note'>{escape(str(r['engine_configure'] or ''))[:400]}</td><td class='note'>{escape(str(settings))}</td></tr>")
-    out.append("</table>")
+    out.append("</table></section>")
     return "".join(out)
 
 
-def sanity_section(vrun: pd.DataFrame) -> str:
-    s = vrun[vrun["check_kind"] == "sanity"] if not vrun.empty else vrun
-    if s.empty:
-        return "<h2>Sanity</h2><p class='note'>No sanity rows for this run.</p>"
-    failed = s[s["success"] == False]  # noqa: E712
-    out = [f"<h2>Sanity {_badge(failed.empty, f'{len(s) - len(failed)} of {len(s)} passed')}</h2>"]
-    if not failed.empty:
-        out.append("<table><tr><th>expectation</th><th>what</th><th>unexpected</th></tr>")
-        for r in failed.itertuples():
-            det = json.loads(r.details or "{}")
-            out.append(f"<tr><td class='fail'>{escape(str(r.expectation))}</td><td>{escape(str(r.description))}</td>"
-                       f"<td class='note'>{escape(json.dumps(det.get('unexpected', [])[:10]))}</td></tr>")
-        out.append("</table>")
+def runs_section(ds: Dataset, chosen: str) -> str:
+    m = ds.m
+    runs = (m.groupby("run_id").agg(logical_date=("logical_date", "max"), hardware_label=("hardware_label", "first"), scale=("scale", "first"),
+                                     engines=("engine_id", lambda s: ", ".join(sorted(set(s), key=natural_key))), rows=("value", "size"))
+            .reset_index().sort_values("logical_date", ascending=False))
+    status = {rid: ("passed" if failed == 0 else f"failed ({failed})") for rid, (_, failed) in ds.status.items()}
+    out = [f"<section id='runs'><h2>Runs in the dataset ({len(runs)})</h2><table><tr><th>run</th><th>logical date</th><th>hardware</th><th>scale</th>"
+           "<th>engines</th><th>rows</th><th>checks</th></tr>"]
+    for r in runs.head(60).itertuples():
+        st = status.get(str(r.run_id), "not checked")
+        cls = "pass" if st == "passed" else ("fail" if st.startswith("failed") else "note")
+        mark = " <b>(this report)</b>" if r.run_id == chosen else ""
+        out.append(f"<tr><td>{escape(str(r.run_id))}{mark}</td><td>{escape(pd.Timestamp(r.logical_date).strftime('%Y-%m-%d %H:%M'))}</td>"
+                   f"<td>{escape(str(r.hardware_label))}</td><td>{escape(str(r.scale))}</td><td class='note'>{escape(r.engines)}</td>"
+                   f"<td class='num'>{r.rows}</td><td class='{cls}'>{escape(st)}</td></tr>")
+    out.append("</table>" + (f"<p class='note'>… and {len(runs) - 60} earlier runs.</p>" if len(runs) > 60 else "") + "</section>")
     return "".join(out)
+
+
+def failures_box(vrun: pd.DataFrame, limit: int = 5) -> str:
+    """One line per failed check of the run (the first few), linking to its suite's section: why the badge is red."""
+    if vrun.empty:
+        return ""
+    failed = vrun[vrun["success"] == False]  # noqa: E712 - pandas element-wise
+    if failed.empty:
+        return ""
+    order = {"sanity": 0, "reproduction": 1, "drift": 2}
+    failed = failed.assign(_o=failed["check_kind"].map(order).fillna(3)).sort_values(["_o", "suite", "engine_id"], na_position="first")
+    items = []
+    for r in failed.head(limit).itertuples():
+        what = str(r.expectation) if r.check_kind != "drift" else figure_label(str(r.workload), r.variant, str(r.metric))
+        where = " · ".join(escape(str(x)) for x in (r.suite, r.engine_id) if isinstance(x, str) and x)
+        det = details_of(r.details)
+        seen = f"observed {fmt(num(r.observed))}" if num(r.observed) is not None else ""
+        bounds = f", expected [{fmt(num(r.min_value))}, {fmt(num(r.max_value))}]" if num(r.min_value) is not None or num(r.max_value) is not None else ""
+        hist = f", history median {fmt(num(det.get('history_median')))}" if num(det.get("history_median")) is not None else ""
+        link = f"#suite-{escape(str(r.suite))}" if isinstance(r.suite, str) and r.suite else "#sanity"
+        items.append(f"<li><a href='{link}'>{escape(str(r.check_kind))}</a> {where}: <b>{escape(what)}</b> {seen}{bounds}{hist}</li>")
+    more = f"<li>… and {len(failed) - limit} more (see the suites' sections)</li>" if len(failed) > limit else ""
+    return f"<div class='warnbox'><b>Failed checks of this run ({len(failed)}):</b><ul>{''.join(items)}{more}</ul></div>"
 
 
 def build_report(results_dir: str | Path | None = None, run_id: str | None = None) -> Path:
     """Write ``<results>/report/index.html`` for ``run_id`` (default: the latest run); return its path."""
     from jsonbench import paths
+    from jsonbench.checks.gxrun import data_docs_dir
     from jsonbench.checks.library import load_library
-    from jsonbench.dataset.schema import run_key
     from jsonbench.errors import ConfigError
+    from jsonbench.report.vendor import bundle, cache_dir
     from jsonbench.suites import get_suite
 
+    t0 = time.perf_counter()
     root = paths.results_dir(results_dir)
     out_dir = root / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
-    m, v = load(root)
-    chosen = pick_run(m, run_id)
+    ds = load(root, run_id)
+    chosen, missing = ds.chosen, ds.missing
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    cs = Charts()
     body: list[str] = []
+    if ds.damaged:
+        body.append("<div class='warnbox'><b>Unreadable dataset files were skipped:</b><ul>"
+                    + "".join(f"<li><code>{escape(p)}</code>: {escape(e)}</li>" for p, e in ds.damaged) + "</ul></div>")
+    if missing:
+        body.append(f"<div class='warnbox'><b>Run {escape(missing)} published no measurements</b> (every workload failed, or it was stopped "
+                    "before publishing; its Airflow log and alert say why)." + (" Below: the latest published run." if chosen else "") + "</div>")
     if chosen is None:
-        body.append(f"<h1>JSON storage benchmark</h1><p>No published run under <code>{escape(str(root))}</code>{' with id ' + escape(run_id) if run_id else ''}.</p>")
+        body.insert(0, f"<h1>JSON storage benchmark</h1><p>No published run under <code>{escape(str(root))}</code>.</p>")
     else:
-        run = m[m["run_id"] == chosen]
-        vrun = v[v["run_id"] == chosen] if not v.empty else v
+        run = ds.run
+        vrun = ds.v[ds.v["run_id"] == chosen] if not ds.v.empty else ds.v
         first = run.iloc[0]
-        label, scale = first["hardware_label"], first["scale"]
-        hist = m[(m["hardware_label"] == label) & (m["scale"] == scale) & (m["logical_date"] <= first["logical_date"])]
+        label, scale = str(first["hardware_label"]), str(first["scale"])
         lib = load_library()
-        docs = root / "data_docs" / run_key(chosen) / "index.html"
+        suites = sorted(run["suite"].unique())
         all_ok = None if vrun.empty else bool(vrun["success"].all())
-        body.append(f"<h1>JSON storage benchmark — run {escape(chosen)} {_badge(all_ok, 'all checks passed' if all_ok else ('checks FAILED' if all_ok is False else 'not checked'))}</h1>")
-        body.append(f"<p>Logical date {escape(str(first['logical_date']))}, hardware <b>{escape(str(label))}</b>, scale <b>{escape(str(scale))}</b>, "
-                    f"{len(run)} measurements, engines: {', '.join(escape(lab) for _, lab in _engines(run))}. ")
-        if docs.exists():
-            # The Data Docs index needs its CDN scripts to list anything; the validation pages render offline.
-            pages = sorted(docs.parent.glob("validations/**/*.html"))
-            links = ", ".join(f"<a href='../{escape(p.relative_to(root).as_posix())}'>{escape(p.stem.removeprefix('jsonbench-'))}</a>" for p in pages)
-            body.append(f"<a href='../data_docs/{escape(run_key(chosen))}/index.html'>Great Expectations Data Docs of this run</a>"
-                        + (f" (validation pages: {links})" if links else ""))
-        else:
-            body.append("Great Expectations Data Docs: not built for this run.")
-        others = sorted(set(m["hardware_label"]) - {label})
-        body.append(f" Other hardware labels in the dataset: {', '.join(map(escape, others))}." if others else "")
-        body.append("</p>")
-        for suite in sorted(run["suite"].unique()):
-            srun = run[run["suite"] == suite]
+        badge = _badge(all_ok, "all checks passed" if all_ok else ("checks FAILED" if all_ok is False else "not checked"))
+        body.insert(0, f"<h1>JSON storage benchmark — run {escape(chosen)} {badge}</h1>")
+        index = data_docs_dir(root) / "index.html"
+        links = [f"<a href='{escape(_href(root, index.relative_to(root).as_posix()) or '')}'>Great Expectations Data Docs</a> (every checked run)"] if index.exists() else []
+        if (root / "jsonbench.duckdb").exists():
+            links.append("SQL views: <code>jsonbench.duckdb</code> in the results folder")
+        others = sorted(set(ds.m["hardware_label"]) - {label})
+        body.append(f"<p>Logical date {escape(pd.Timestamp(first['logical_date']).strftime('%Y-%m-%d %H:%M %Z'))}, hardware <b>{escape(label)}</b>, "
+                    f"scale <b>{escape(scale)}</b>, {len(run)} measurements, engines: "
+                    f"{', '.join(escape(e) for e in sorted(run['engine_id'].unique(), key=natural_key))}."
+                    + (f" {' · '.join(links)}." if links else "")
+                    + (f" Other hardware labels in the dataset: {', '.join(map(escape, others))}." if others else "") + "</p>")
+        body.append(failures_box(vrun))
+        body.append("<nav class='toc'><a href='#scorecard'>Scorecard</a>" + "".join(f"<a href='#suite-{escape(s)}'>{escape(s)}</a>" for s in suites)
+                    + "<a href='#sanity'>Sanity</a><a href='#environment'>Environment</a><a href='#runs'>Runs</a></nav>")
+        scores = scorecard(lib.reproduction, ds, label, chosen, [s for s in suites if s in lib.reproduction])
+        body.append(scorecard_section(root, scores, chosen))
+        by_suite = {s.suite: s for s in scores}
+        for suite in suites:
             try:
                 headline = tuple(get_suite(suite).headline)
             except (KeyError, ConfigError):  # rows of a suite this checkout does not know
                 headline = ()
-            body.append(f"<h2>Suite {escape(suite)}</h2>")
-            if suite in lib.seeds:
-                body.append(seed_section(suite, lib.seeds[suite], srun))
-            body.append(findings_section(suite, lib.reproduction.get(suite), vrun, srun))
-            body.append(headline_section(suite, headline, srun))
-            body.append(trends_section(suite, headline, hist[hist["suite"] == suite]))
-            body.append(drift_section(suite, vrun))
-        body.append(sanity_section(vrun))
+            body.append(suite_section(root, ds, suite, run, lib.seeds.get(suite), by_suite.get(suite), headline, cs))
+        body.append(sanity_section(root, vrun))
         body.append(environment_section(run))
-        runs = m[["run_id", "logical_date", "hardware_label", "scale"]].drop_duplicates("run_id").sort_values("logical_date", ascending=False)
-        body.append("<h2>Runs in the dataset</h2><table><tr><th>run</th><th>logical date</th><th>hardware</th><th>scale</th><th>checks</th></tr>")
-        for r in runs.head(50).itertuples():
-            rv = v[v["run_id"] == r.run_id] if not v.empty else v
-            verdict = "not checked" if rv.empty else ("pass" if bool(rv["success"].all()) else "fail")
-            body.append(f"<tr><td>{escape(r.run_id)}</td><td>{escape(str(r.logical_date))}</td><td>{escape(str(r.hardware_label))}</td><td>{escape(str(r.scale))}</td>"
-                        f"<td class='{'pass' if verdict == 'pass' else ('fail' if verdict == 'fail' else 'note')}'>{verdict}</td></tr>")
-        body.append("</table>")
-    html = (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>JSON storage benchmark report</title><style>{CSS}</style></head>"
-            f"<body>{''.join(body)}<p class='note'>Built {now} from <code>{escape(str(root))}</code> by jsonbench.report.</p></body></html>")
+        body.append(runs_section(ds, chosen))
+    js = bundle(cache_dir(out_dir / ".vendor")) if cs.specs else ""
+    took = time.perf_counter() - t0
+    html = ("<!doctype html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>JSON storage benchmark report</title><style>{CSS}</style></head><body>{''.join(body)}"
+            f"<p class='note'>Built {now} in {took:.1f} s from <code>{escape(str(root))}</code> by jsonbench.report; "
+            f"{len(cs.specs)} charts (Vega-Lite via Altair, rendered offline).</p>"
+            + (f"<script>{js}</script><script>{RENDER_JS}</script>" if js else "") + "</body></html>")
     target = out_dir / "index.html"
     tmp = out_dir / ".index.html.tmp"
     tmp.write_text(html, encoding="utf-8")
     tmp.replace(target)
+    log.info("report: %s (%d charts, %.1f s)", target, len(cs.specs), took)
     return target

@@ -1,0 +1,88 @@
+"""The report opened in a real browser (Debian's chromium, installed by ./bin/setup), with no network.
+
+The page is built from checked runs (tests/unit/report_synth.py), opened headless in a network
+namespace without any network when ``unshare --net`` is allowed (so a chart that needed a CDN
+would not draw), and checked after its JavaScript ran: the scorecard is the first section and the
+first thing on screen, every chart placeholder holds an SVG drawn by Vega, none failed. A
+screenshot is kept (``JSONBENCH_SCREENSHOT_DIR``, default the test's temporary folder) for a person
+to look at. Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+from report_synth import build_once  # noqa: E402
+
+from jsonbench.report import build_report  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+
+if CHROMIUM is None:
+    if os.environ.get("CI"):
+        pytest.fail("chromium is missing: ./bin/setup installs it (apt-get install chromium)", pytrace=False)
+    pytestmark = pytest.mark.skip(reason="chromium not installed (./bin/setup installs it as root)")
+
+
+def _offline_prefix() -> list[str]:
+    """``unshare --net`` when this user may make a network namespace (root may): the browser then has no network at all."""
+    if shutil.which("unshare") and subprocess.run(["unshare", "--net", "true"], capture_output=True).returncode == 0:
+        return ["unshare", "--net"]
+    return []
+
+
+def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"  # a fresh profile for every start
+    assert CHROMIUM is not None
+    return subprocess.run([*_offline_prefix(), CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=30000", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    results = tmp_path_factory.mktemp("browser") / "results"
+    build_once(results, runs=4, docs_for_last=True)
+    return build_report(results)
+
+
+def test_scorecard_on_top_and_every_chart_drawn(report: Path, tmp_path: Path) -> None:
+    res = _chromium(tmp_path, "--dump-dom", report.as_uri())
+    dom = res.stdout
+    assert "<html" in dom, res.stderr[-3000:]
+    # The DOM after the page's JavaScript ran: every chart placeholder was drawn by Vega into an SVG.
+    charts = re.findall(r'<div class="vl[^"]*" id="chart-\d+"[^>]*>', dom)
+    assert len(charts) >= 7
+    assert all('data-rendered="1"' in c for c in charts), [c for c in charts if 'data-rendered="1"' not in c]
+    drawn = re.findall(r'<div class="vl[^"]*" id="chart-\d+"[^>]*>\s*<svg[^>]*class="marks"', dom)
+    assert len(drawn) == len(charts)
+    assert "could not be drawn:" not in dom.split("<script>", 1)[0]
+    # Vega drew real marks: the trend of the planted regression has its change point rule and points.
+    assert dom.count('role-mark') > 50 and "mark-rule" in dom
+    # The scorecard comes before anything else on the page.
+    body = dom[dom.index("<body"):]
+    first = re.search(r"<(section|table|div class=\"vl)", body)
+    assert first is not None and body[first.start():].startswith('<section id="scorecard">')
+    assert body.index('<table class="scorecard">') < body.index('id="chart-0"')
+
+
+def test_screenshot_shows_the_scorecard_first(report: Path, tmp_path: Path) -> None:
+    folder = Path(os.environ.get("JSONBENCH_SCREENSHOT_DIR") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    shot = folder / "report-top.png"
+    res = _chromium(tmp_path, "--window-size=1400,1000", "--hide-scrollbars", f"--screenshot={shot}", report.as_uri())
+    assert shot.is_file() and shot.stat().st_size > 20_000, res.stderr[-3000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The whole page too (charts included), for a person to look at.
+    full = folder / "report-full.png"
+    _chromium(tmp_path, "--window-size=1400,6000", "--hide-scrollbars", f"--screenshot={full}", report.as_uri())
+    assert full.is_file() and full.stat().st_size > shot.stat().st_size
