@@ -36,13 +36,26 @@ NOISY = {"update_time": 0.08, "update_wall_time": 0.1, "load_time": 0.1, "wal_by
 Tamper = Callable[[str, str, list[Measurement]], list[Measurement]]
 
 
-def measurements(workload: str, rng: random.Random, reps: int = 2) -> list[Measurement]:
-    """Every metric of one workload, ``reps`` samples each, with seeded noise on the noisy ones."""
+#: The deterministic counts of seed 004 at 5,000 rows (laptop and full): the seed's own HOT counts.
+LAPTOP_HOT = {"rel_small": 1122, "json_small": 1110, "rel_big": 1096, "json_big": 1096, "json_big_idx": 0}
+
+
+def measurements(workload: str, rng: random.Random, reps: int = 2, scale: str = "smoke") -> list[Measurement]:
+    """Every metric of one workload, ``reps`` samples each, with seeded noise on the noisy ones.
+
+    At ``smoke`` (500 rows) the counts of a real smoke run; at ``laptop`` (5,000 rows) the seed's,
+    with the TOAST growth of ten times as many updated documents.
+    """
     base = dict(SMOKE[workload])
-    base.update(n_tup_upd=250, n_dead_tup=250, rows_updated=250, index_bytes_before=32_768,
+    updated = 250
+    if scale != "smoke":
+        updated = 2500
+        base["n_tup_hot_upd"] = LAPTOP_HOT[workload]
+        base["toast_bytes_after"] = base["toast_bytes_before"] + 10 * (base["toast_bytes_after"] - base["toast_bytes_before"])
+    base.update(n_tup_upd=updated, n_dead_tup=updated, rows_updated=updated, index_bytes_before=32_768,
                 index_bytes_after=57_344 if workload == "json_big_idx" else 40_960)
     base["toast_growth"] = base["toast_bytes_after"] - base["toast_bytes_before"]
-    base["hot_share"] = base["n_tup_hot_upd"] / 250
+    base["hot_share"] = base["n_tup_hot_upd"] / updated
     out = []
     for metric, unit in METRICS:
         noise = NOISY.get(metric, 0.0)
@@ -63,7 +76,7 @@ def stage_and_publish(cells: list[Cell], seed: int = 0, tamper: Tamper | None = 
                                                "data_checksums": True, "settings": {"shared_buffers": "128MB"}})
         staging.write_workload(WorkloadRecord(cell, SETUP_RECORD, [], {"load": 0.1}, "2026-11-29T02:00:00+00:00", "2026-11-29T02:00:01+00:00"))
         for workload in SMOKE:
-            ms = measurements(workload, rng)
+            ms = measurements(workload, rng, scale=cell.scale)
             if tamper:
                 ms = tamper(cell.engine_id, workload, ms)
             staging.write_workload(WorkloadRecord(cell, workload, ms, {"measure": 0.1}, "2026-11-29T02:00:01+00:00", "2026-11-29T02:00:02+00:00"))

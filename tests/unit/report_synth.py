@@ -36,7 +36,11 @@ def make_cells_for(results_dir: Path, scale: str = "smoke") -> Callable[..., lis
 
 
 def plant_change_point(results_dir: Path, run: dict[str, Any], engine_id: str, workload: str, metric: str, at_run: str) -> None:
-    """Add a change point (contract 6 shape) to one drift row of ``run``'s stored validations."""
+    """Add a change point (contract 6 shape) to one drift row of ``run``'s stored validations, judged drift.
+
+    What Otava says of a doubled WAL volume once the history is long enough (it needs ``min_history``
+    quiet earlier runs; these few synthetic nights are not), written where the report reads it.
+    """
     import pyarrow as pa
 
     from jsonbench.dataset.publish import VALIDATIONS, partition_dir, read_dataset, replace_run
@@ -51,6 +55,7 @@ def plant_change_point(results_dir: Path, run: dict[str, Any], engine_id: str, w
             d["change_points"] = [{"run_id": at_run, "logical_date": at_run.split("__", 1)[1], "metric_before": 6.05e6,
                                    "metric_after": 1.21e7, "relative_change": 1.0, "pvalue": 0.001}]
             r["details"] = json.dumps(d)
+            r["verdict"], r["success"] = "drift", False
     replace_run(partition_dir(results_dir, VALIDATIONS, run["hardware_label"], run["logical_date"], run["run_id"]),
                 pa.Table.from_pylist(rows, schema=VALIDATION_SCHEMA))
 

@@ -45,6 +45,13 @@ def test_views_open_in_one_line_from_anywhere(results: Path, tmp_path: Path, mon
     assert vtypes["run_date"] == "DATE" and vtypes["success"] == "BOOLEAN"
 
 
+def _findings_per_run() -> int:
+    """Reproduction rows of one synthetic run: every large_document_update finding on both engines."""
+    from jsonbench.checks.library import load_library
+
+    return len(load_library().reproduction["large_document_update"]["findings"]) * 2
+
+
 def test_latest_run_runs_findings_and_change_points(results: Path) -> None:
     con = _open(views.refresh(results))
     latest = con.execute("SELECT DISTINCT hardware_label, engine_id, run_id FROM latest_run ORDER BY engine_id").fetchall()
@@ -56,9 +63,13 @@ def test_latest_run_runs_findings_and_change_points(results: Path) -> None:
     f = con.execute("SELECT finding, engine_id, scale, seed_value, band_min, band_max, verdict, data_docs_page FROM findings "
                 "WHERE run_id = 'scheduled__2026-11-05T02:00:00+00:00' AND finding = 'big_document_jsonb_update_slowdown' ORDER BY engine_id").fetchall()
     assert [r[1] for r in f] == ["postgres-16", "postgres-17"]
-    assert all(r[2] == "smoke" and r[3] == pytest.approx(136.25) and r[4] == 15 and r[6] == "pass" for r in f)
+    from jsonbench.checks.library import load_library
+
+    findings = load_library().reproduction["large_document_update"]["findings"]
+    band = next(x for x in findings if x["id"] == "big_document_jsonb_update_slowdown")["bands"]["smoke"]
+    assert all(r[2] == "smoke" and r[3] == pytest.approx(136.25) and r[4] == band["min"] and r[5] == band["max"] and r[6] == "pass" for r in f), f
     per_run = con.execute("SELECT run_id, count(*) FROM findings GROUP BY ALL ORDER BY ALL").fetchall()
-    assert [n for _, n in per_run] == [16] * 5  # 8 findings x 2 engines per run
+    assert [n for _, n in per_run] == [len(findings) * 2] * 5  # every finding x 2 engines per run
     cp = con.execute("SELECT engine_id, workload, metric, run_id, relative_change, pvalue, judged_in_run FROM change_points").fetchall()
     assert cp == [("postgres-17", "json_big", "wal_bytes", "scheduled__2026-11-05T02:00:00+00:00", 1.0, 0.001, "scheduled__2026-11-05T02:00:00+00:00")]
 
@@ -86,7 +97,7 @@ def test_moved_folder_says_where_it_is(results: Path, tmp_path: Path) -> None:
         with pytest.raises(duckdb.Error):
             con.execute("SELECT count(*) FROM measurements").fetchone()
         con.execute(f"SET VARIABLE {views.ROOT_VARIABLE} = '{moved}'")
-        assert con.execute("SELECT count(*) FROM findings").fetchone()[0] == 80
+        assert con.execute("SELECT count(*) FROM findings").fetchone()[0] == _findings_per_run() * 5
     finally:
         hidden.rename(results)
 
@@ -97,7 +108,7 @@ def test_empty_results_and_in_memory_connect(tmp_path: Path, results: Path) -> N
     assert con.execute("SELECT count(*) FROM latest_run").fetchone()[0] == 0
     assert con.execute("SELECT count(*) FROM findings").fetchone()[0] == 0
     mem = views.connect(results)
-    assert mem.execute("SELECT count(*) FROM validations WHERE check_kind = 'reproduction'").fetchone()[0] >= 80
+    assert mem.execute("SELECT count(*) FROM validations WHERE check_kind = 'reproduction'").fetchone()[0] >= _findings_per_run() * 5
     assert not list(results.glob(".jsonbench.duckdb.tmp-*"))
 
 
