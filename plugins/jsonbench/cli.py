@@ -112,7 +112,8 @@ def run_dag(conf: dict[str, Any], log_path: Path | None = None, quiet: bool = Fa
     log_dir = Path(os.environ.get("AIRFLOW_HOME", paths.PROJECT_ROOT / ".airflow")) / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_path or log_dir / f"dags-test-{time.strftime('%Y%m%dT%H%M%S')}.log"
-    argv = ["airflow", "dags", "test", DAG_ID, "-c", json.dumps(conf)] + ([logical_date] if logical_date else [])
+    # The logical date (a resume) goes right after the DAG id: `dags test` takes no positional after its options.
+    argv = ["airflow", "dags", "test", DAG_ID, *([logical_date] if logical_date else []), "-c", json.dumps(conf)]
     if not quiet:
         print(f"running {DAG_ID} with {json.dumps(conf)}; full log: {log_path}\n{table}", flush=True)
     t0 = time.perf_counter()

@@ -90,7 +90,7 @@ def _env(home: Path, port: int, scratch: Path) -> dict[str, str]:
             "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "30",
-            "AIRFLOW__SCHEDULER__MIN_FILE_PROCESS_INTERVAL": "30",
+            "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "300",
             "JSONBENCH_SCHEDULE": "none",
             "JSONBENCH_SCRATCH_DIR": str(scratch),
             "JSONBENCH_HOST_LOCK_DIR": str(scratch / ".host-lease"),

@@ -216,6 +216,8 @@ def provision(planned: dict[str, Any], cell_id: str) -> dict[str, Any]:
     try:
         staging = Staging(cell.run.results_dir, cell.run.run_id)
         facts = engine.facts(handle)
+        # The machine the engine runs on, read here on the benchmark worker (the plan may run elsewhere).
+        facts["host"] = hostfacts.host_facts()
         staging.write_engine(cell_id, facts)
         log.info("%s: %s %s (%s), checksums %s", cell_id, cell.family, facts.get("version"), facts.get("build"), facts.get("data_checksums"))
         with engine.session(handle) as session, _resources(engine, handle) as peaks:

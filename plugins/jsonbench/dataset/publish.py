@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from jsonbench import hostload
-from jsonbench.cell import Cell, RunRef
+from jsonbench.cell import Cell, HostFacts, RunRef
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.schema import MEASUREMENT_SCHEMA, VALIDATION_SCHEMA, run_key
 from jsonbench.dataset.read import MEASUREMENTS, VALIDATIONS, DamagedFile, DatasetRead, read_dataset, read_dataset_report
@@ -43,8 +43,12 @@ CELL_RECORD = "_cell"
 
 
 def _base_row(run: RunRef, cell: Cell, facts: dict[str, Any]) -> dict[str, Any]:
-    """The columns every row of one cell shares (run, host, engine, scale, settings)."""
-    host = run.host
+    """The columns every row of one cell shares (run, host, engine, scale, settings).
+
+    The host is the one the cell's provision recorded (the benchmark worker that ran the engine),
+    not the one that planned the run, which in a multi-host deployment is another machine.
+    """
+    host = HostFacts.from_json(facts["host"]) if facts.get("host") else run.host
     return {
         "run_id": run.run_id,
         "logical_date": _ts(run.logical_date),
