@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from jsonbench.engines.sqlite_venv import check_versions, failure_note, python_of, stamp, venv_dir, venv_ready
+from jsonbench.engines.sqlite_venv import STAMP, check_versions, failure_note, python_of, stamp, venv_dir, venv_ready
 from jsonbench.errors import BenchmarkError, EngineUnavailable
 from jsonbench.matrix import Matrix, load_matrix
 
