@@ -1,2 +1,0 @@
-SELECT (SELECT avg(pg_column_size(data))::float8 FROM fat_doc),
-       (SELECT avg(pg_column_size(description))::float8 FROM fat_rel)
