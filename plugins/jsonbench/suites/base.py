@@ -35,7 +35,9 @@ measurements (an update) are never retried: their rows are published marked ``qu
 
 **Adding a suite** (nothing else needs to change):
 
-1. a module (or package) with a :class:`Suite` subclass;
+1. a module (or package) with a :class:`Suite` subclass, importable wherever the DAG is parsed and
+   its tasks run (inside ``plugins/jsonbench/suites/`` or anywhere on ``PYTHONPATH``); its
+   workloads are a static tuple (read at DAG parse time: importing the module must be cheap);
 2. its SQL in ``include/sql/<name>/``;
 3. its expectations: ``include/expectations/<name>.reproduction.json`` (and ``.seed.json``,
    optionally ``.sanity.json``, ``.drift.json``);
