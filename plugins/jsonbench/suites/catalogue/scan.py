@@ -28,6 +28,7 @@ import statistics
 from typing import TYPE_CHECKING
 
 from jsonbench.sqlfiles import compose, load_sql
+from jsonbench.suites.base import MEASURE
 from jsonbench.suites.catalogue.helpers import NAME, is_full_scan, plan_shape, prewarm, workers_launched, workers_planned
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def run(ctx: Ctx) -> None:
                 ctx.record("workers_planned", "workers", float(workers_planned(plan)), variant=variant, extra={"plan": plan_shape(plan)})
                 ctx.record("full_scan_plan", "bool", 1.0 if is_full_scan(plan, table) else 0.0, variant=variant)
                 groups = len(s.execute(query))  # warm-up, and the result's size
-                times = [ctx.timed(lambda query=query: s.execute(query), "measure", retry_disturbed=True) for _ in range(runs)]
+                times = [ctx.timed(lambda query=query: s.execute(query), MEASURE, retry_disturbed=True) for _ in range(runs)]
                 launched = workers_launched(s.explain(query, analyze=True, timing=False)["Plan"])
                 ctx.record("workers_launched", "workers", float(launched), variant=variant, extra={**limits, "host_cores": os.cpu_count()})
                 ctx.record("scan_time", "ms", times, variant=variant, extra={"retried_windows": ctx.retries})

@@ -50,12 +50,16 @@ def stock_sum(ctx: Ctx, design: str, table: str) -> int:
     return int(ctx.session.query_file(NAME, f"stock_sum_{design}", table=table)[0][0])
 
 
-def measure_run(ctx: Ctx, design: str, sync: str, clients: int, length: dict[str, float], expected_tps: float | None = None) -> tuple[UpdateRun, int, int]:
-    """One run on a fresh copy: returns the run, the copy's stock offset before it and the stock it added."""
+def measure_run(ctx: Ctx, design: str, sync: str, clients: int, length: dict[str, float], expected_tps: float | None = None,
+                reference: int | None = None) -> tuple[UpdateRun, int, int]:
+    """One run on a fresh copy: returns the run, the copy's stock offset before it and the stock it added.
+
+    ``reference`` is the shared table's stock sum (computed when not given).
+    """
     table = copy_table(design)
     fresh_copy(ctx, design)
     start = stock_sum(ctx, design, table)
-    offset = start - stock_sum(ctx, design, f"products_{design}")
+    offset = start - (stock_sum(ctx, design, f"products_{design}") if reference is None else reference)
     run = update_run(ctx, f"upd_{design}", table, clients, length, {"products": int(ctx.scale["products"])}, f"-c synchronous_commit={sync}", expected_tps)
     return run, offset, stock_sum(ctx, design, table) - start
 
@@ -65,12 +69,13 @@ def run(ctx: Ctx) -> None:
     length = run_length(ctx, "update")
     samples = {f"{d}_sync_{s}": PgbenchSamples() for d in DESIGNS for s in SYNCS}
     starts: dict[str, dict[str, list[Any]]] = {v: {"start_stock_offset": [], "stock_added": [], "disturbed": []} for v in samples}
+    reference = {design: stock_sum(ctx, design, f"products_{design}") for design in DESIGNS}
     try:
         for _ in range(int(ctx.scale["pgbench_repetitions"])):
             for design in DESIGNS:
                 for sync in SYNCS:
                     variant = f"{design}_sync_{sync}"
-                    upd, offset, added = measure_run(ctx, design, sync, clients, length, samples[variant].last_tps())
+                    upd, offset, added = measure_run(ctx, design, sync, clients, length, samples[variant].last_tps(), reference[design])
                     upd.add_to(samples[variant])
                     starts[variant]["start_stock_offset"].append(offset)
                     starts[variant]["stock_added"].append(added)
