@@ -27,8 +27,10 @@ One workload per shape. For each layout (compact, pretty) it records, with varia
   (one key of every document: ``first``, or element 0 of the array; json has no setter, so its
   documents go through jsonb and back, as an application's SQL would have to) and, for jsonb,
   ``gin_build_time`` (default ``jsonb_ops``; json has no GIN operator class and records it as not
-  applicable), each on freshly loaded data per repetition: the median of the run's repetitions
-  (the seed used 3; the ``full`` profile's repetitions are the matrix's);
+  applicable), each on freshly loaded data per repetition: the median of ``load_repetitions``
+  repetitions when the scale gives it (``full``: 3, the seed's "median of three"; at 1,000,000
+  small documents each repetition reloads every table, and the run's 7 would more than double the
+  suite's time for no figure the seed has), else of the run's repetitions;
 * ratios measured within the run, which the reproduction checks read: ``read_speedup``
   (json / jsonb read time), ``datum_size_ratio`` (jsonb / json before compression),
   ``table_size_ratio_pglz`` and ``table_size_ratio_lz4`` (jsonb / json table size).
@@ -181,17 +183,20 @@ class JsonVsJsonb(Suite["PostgresSession"]):
     def estimate(self, cell: Cell) -> CellCost:
         """Six shapes, each loaded as a source and then as json and jsonb tables, one at a time.
 
-        Bytes per document (the seed's compact and pretty sizes, jsonb's larger datums) and seconds
-        per document and repetition (calibrated on the 2-core machine) per row-count parameter.
+        Bytes per document from the seed's compact and pretty sizes (jsonb's larger datums); seconds
+        per document and repetition (both layouts and types: load, reads, GIN build, update)
+        calibrated from the recorded laptop run of 2026-11-30 on the 2-core machine (272 s): about
+        0.18 ms per small document, 2 ms per medium one and 116 ms per large, flat and array trio.
         """
         p = cell.scale_params
         small, medium, large = float(p["small_rows"]), float(p["medium_rows"]), float(p["large_rows"])
         # Source (compact + pretty text) plus one table: the largest of the shapes' workloads at once.
         peak = max(2 * small * 700, medium * 9_000, large * 150_000)
         written = 2 * small * 1_500 + medium * 12_000 + 3 * large * 80_000  # per repetition, the loads of every table
-        seconds_per_rep = 2 * small * 40e-6 + medium * 250e-6 + 3 * large * 3e-3
-        seconds = cell.repetitions * seconds_per_rep + 6 * 2.0
-        return postgres_cost(cell, load_bytes=cell.repetitions * written, data_peak_bytes=peak, wal_bytes=cell.repetitions * written, clients=1, duration_s=seconds)
+        seconds_per_rep = 2 * small * 180e-6 + medium * 2e-3 + large * 116e-3
+        reps = load_repetitions(p, cell.repetitions)
+        seconds = reps * seconds_per_rep + 6 * 2.0
+        return postgres_cost(cell, load_bytes=reps * written, data_peak_bytes=peak, wal_bytes=reps * written, clients=1, duration_s=seconds)
 
     # -- one table ------------------------------------------------------------------------
 
@@ -206,7 +211,7 @@ class JsonVsJsonb(Suite["PostgresSession"]):
         reads: list[float] = []
         result: Any = None
         storage: Storage | None = None
-        for rep in range(ctx.repetitions):
+        for rep in range(load_repetitions(ctx.scale, ctx.repetitions)):
             # Fresh data every repetition: the update rewrites every row, and the index build
             # should always see the table as loaded.
             s.run_file(NAME, "create_doc", table=table, type=typ, method="pglz")
@@ -268,6 +273,12 @@ class JsonVsJsonb(Suite["PostgresSession"]):
         ctx.record("compressed_share", "ratio", st.compressed_share, variant=variant)
         ctx.record("table_bytes", "bytes", float(st.table_bytes), variant=variant)
         ctx.record("toast_bytes", "bytes", float(st.toast_bytes), variant=variant)
+
+
+def load_repetitions(scale: dict[str, Any], run_repetitions: int) -> int:
+    """How many times each table is loaded, GIN-indexed and updated: the scale's ``load_repetitions``
+    (the seed's "median of three" for load, index and update timings) or the run's repetitions."""
+    return int(scale.get("load_repetitions") or run_repetitions)
 
 
 def _rows(ctx: WorkloadContext[PostgresSession], shape: Shape) -> int:

@@ -25,21 +25,24 @@ FAT_BYTES_PER_DOC = 3 * 8400 + 4000
 WAL_BYTES_PER_PRODUCT = 3000
 WAL_BYTES_PER_FAT_DOC = 40000
 
-#: Seconds per product of each step that scales with the table (calibrated on the 2-core machine).
+#: Seconds per product of each step that scales with the table, calibrated on the 2-core reference
+#: machine from the recorded laptop run of 2026-11-30 (200,000 products, PostgreSQL 17: load 26.7 s,
+#: indexes 40.7 s for 3 rounds, update copies about 6.5 s, hybrid load about 8 s, scan 3.8 s,
+#: json_table 6.6 s) and the smoke runs (50-60 s a cell). The machine was shared and busy: upper-ish figures.
 SECONDS_PER_PRODUCT: dict[str, float] = {
-    "load": 110e-6,  # source, both designs, tags, foreign key, indexes, VACUUM ANALYZE, checks
-    "index_round": 50e-6,  # the seven index twins, built once each
-    "buffers_and_planner": 15e-6,
-    "scan": 25e-6,  # four variants, warm-up and runs, EXPLAIN ANALYZE
-    "update_copies": 45e-6,  # one doc and one rel copy, with their indexes, and the stock sums
-    "hybrid_load": 80e-6,
-    "json_table_scan": 12e-6,
+    "load": 130e-6,  # source, both designs, tags, foreign key, indexes, VACUUM ANALYZE, checks
+    "index_round": 65e-6,  # the seven index twins, built once each
+    "buffers_and_planner": 10e-6,
+    "scan": 20e-6,  # four variants, warm-up and runs, EXPLAIN ANALYZE
+    "update_copy": 35e-6,  # one update copy (doc and rel on average) with its indexes, and its stock sums
+    "hybrid_load": 40e-6,
+    "json_table": 30e-6,
     "prewarm": 3e-6,
 }
-#: Seconds per 8 kB document: generation of the originals, and one working copy.
-SECONDS_PER_FAT_DOC = {"load": 400e-6, "copy": 120e-6}
+#: Seconds per 8 kB document: generation of the originals (md5 digests, TOAST), and one working copy.
+SECONDS_PER_FAT_DOC = {"load": 1.5e-3, "copy": 0.3e-3}
 #: Fixed seconds per pgbench run (connections, CHECKPOINT, statistics flush, parsing).
-PER_RUN_S = 1.5
+PER_RUN_S = 0.5
 
 
 def estimate(cell: Cell) -> CellCost:
@@ -57,9 +60,9 @@ def estimate(cell: Cell) -> CellCost:
         + prewarm + reps * 9 * read_s  # reads
         + prewarm + k["buffers_and_planner"] * products  # buffers and planner
         + prewarm + k["scan"] * products * int(p.get("scan_runs", 5)) / 5
-        + reps * 2 * (k["update_copies"] * products + 2 * update_s)  # updates: 4 runs per repetition, each on a fresh copy
-        + SECONDS_PER_FAT_DOC["load"] * fat + reps * 2 * (SECONDS_PER_FAT_DOC["copy"] * fat + 2 * update_s)  # fat_update
-        + prewarm + k["json_table_scan"] * products + cell.repetitions * int(p.get("point_loops", 200)) * 2 * 0.3e-3
+        + reps * 4 * (k["update_copy"] * products + update_s)  # updates: 4 runs per repetition, each on a fresh copy
+        + SECONDS_PER_FAT_DOC["load"] * fat + reps * 2 * (SECONDS_PER_FAT_DOC["copy"] * fat + 2 * update_s)  # fat_update: copy, update, read
+        + prewarm + k["json_table"] * products
         + reps * (k["hybrid_load"] * products + update_s)
     )
     shared = SHARED_BYTES_PER_PRODUCT * products
