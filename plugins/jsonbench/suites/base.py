@@ -69,8 +69,9 @@ MEASURE = "measure"
 #: The phase of data loads (counts as work in the overhead report, not sampled).
 LOAD = "load"
 #: A disturbed measure window is taken again (once) only when it lasted at most this long (seconds):
-#: repeating a short read is cheap, repeating a long one would double the run for little.
-RETRY_MAX_S = 30.0
+#: repeating a short read is cheap; repeating a long one (a 20 s pgbench run at ``full``) would
+#: double the run on a busy machine for little, so those rows are marked instead.
+RETRY_MAX_S = 10.0
 
 
 @dataclass(frozen=True)
