@@ -165,52 +165,26 @@ def fat_update_handcheck(engine_id: str = "postgres-17", scale: str = "laptop", 
     """
     import tempfile
 
-    from jsonbench import pgbench, tasks
+    from jsonbench import tasks
     from jsonbench.cell import Cell
-    from jsonbench.dataset.staging import Staging
-    from jsonbench.pgbench_overhead import by_hand
     from jsonbench.suites.catalogue import NAME as CATALOGUE
-    from jsonbench.suites.catalogue import fat_update
 
     with tempfile.TemporaryDirectory(prefix="jsonbench-fat-handcheck-") as results:
         planned = tasks.plan({"engines": [engine_id], "suites": [CATALOGUE], "scale": scale, "results_dir": results}, f"fat-handcheck-{time.time_ns()}", None)
         cell = Cell.from_json(planned["cells"][0])
+        if not cell.scale_params.get("update_seconds") or cell.scale_params.get("update_transactions"):
+            raise SystemExit(f"the {scale} profile runs updates for a number of transactions, not seconds: compare at laptop or full")
         engine = engine_for(cell)
         handle_json = tasks.provision(planned, cell.cell_id)
-        handle = engine.load_handle(handle_json)
         matrix: dict[str, list[float]] = {"doc": [], "rel": []}
         hand: dict[str, list[float]] = {"doc": [], "rel": []}
         per_round: list[tuple[float, float]] = []
         try:
-            facts = engine.facts(handle)
-            reps = int(cell.scale_params["pgbench_repetitions"])
-            clients = pgbench.machine_clients(int(cell.scale_params.get("clients", 4)))
-            seconds = cell.scale_params.get("update_seconds")
+            facts = engine.facts(engine.load_handle(handle_json))
             for i in range(rounds):
                 got: dict[str, dict[str, list[float]]] = {}
                 for side in (("matrix", "hand") if i % 2 == 0 else ("hand", "matrix")):
-                    if side == "matrix":
-                        tasks.run_workload(planned, cell.cell_id, handle_json, "fat_update")
-                        rec = [r for r in Staging(results, cell.run.run_id).records(cell.cell_id) if r.workload == "fat_update"][-1]
-                        got["matrix"] = {m.variant: list(m.samples) for m in rec.measurements if m.metric == "tps" and m.variant in ("doc", "rel")}
-                    else:
-                        with engine.session(handle) as session:
-                            ctx = WorkloadContext(cell=cell, session=session, workload="fat_update_by_hand")
-                            fat_update.load_base(ctx)
-                            runs: dict[str, list[float]] = {"doc": [], "rel": []}
-                            try:
-                                for _ in range(reps):
-                                    for design in ("doc", "rel"):
-                                        fat_update.fresh_copy(ctx, design)
-                                        session.checkpoint()
-                                        assert session.pgbench is not None
-                                        if seconds:
-                                            runs[design].append(by_hand(session.pgbench, session.pgbench_env, f"upd_fat_{design}", clients, int(seconds),
-                                                                        {"rows": int(cell.scale_params["fat_docs"])}, fat_update.OPTIONS))
-                                        session.run_file(CATALOGUE, "drop_table", table=fat_update.table(design))
-                            finally:
-                                fat_update.drop(ctx)
-                            got["hand"] = runs
+                    got[side] = _fat_matrix_side(planned, cell, handle_json) if side == "matrix" else _fat_hand_side(cell, engine, handle_json)
                 for design in ("doc", "rel"):
                     matrix[design] += got["matrix"][design]
                     hand[design] += got["hand"][design]
@@ -218,8 +192,9 @@ def fat_update_handcheck(engine_id: str = "postgres-17", scale: str = "laptop", 
         finally:
             tasks.teardown(planned, cell.cell_id, handle_json)
 
-    lines = [f"8 kB document update (catalogue fat_update) on PostgreSQL {facts['version']} ({facts['build']}), {scale}: {cell.scale_params['fat_docs']} documents, "
-             f"{clients} clients, {seconds} s runs, {reps} repetitions x {rounds} rounds; matrix task vs pgbench by hand, fresh copies on both sides"]
+    p = cell.scale_params
+    lines = [f"8 kB document update (catalogue fat_update) on PostgreSQL {facts['version']} ({facts['build']}), {scale}: {p['fat_docs']} documents, "
+             f"{p.get('update_seconds')} s runs, {p['pgbench_repetitions']} repetitions x {rounds} rounds; matrix task vs pgbench by hand, fresh copies on both sides"]
     lines.append(f"  {'design':<8}{'matrix tps (runs)':>40}  {'hand tps (runs)':>40}  {'matrix/hand':>11}")
     for design in ("doc", "rel"):
         m, h = statistics.median(matrix[design]), statistics.median(hand[design])
@@ -227,6 +202,43 @@ def fat_update_handcheck(engine_id: str = "postgres-17", scale: str = "laptop", 
     paired = statistics.median(a / b for a, b in per_round)
     lines.append(f"  doc, median of per-round ratios: {paired:.3f} (target: within 5 % of 1)")
     return "\n".join(lines)
+
+
+def _fat_matrix_side(planned: dict[str, Any], cell: Any, handle_json: dict[str, Any]) -> dict[str, list[float]]:
+    """The fat_update task as the DAG runs it; its staged tps per design."""
+    from jsonbench import tasks
+    from jsonbench.dataset.staging import Staging
+
+    tasks.run_workload(planned, cell.cell_id, handle_json, "fat_update")
+    rec = [r for r in Staging(cell.run.results_dir, cell.run.run_id).records(cell.cell_id) if r.workload == "fat_update"][-1]
+    return {m.variant: list(m.samples) for m in rec.measurements if m.metric == "tps" and m.variant in ("doc", "rel")}
+
+
+def _fat_hand_side(cell: Any, engine: Any, handle_json: dict[str, Any]) -> dict[str, list[float]]:
+    """As many hand runs per design as the workload's repetitions, each on a fresh copy after a CHECKPOINT."""
+    from jsonbench import pgbench
+    from jsonbench.pgbench_overhead import by_hand
+    from jsonbench.suites.catalogue import NAME as CATALOGUE
+    from jsonbench.suites.catalogue import fat_update
+
+    p = cell.scale_params
+    clients = pgbench.machine_clients(int(p.get("clients", 4)))
+    runs: dict[str, list[float]] = {"doc": [], "rel": []}
+    with engine.session(engine.load_handle(handle_json)) as session:
+        ctx = WorkloadContext(cell=cell, session=session, workload="fat_update_by_hand")
+        fat_update.load_base(ctx)
+        try:
+            for _ in range(int(p["pgbench_repetitions"])):
+                for design in ("doc", "rel"):
+                    fat_update.fresh_copy(ctx, design)
+                    session.checkpoint()
+                    assert session.pgbench is not None, "this engine's sessions have no pgbench"
+                    runs[design].append(by_hand(session.pgbench, session.pgbench_env, f"upd_fat_{design}", clients, int(p.get("update_seconds") or 1),
+                                                {"rows": int(p["fat_docs"])}, fat_update.OPTIONS))
+                    session.run_file(CATALOGUE, "drop_table", table=fat_update.table(design))
+        finally:
+            fat_update.drop(ctx)
+    return runs
 
 
 def _render_catalogue(name: str, products: int) -> str:

@@ -96,7 +96,7 @@ def _hybrid() -> Script:
     def pipeline(ctx: Ctx, clients: int, seconds: int, last: float | None) -> pgbench.PgbenchResult:
         hybrid.fresh_table(ctx)
         defines = {"products": int(ctx.scale["products"])}
-        return update_run(ctx, "upd_hybrid", hybrid.TABLE, clients, {"seconds": seconds}, defines, "-c synchronous_commit=off", last).result
+        return update_run(ctx, "upd_hybrid", hybrid.TABLE, clients, {"seconds": seconds}, defines, "-c synchronous_commit=off", last, fpi=False).result
 
     return Script("upd_hybrid", hybrid.fresh_table, pipeline, lambda ctx: {"products": int(ctx.scale["products"])}, options="-c synchronous_commit=off",
                   cleanup=lambda ctx: ctx.session.run_file(NAME, "drop_hybrid"))

@@ -65,7 +65,7 @@ def drop(ctx: Ctx) -> None:
 
 def measure_update(ctx: Ctx, design: str, clients: int, length: dict[str, float], expected_tps: float | None = None) -> UpdateRun:
     """The update run on the current working copy (CHECKPOINT, pgbench, WAL, counters)."""
-    return update_run(ctx, f"upd_fat_{design}", table(design), clients, length, {"rows": int(ctx.scale["fat_docs"])}, OPTIONS, expected_tps)
+    return update_run(ctx, f"upd_fat_{design}", table(design), clients, length, {"rows": int(ctx.scale["fat_docs"])}, OPTIONS, expected_tps, fpi=False)
 
 
 def run(ctx: Ctx) -> None:

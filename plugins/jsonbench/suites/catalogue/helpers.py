@@ -278,13 +278,14 @@ class UpdateRun:
 
 
 def update_run(ctx: Ctx, script: str, table: str, clients: int, length: Mapping[str, float], defines: Mapping[str, Any], options: str | None,
-               expected_tps: float | None = None, run: Callable[[], pgbench.PgbenchResult] | None = None) -> UpdateRun:
+               expected_tps: float | None = None, run: Callable[[], pgbench.PgbenchResult] | None = None, fpi: bool = True) -> UpdateRun:
     """CHECKPOINT, run an update script in a measure window, then WAL per update, FPI share and HOT counts of ``table``.
 
     WAL is the difference of the insert position around the run (:meth:`PostgresSession.insert_lsn`:
     with synchronous_commit off the write position can lag behind a short run). An update run is
     destructive, so a disturbed window is not retried: the row is marked. ``run`` replaces the
-    pipeline's pgbench call (the hand-run comparison passes the seed's own command line).
+    pipeline's pgbench call (the hand-run comparison passes the seed's own command line). ``fpi``
+    False skips the full-page-image share (it reads the run's whole WAL range back).
     """
     s = ctx.session
     before = s.table_stats(table)
@@ -295,7 +296,8 @@ def update_run(ctx: Ctx, script: str, table: str, clients: int, length: Mapping[
     end = s.insert_lsn()
     wal = float(s.wal_bytes_between(start, end))
     after = s.table_stats(table, expect_updates=before.n_tup_upd + res.processed)
-    return UpdateRun(res, wal, after.n_tup_upd - before.n_tup_upd, after.n_tup_hot_upd - before.n_tup_hot_upd, fpi_share(ctx, start, end), win.disturbed)
+    share = fpi_share(ctx, start, end) if fpi else math.nan
+    return UpdateRun(res, wal, after.n_tup_upd - before.n_tup_upd, after.n_tup_hot_upd - before.n_tup_hot_upd, share, win.disturbed)
 
 
 def fpi_share(ctx: Ctx, start: str, end: str) -> float:

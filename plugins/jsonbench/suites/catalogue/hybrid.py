@@ -38,7 +38,7 @@ def run(ctx: Ctx) -> None:
         for _ in range(int(ctx.scale["pgbench_repetitions"])):
             loads.append(fresh_table(ctx))
             heap.append(float(s.relation_sizes(TABLE).heap))
-            upd = update_run(ctx, "upd_hybrid", TABLE, clients, length, {"products": int(ctx.scale["products"])}, "-c synchronous_commit=off", got.last_tps())
+            upd = update_run(ctx, "upd_hybrid", TABLE, clients, length, {"products": int(ctx.scale["products"])}, "-c synchronous_commit=off", got.last_tps(), fpi=False)
             upd.add_to(got, fpi=False)
     finally:
         s.run_file(NAME, "drop_hybrid")
