@@ -16,7 +16,11 @@ against the same server with the same clients and duration. An update script run
 on both sides, made by the same function the workload uses (a new update copy, a new copy of the
 8 kB documents, a newly loaded hybrid table). Rounds alternate which side goes first, so a drift of
 the shared machine hits both alike. Prints both tps per round, their medians, the ratio of the
-medians and the median of the per-round (paired) ratios. It is a benchmark, not a test.
+medians and the median of the per-round (paired) ratios, and pgbench's own CPU time per committed
+transaction on each side (what logging and progress add to the load generator, in CPU time, which
+other load inflates less than it slows tps, though contention for caches and cores raises it too;
+embedded and server backends, where pgbench is this process's child). It is a benchmark, not a test:
+on a shared 2-core machine run it with many rounds and read the spread.
 
 Not covered: the driver's background sampler of engine memory and disk (every 2 s, one
 ``smaps_rollup`` read per engine process and a walk of the data folder), which the matrix's tasks
@@ -26,6 +30,7 @@ add around a workload.
 from __future__ import annotations
 
 import re
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -115,26 +120,36 @@ SCRIPTS: dict[str, Script] = {
 GROUPS: dict[str, tuple[str, ...]] = {"reads": reads.SCRIPTS, "updates": ("upd_doc", "upd_rel", "upd_fat_doc", "upd_fat_rel", "upd_hybrid")}
 
 
-def by_hand(command: list[str], env: dict[str, str], script: str, clients: int, seconds: int, defines: dict[str, Any], options: str | None = None) -> float:
-    """tps of the seed's own command line (no log, no parsing beyond the ``tps`` line)."""
+def by_hand_summary(command: list[str], env: dict[str, str], script: str, clients: int, seconds: int, defines: dict[str, Any], options: str | None = None) -> dict[str, float]:
+    """pgbench's summary of the seed's own command line (no log, no progress)."""
     argv = [*command, "-n", "-c", str(clients), "-j", str(clients), "-T", str(seconds), "-f", str(sql_path(NAME, f"pgbench/{script}"))]
     for name, value in defines.items():
         argv += ["-D", f"{name}={value}"]
     res = subprocess.run(argv, capture_output=True, text=True, env=pgbench.environment(env, options), timeout=seconds + 300)
-    m = _TPS_RE.search(res.stdout)
-    if res.returncode != 0 or not m:
+    if res.returncode != 0 or not _TPS_RE.search(res.stdout):
         raise pgbench.PgbenchFailed(f"pgbench by hand failed ({res.returncode}): {res.stderr.strip()[-800:]}")
-    return float(m.group(1))
+    return pgbench.parse_summary(res.stdout)
 
 
-def hand_run(ctx: Ctx, spec: Script, clients: int, seconds: int) -> float:
-    """One hand run of a script on fresh state (the seed took a CHECKPOINT before each update run)."""
+def by_hand(command: list[str], env: dict[str, str], script: str, clients: int, seconds: int, defines: dict[str, Any], options: str | None = None) -> float:
+    """tps of the seed's own command line (no log, no parsing beyond the summary)."""
+    return by_hand_summary(command, env, script, clients, seconds, defines, options)["tps"]
+
+
+def hand_run(ctx: Ctx, spec: Script, clients: int, seconds: int) -> dict[str, float]:
+    """One hand run of a script on fresh state (the seed took a CHECKPOINT before each update run); pgbench's summary."""
     s = ctx.session
     assert s.pgbench is not None
     if spec.prepare is not None:
         spec.prepare(ctx)
         s.checkpoint()
-    return by_hand(s.pgbench, s.pgbench_env, spec.name, clients, seconds, spec.defines(ctx), spec.options)
+    return by_hand_summary(s.pgbench, s.pgbench_env, spec.name, clients, seconds, spec.defines(ctx), spec.options)
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's reaped children (pgbench, on both sides)."""
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
 
 
 def scripts_of(names: str) -> list[str]:
@@ -181,16 +196,25 @@ def _compare(ctx: Ctx, spec: Script, clients: int, seconds: int, rounds: int) ->
         spec.setup(ctx)
     piped: list[float] = []
     hand: list[float] = []
+    # pgbench's own CPU per committed transaction (µs): what the harness adds to the load generator
+    # (logging, progress), in CPU time, which other load on the machine inflates less than it slows tps.
+    piped_cpu: list[float] = []
+    hand_cpu: list[float] = []
     disturbed = 0
     try:
         for i in range(rounds):
             for side in (("pipeline", "hand") if i % 2 == 0 else ("hand", "pipeline")):
+                cpu0 = _children_cpu()
                 if side == "pipeline":
                     before = len(ctx.windows)
-                    piped.append(spec.pipeline(ctx, clients, seconds, piped[-1] if piped else None).tps)
+                    res = spec.pipeline(ctx, clients, seconds, piped[-1] if piped else None)
+                    piped.append(res.tps)
+                    piped_cpu.append((_children_cpu() - cpu0) / max(res.processed, 1) * 1e6)
                     disturbed += sum(1 for w in ctx.windows[before:] if w.quiet is False)
                 else:
-                    hand.append(hand_run(ctx, spec, clients, seconds))
+                    summary = hand_run(ctx, spec, clients, seconds)
+                    hand.append(summary["tps"])
+                    hand_cpu.append((_children_cpu() - cpu0) / max(summary.get("processed", 1), 1) * 1e6)
     finally:
         if spec.cleanup is not None:
             spec.cleanup(ctx)
@@ -198,7 +222,8 @@ def _compare(ctx: Ctx, spec: Script, clients: int, seconds: int, rounds: int) ->
     # Per-round ratios pair runs made seconds apart, so a slow spell of the shared machine cancels out.
     paired = statistics.median(a / b for a, b in zip(piped, hand, strict=True))
     return {"pipeline_tps": piped, "hand_tps": hand, "pipeline_median": p, "hand_median": h, "ratio": p / h, "paired_ratio": paired,
-            "disturbed_pipeline_windows": disturbed}
+            "disturbed_pipeline_windows": disturbed, "pipeline_client_cpu_us": piped_cpu, "hand_client_cpu_us": hand_cpu,
+            "client_cpu_ratio": statistics.median(piped_cpu) / statistics.median(hand_cpu)}
 
 
 def report(result: dict[str, Any]) -> str:
@@ -213,6 +238,8 @@ def report(result: dict[str, Any]) -> str:
         lines.append(f"  {'median':<7}{r['pipeline_median']:>14,.1f}{r['hand_median']:>14,.1f}{r['paired_ratio']:>8.3f}")
         lines.append(f"  pipeline / by hand: {r['ratio']:.3f} (medians), {r['paired_ratio']:.3f} (median of per-round ratios); "
                      f"{r['disturbed_pipeline_windows']} pipeline window(s) disturbed by other load")
+        lines.append(f"  pgbench CPU per transaction: pipeline {statistics.median(r['pipeline_client_cpu_us']):.1f} µs, by hand "
+                     f"{statistics.median(r['hand_client_cpu_us']):.1f} µs (ratio {r['client_cpu_ratio']:.3f})")
     lines.append("\n1.000 means the harness costs nothing; the pipeline adds a sampled per-transaction log (-l --sampling-rate), -P progress, "
                  "and for updates the counters read around the run")
     return "\n".join(lines)
