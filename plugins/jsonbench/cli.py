@@ -267,11 +267,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--engine", default="postgres-16")
     p.add_argument("--rows", type=int, default=5000)
     p.add_argument("--repetitions", type=int, default=3)
+    p = sub.add_parser("fat-update-handcheck", help="the catalogue's 8 kB document update as a matrix task vs pgbench by hand, same server")
+    p.add_argument("--engine", default="postgres-17")
+    p.add_argument("--scale", default="laptop")
+    p.add_argument("--rounds", type=int, default=2)
+    p = sub.add_parser("load-handcheck", help="the catalogue's load through the pipeline vs the same SQL by hand with psql, same server")
+    p.add_argument("--engine", default="postgres-17")
+    p.add_argument("--scale", default="full")
+    p.add_argument("--rounds", type=int, default=1)
     sub.add_parser("link-engines")
     sub.add_parser("install-sqlite")
-    p = sub.add_parser("pgbench-overhead", help="one catalogue pgbench script through the pipeline vs by hand, same server: both tps and their ratio")
+    p = sub.add_parser("pgbench-overhead", help="catalogue pgbench scripts through the pipeline vs by hand, same server: both tps, their ratio and the paired ratio")
     p.add_argument("--engine", default="postgres-17")
-    p.add_argument("--script", default="cb_rel", help="a catalogue read script, e.g. cb_rel, full_doc")
+    p.add_argument("--script", default="cb_rel", help="comma-separated catalogue scripts (cb_rel, upd_doc, upd_fat_doc, ...) or groups: reads, updates, all")
     p.add_argument("--seconds", type=int, default=5)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--scale", default="smoke", help="catalogue size to load (smoke, laptop, full)")
@@ -324,6 +332,16 @@ def main(argv: list[str] | None = None) -> int:
         from jsonbench.handcheck import handcheck
 
         print(handcheck(args.engine, args.rows, args.repetitions))
+        return 0
+    if args.cmd == "fat-update-handcheck":
+        from jsonbench.handcheck import fat_update_handcheck
+
+        print(fat_update_handcheck(args.engine, args.scale, args.rounds))
+        return 0
+    if args.cmd == "load-handcheck":
+        from jsonbench.handcheck import load_handcheck
+
+        print(load_handcheck(args.engine, args.scale, args.rounds))
         return 0
     if args.cmd == "link-engines":
         link_engines()

@@ -1,4 +1,9 @@
-"""Benchmark command: the large-document suite through the pipeline and by hand, on one server.
+"""Benchmark commands: suites through the pipeline and by hand, on one server.
+
+* ``handcheck`` (seed 004, below); ``fat-update-handcheck`` (the catalogue's 8 kB document update
+  as a matrix task vs the seed's pgbench command line); ``load-handcheck`` (the catalogue's load vs
+  the same SQL files in psql).
+
 
 ``python -m jsonbench.cli handcheck --engine postgres-16`` starts one embedded server, runs every
 workload of seed 004 through the suite's own code (as the DAG's tasks do), then runs the same SQL
@@ -141,3 +146,163 @@ def handcheck(engine_id: str = "postgres-16", rows: int = 5000, repetitions: int
         )
     lines.append(f"load time pipeline / by hand, median over workloads: {statistics.median(ratios):.2f} (1.00 = no harness cost)")
     return "\n".join(lines)
+
+
+# -- the catalogue: the 8 kB document update as a matrix task vs by hand, and the full load --------
+
+
+def fat_update_handcheck(engine_id: str = "postgres-17", scale: str = "laptop", rounds: int = 2) -> str:
+    """The ``fat_update`` workload run as the matrix runs it vs the seed's pgbench command line by hand.
+
+    One catalogue cell is provisioned through the driver; each round runs the workload through
+    ``tasks.run_workload`` (the real task: sampled windows, the driver's resource sampler, fresh
+    copies, CHECKPOINT, WAL, reads) and then, on the same server, the same number of hand runs:
+    a fresh copy of the originals made by the same SQL, CHECKPOINT, and ``pgbench -n -c N -j N
+    -T S -f upd_fat_<design>.sql`` with ``PGOPTIONS=-c synchronous_commit=off``, tps read from its
+    output. Rounds alternate which side goes first. Prints tps per design and side, and the ratio
+    matrix / hand (the target: within 5 % for the 8 kB document update). A benchmark, not a test.
+    """
+    import tempfile
+
+    from jsonbench import tasks
+    from jsonbench.cell import Cell
+    from jsonbench.suites.catalogue import NAME as CATALOGUE
+
+    with tempfile.TemporaryDirectory(prefix="jsonbench-fat-handcheck-") as results:
+        planned = tasks.plan({"engines": [engine_id], "suites": [CATALOGUE], "scale": scale, "results_dir": results}, f"fat-handcheck-{time.time_ns()}", None)
+        cell = Cell.from_json(planned["cells"][0])
+        if not cell.scale_params.get("update_seconds") or cell.scale_params.get("update_transactions"):
+            raise SystemExit(f"the {scale} profile runs updates for a number of transactions, not seconds: compare at laptop or full")
+        engine = engine_for(cell)
+        handle_json = tasks.provision(planned, cell.cell_id)
+        matrix: dict[str, list[float]] = {"doc": [], "rel": []}
+        hand: dict[str, list[float]] = {"doc": [], "rel": []}
+        per_round: list[tuple[float, float]] = []
+        try:
+            facts = engine.facts(engine.load_handle(handle_json))
+            for i in range(rounds):
+                got: dict[str, dict[str, list[float]]] = {}
+                for side in (("matrix", "hand") if i % 2 == 0 else ("hand", "matrix")):
+                    got[side] = _fat_matrix_side(planned, cell, handle_json) if side == "matrix" else _fat_hand_side(cell, engine, handle_json)
+                for design in ("doc", "rel"):
+                    matrix[design] += got["matrix"][design]
+                    hand[design] += got["hand"][design]
+                per_round.append((statistics.median(got["matrix"]["doc"]), statistics.median(got["hand"]["doc"])))
+        finally:
+            tasks.teardown(planned, cell.cell_id, handle_json)
+
+    p = cell.scale_params
+    lines = [f"8 kB document update (catalogue fat_update) on PostgreSQL {facts['version']} ({facts['build']}), {scale}: {p['fat_docs']} documents, "
+             f"{p.get('update_seconds')} s runs, {p['pgbench_repetitions']} repetitions x {rounds} rounds; matrix task vs pgbench by hand, fresh copies on both sides"]
+    lines.append(f"  {'design':<8}{'matrix tps (runs)':>40}  {'hand tps (runs)':>40}  {'matrix/hand':>11}")
+    for design in ("doc", "rel"):
+        m, h = statistics.median(matrix[design]), statistics.median(hand[design])
+        lines.append(f"  {design:<8}{', '.join(f'{v:,.0f}' for v in matrix[design]):>40}  {', '.join(f'{v:,.0f}' for v in hand[design]):>40}  {m / h:>11.3f}")
+    paired = statistics.median(a / b for a, b in per_round)
+    lines.append(f"  doc, median of per-round ratios: {paired:.3f} (target: within 5 % of 1)")
+    return "\n".join(lines)
+
+
+def _fat_matrix_side(planned: dict[str, Any], cell: Any, handle_json: dict[str, Any]) -> dict[str, list[float]]:
+    """The fat_update task as the DAG runs it; its staged tps per design."""
+    from jsonbench import tasks
+    from jsonbench.dataset.staging import Staging
+
+    tasks.run_workload(planned, cell.cell_id, handle_json, "fat_update")
+    rec = [r for r in Staging(cell.run.results_dir, cell.run.run_id).records(cell.cell_id) if r.workload == "fat_update"][-1]
+    return {m.variant: list(m.samples) for m in rec.measurements if m.metric == "tps" and m.variant in ("doc", "rel")}
+
+
+def _fat_hand_side(cell: Any, engine: Any, handle_json: dict[str, Any]) -> dict[str, list[float]]:
+    """As many hand runs per design as the workload's repetitions, each on a fresh copy after a CHECKPOINT."""
+    from jsonbench import pgbench
+    from jsonbench.pgbench_overhead import by_hand
+    from jsonbench.suites.catalogue import NAME as CATALOGUE
+    from jsonbench.suites.catalogue import fat_update
+
+    p = cell.scale_params
+    clients = pgbench.machine_clients(int(p.get("clients", 4)))
+    runs: dict[str, list[float]] = {"doc": [], "rel": []}
+    with engine.session(engine.load_handle(handle_json)) as session:
+        ctx = WorkloadContext(cell=cell, session=session, workload="fat_update_by_hand")
+        fat_update.load_base(ctx)
+        try:
+            for _ in range(int(p["pgbench_repetitions"])):
+                for design in ("doc", "rel"):
+                    fat_update.fresh_copy(ctx, design)
+                    session.checkpoint()
+                    assert session.pgbench is not None, "this engine's sessions have no pgbench"
+                    runs[design].append(by_hand(session.pgbench, session.pgbench_env, f"upd_fat_{design}", clients, int(p.get("update_seconds") or 1),
+                                                {"rows": int(p["fat_docs"])}, fat_update.OPTIONS))
+                    session.run_file(CATALOGUE, "drop_table", table=fat_update.table(design))
+        finally:
+            fat_update.drop(ctx)
+    return runs
+
+
+def _render_catalogue(name: str, products: int) -> str:
+    """A catalogue SQL file as a person would type it into psql."""
+    from jsonbench.suites.catalogue import NAME as CATALOGUE
+
+    text = load_sql(CATALOGUE, name).replace("%(products)s", str(products))
+    return text.strip().rstrip(";") + ";\n"
+
+
+def load_handcheck(engine_id: str = "postgres-17", scale: str = "full", rounds: int = 1) -> str:
+    """The catalogue's load through the pipeline vs the same SQL files by hand with psql, same server.
+
+    The pipeline side is the setup task itself (``tasks.provision`` runs the suite's load on a fresh
+    server; later rounds call the same load function again); the hand side drops the tables and runs
+    the same files (source, the three tables, foreign key, indexes, VACUUM ANALYZE) through one psql
+    script with ``\\timing``. Compared: the sum of the load steps on each side (the row counts and
+    the design check that follow the pipeline's load are verification, reported apart). A benchmark,
+    not a test.
+    """
+    import tempfile
+
+    from jsonbench import tasks
+    from jsonbench.cell import Cell
+    from jsonbench.dataset.staging import SETUP_RECORD, Staging
+    from jsonbench.suites.catalogue import NAME as CATALOGUE
+    from jsonbench.suites.catalogue import load as catalogue_load
+
+    step_files = [name for name, _metric, _variant in catalogue_load.STEPS]
+    pipe: list[float] = []
+    hand: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="jsonbench-load-handcheck-") as results:
+        planned = tasks.plan({"engines": [engine_id], "suites": [CATALOGUE], "scale": scale, "results_dir": results}, f"load-handcheck-{time.time_ns()}", None)
+        cell = Cell.from_json(planned["cells"][0])
+        products = int(cell.scale_params["products"])
+        engine = engine_for(cell)
+        handle_json = tasks.provision(planned, cell.cell_id)
+        handle = engine.load_handle(handle_json)
+        try:
+            facts = engine.facts(handle)
+            setup = [r for r in Staging(results, cell.run.run_id).records(cell.cell_id) if r.workload == SETUP_RECORD][-1]
+            pipe.append(sum(m.value or 0.0 for m in setup.measurements if m.metric.endswith("_time")) / 1000)
+            psql = Psql(handle.to_json())
+
+            def by_hand() -> None:
+                psql.run(_render_catalogue("create_tables", products))
+                _, times = psql.run("".join(_render_catalogue(name, products) for name in step_files))
+                hand.append(sum(times) / 1000)
+
+            def pipeline() -> None:
+                with engine.session(handle) as session:
+                    ctx = WorkloadContext(cell=cell, session=session, workload="load")
+                    catalogue_load.run(ctx)
+                    pipe.append(sum(m.value or 0.0 for m in ctx.measurements if m.metric.endswith("_time")) / 1000)
+
+            by_hand()  # round 1: the setup task's load, then by hand; later rounds alternate which goes first
+            for i in range(1, rounds):
+                for side in ((by_hand, pipeline) if i % 2 else (pipeline, by_hand)):
+                    side()
+        finally:
+            tasks.teardown(planned, cell.cell_id, handle_json)
+    ratio = statistics.median(pipe) / statistics.median(hand)
+    return "\n".join([
+        f"catalogue load at {scale} ({products:,} products) on PostgreSQL {facts['version']} ({facts['build']}): pipeline vs psql by hand, same SQL, same server",
+        f"  pipeline load steps (s): {', '.join(f'{v:.1f}' for v in pipe)}",
+        f"  by hand with psql (s):   {', '.join(f'{v:.1f}' for v in hand)}",
+        f"  pipeline / hand: {ratio:.3f} (target <= 1.10); the shared machine's other load is not controlled",
+    ])

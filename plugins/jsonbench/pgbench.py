@@ -6,25 +6,46 @@ that came from. Before any engine starts, :func:`command_for_cell` asks the cell
 same question (:meth:`jsonbench.engines.base.Engine.pgbench`) and :func:`check_version` runs
 ``pgbench --version`` so a missing or too old pgbench fails the run with a clear message.
 
-:func:`run` runs one script with a per-transaction log (``-l``) in a private folder and returns a
-:class:`PgbenchResult`: pgbench's own summary (tps, average latency, processed and failed
-transactions) plus latency percentiles computed from the log. The parsers are plain functions of
-text so that unit tests can feed them captured output.
+:func:`run` runs one script and returns a :class:`PgbenchResult`: pgbench's own summary (tps,
+average latency, processed and failed transactions) plus latency percentiles computed from a
+per-transaction log (``-l``) in a private folder. The harness must not slow what it measures: a
+full per-transaction log costs a few per cent of tps on a fast script (one line written per
+transaction), so the log is **sampled** (``--sampling-rate``, see :func:`sampling_rate`): about
+:data:`LOG_SAMPLES` transactions of each run are logged, which is plenty for p50/p95/p99, and
+tps, the average latency and the failure count still come from pgbench's own summary of every
+transaction. Progress (``-P``) is streamed into the task log (logger ``jsonbench.pgbench``) while
+the run lasts; it goes to stderr and does not touch the parsed summary. The parsers are plain
+functions of text so that unit tests can feed them captured output.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonbench.errors import EngineUnavailable
+
+if TYPE_CHECKING:
+    from jsonbench.cell import Cell
+
+log = logging.getLogger("jsonbench.pgbench")
+
+#: About how many transactions of one run the per-transaction log keeps (the percentiles' sample).
+LOG_SAMPLES = 10_000
+#: The log's sampling rate when a run's transaction count cannot be foreseen (a timed run with no
+#: earlier run of the same script to go by).
+DEFAULT_SAMPLING_RATE = 0.1
+#: The lowest sampling rate used (pgbench accepts down to 0.0001).
+MIN_SAMPLING_RATE = 0.001
 
 #: The oldest pgbench accepted: 15 added the "failed transactions" report and the failure/retry
 #: fields of the transaction log that :func:`parse_summary` and :func:`parse_transaction_log` read.
@@ -65,6 +86,8 @@ class PgbenchResult:
     latencies_ms: tuple[float, ...] = ()
     log_failed: int = 0
     summary: dict[str, float] = field(default_factory=dict)
+    #: The share of transactions the log kept (``--sampling-rate``; 1.0 = every one).
+    sampling_rate: float = 1.0
 
     def percentile(self, q: float) -> float:
         """The q-th percentile (0..100) of the per-transaction latencies, nearest-rank; NaN if none."""
@@ -74,7 +97,7 @@ class PgbenchResult:
 # -- finding and checking pgbench --------------------------------------------------------------
 
 
-def command_for_cell(cell: dict[str, Any]) -> list[str] | None:
+def command_for_cell(cell: Cell) -> list[str] | None:
     """The pgbench argv prefix the cell's engine will hand to sessions, known before it starts."""
     from jsonbench.engines.base import engine_for
 
@@ -95,7 +118,7 @@ def check_version(command: Sequence[str] | None, env: Mapping[str, str] | None =
     if not command:
         raise PgbenchUnavailable(f"no pgbench for this engine; {hint}")
     try:
-        res = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=30, env=_env(env))
+        res = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=30, env=environment(env))
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         raise PgbenchUnavailable(f"pgbench {' '.join(command)!r} cannot be run ({exc.strerror or exc}); {hint}") from None
     except subprocess.TimeoutExpired:
@@ -122,8 +145,9 @@ def machine_clients(wanted: int) -> int:
 # -- running -----------------------------------------------------------------------------------
 
 
-def _env(extra: Mapping[str, str] | None, options: str | None = None) -> dict[str, str]:
-    # The caller's own PG* variables must not redirect pgbench to another server.
+def environment(extra: Mapping[str, str] | None, options: str | None = None) -> dict[str, str]:
+    """The environment pgbench runs in: the caller's without its ``PG*`` variables (they must not
+    redirect pgbench to another server), plus ``extra``, with ``options`` appended to ``PGOPTIONS``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
     env.update(extra or {})
     if options:  # appended: the backend may already pass options (a search_path, say)
@@ -131,8 +155,32 @@ def _env(extra: Mapping[str, str] | None, options: str | None = None) -> dict[st
     return env
 
 
-def build_argv(command: Sequence[str], script: Path, *, clients: int, threads: int, seconds: float | None = None, transactions: int | None = None, defines: Mapping[str, Any] | None = None, log_prefix: Path | None = None) -> list[str]:
-    """The full pgbench command line for one custom script (``-n``: no vacuum of pgbench's own tables)."""
+def sampling_rate(expected_transactions: float | None) -> float:
+    """The log's sampling rate for a run expected to commit about ``expected_transactions``.
+
+    Keeps about :data:`LOG_SAMPLES` lines (all of a short run's); :data:`DEFAULT_SAMPLING_RATE`
+    when the count is unknown. Rounded to 4 decimals, as pgbench reads it.
+    """
+    if not expected_transactions or expected_transactions <= 0 or not math.isfinite(expected_transactions):
+        return DEFAULT_SAMPLING_RATE
+    rate = max(min(LOG_SAMPLES / float(expected_transactions), 1.0), MIN_SAMPLING_RATE)
+    return round(rate, 4)
+
+
+def progress_interval(seconds: float | None) -> int | None:
+    """Seconds between progress reports (``-P``) of a timed run: about five reports a run, 1 to 10 s apart."""
+    if not seconds:
+        return None
+    return int(min(max(round(seconds / 5), 1), 10))
+
+
+def build_argv(command: Sequence[str], script: Path, *, clients: int, threads: int, seconds: float | None = None, transactions: int | None = None,
+               defines: Mapping[str, Any] | None = None, log_prefix: Path | None = None, sampling: float = 1.0, progress_s: int | None = None) -> list[str]:
+    """The full pgbench command line for one custom script (``-n``: no vacuum of pgbench's own tables).
+
+    ``log_prefix`` turns the per-transaction log on (``-l``), ``sampling`` < 1 samples it
+    (``--sampling-rate``), ``progress_s`` adds ``-P`` (progress to stderr).
+    """
     argv = [*command, "-n", "-c", str(clients), "-j", str(threads), "-f", str(script)]
     if transactions is not None:
         argv += ["-t", str(int(transactions))]
@@ -142,24 +190,41 @@ def build_argv(command: Sequence[str], script: Path, *, clients: int, threads: i
         argv += ["-D", f"{name}={value}"]
     if log_prefix is not None:
         argv += ["-l", f"--log-prefix={log_prefix}"]
+        if sampling < 1.0:
+            argv += [f"--sampling-rate={sampling:.4f}"]
+    if progress_s:
+        argv += ["-P", str(int(progress_s))]
     return argv
 
 
-def run(command: Sequence[str], env: Mapping[str, str], script: Path, *, clients: int, threads: int, seconds: float | None = None, transactions: int | None = None, defines: Mapping[str, Any] | None = None, options: str | None = None, log: bool = True) -> PgbenchResult:
-    """Run one script; with ``log`` also keep every transaction's latency (for percentiles).
+def run(command: Sequence[str], env: Mapping[str, str], script: Path, *, clients: int, threads: int, seconds: float | None = None, transactions: int | None = None,
+        defines: Mapping[str, Any] | None = None, options: str | None = None, log: bool = True, expected_tps: float | None = None,
+        progress: bool = True, on_progress: Callable[[str], None] | None = None) -> PgbenchResult:
+    """Run one script; with ``log`` also keep a sample of the transactions' latencies (for percentiles).
 
-    ``options`` becomes ``PGOPTIONS`` (for instance ``-c synchronous_commit=off``), so the
-    setting applies to pgbench's own connections only. Raises :class:`PgbenchFailed` with
-    pgbench's own words when it exits with an error.
+    The log is sampled at :func:`sampling_rate` of the expected transaction count: known for a
+    ``transactions`` run, ``seconds * expected_tps`` for a timed one (pass the tps of an earlier run
+    of the same script), else the default rate. ``options`` becomes ``PGOPTIONS`` (for instance
+    ``-c synchronous_commit=off``), so the setting applies to pgbench's own connections only.
+    With ``progress``, a timed run reports progress (``-P``) into the log (or to ``on_progress``).
+    Raises :class:`PgbenchFailed` with pgbench's own words when it exits with an error.
     """
+    if transactions is not None:
+        expected: float | None = float(transactions) * clients
+    else:
+        expected = (seconds or 1) * expected_tps if expected_tps else None
+    rate = sampling_rate(expected) if log else 1.0
+    interval = progress_interval(seconds) if (progress and transactions is None) else None
+    report = on_progress or (lambda line: log_progress(script.name, line))
     with tempfile.TemporaryDirectory(prefix="jsonbench-pgbench-") as tmp:
         prefix = Path(tmp) / "txlog" if log else None
-        argv = build_argv(command, script, clients=clients, threads=threads, seconds=seconds, transactions=transactions, defines=defines, log_prefix=prefix)
+        argv = build_argv(command, script, clients=clients, threads=threads, seconds=seconds, transactions=transactions, defines=defines,
+                          log_prefix=prefix, sampling=rate, progress_s=interval)
         timeout = (seconds or 0) + 300
-        res = subprocess.run(argv, capture_output=True, text=True, env=_env(env, options), timeout=timeout, cwd=tmp)
-        if res.returncode != 0:
-            raise PgbenchFailed(f"pgbench exited {res.returncode} running {script.name}: {(res.stderr or res.stdout).strip()[-1500:]}")
-        summary = parse_summary(res.stdout)
+        code, out, err = _run_streaming(argv, environment(env, options), tmp, timeout, report)
+        if code != 0:
+            raise PgbenchFailed(f"pgbench exited {code} running {script.name}: {(err or out).strip()[-1500:]}")
+        summary = parse_summary(out)
         latencies: list[float] = []
         log_failed = 0
         if prefix is not None:
@@ -167,10 +232,56 @@ def run(command: Sequence[str], env: Mapping[str, str], script: Path, *, clients
                 lat, bad = parse_transaction_log(path.read_text(encoding="utf-8", errors="replace").splitlines())
                 latencies.extend(lat)
                 log_failed += bad
-    return result_from(summary, latencies, log_failed)
+    return result_from(summary, latencies, log_failed, sampling_rate=rate)
 
 
-def result_from(summary: dict[str, float], latencies: Iterable[float] = (), log_failed: int = 0) -> PgbenchResult:
+def log_progress(script: str, line: str) -> None:
+    """One ``progress:`` line of pgbench, into the task log."""
+    log.info("pgbench %s %s", script, line)
+
+
+def _run_streaming(argv: list[str], env: dict[str, str], cwd: str, timeout: float, on_progress: Callable[[str], None]) -> tuple[int, str, str]:
+    """Run pgbench, handing each ``progress:`` line of stderr to ``on_progress`` as it comes.
+
+    Returns ``(exit code, stdout, stderr)``; stdout (the summary the results are parsed from) is
+    read whole and untouched. Kills pgbench after ``timeout`` seconds.
+    """
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+    err_lines: list[str] = []
+    out_parts: list[str] = []
+
+    def pump_err() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line.startswith("progress:"):
+                try:
+                    on_progress(line.strip())
+                except Exception:  # reporting must never break a measurement
+                    pass
+            else:
+                err_lines.append(line)
+
+    def pump_out() -> None:
+        assert proc.stdout is not None
+        out_parts.append(proc.stdout.read())
+
+    readers = [threading.Thread(target=pump_err, daemon=True), threading.Thread(target=pump_out, daemon=True)]
+    for t in readers:
+        t.start()
+    try:
+        code = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        for t in readers:
+            t.join(timeout=5)
+        raise PgbenchFailed(f"pgbench did not finish within {timeout:.0f} s: {''.join(err_lines).strip()[-800:]}") from None
+    for t in readers:
+        t.join(timeout=30)
+    return code, "".join(out_parts), "".join(err_lines)
+
+
+def result_from(summary: dict[str, float], latencies: Iterable[float] = (), log_failed: int = 0, sampling_rate: float = 1.0) -> PgbenchResult:
     """A :class:`PgbenchResult` from a parsed summary and transaction-log latencies."""
     for key in ("tps", "processed"):
         if key not in summary:
@@ -185,6 +296,7 @@ def result_from(summary: dict[str, float], latencies: Iterable[float] = (), log_
         latencies_ms=tuple(sorted(latencies)),
         log_failed=log_failed,
         summary=dict(summary),
+        sampling_rate=sampling_rate,
     )
 
 

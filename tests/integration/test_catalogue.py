@@ -11,6 +11,7 @@ before anything is loaded. No timing is asserted.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,7 @@ from tests.conftest import planned_of
 
 from jsonbench import tasks
 from jsonbench.engines.base import engine_for
+from jsonbench.matrix import Matrix, load_matrix
 from jsonbench.pgbench import PgbenchUnavailable
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.staging import Staging
@@ -61,8 +63,15 @@ def _value(ms: dict[tuple[str, str, str], Measurement], workload: str, variant: 
     return m.value
 
 
+def _two_repetitions() -> Matrix:
+    """The matrix with two pgbench repetitions at smoke, so that repetitions can be compared."""
+    raw = copy.deepcopy(load_matrix().raw)
+    raw["scales"]["smoke"][SUITE]["pgbench_repetitions"] = 2
+    return Matrix(raw)
+
+
 def test_every_workload_on_postgres_17(make_cells: Callable[..., list[Any]], leak_check: Callable[[], list[str]]) -> None:
-    (cell,) = make_cells(SUITE, engines=["postgres-17"], run_id="catalogue_17")
+    (cell,) = make_cells(SUITE, engines=["postgres-17"], run_id="catalogue_17", matrix=_two_repetitions())
     suite = get_suite(SUITE)
     suite.preflight(cell)
     handle = tasks.provision(planned_of(cell), cell.cell_id)
@@ -100,20 +109,28 @@ def test_every_workload_on_postgres_17(make_cells: Callable[..., list[Any]], lea
     assert _value(ms, "indexes", "price_doc", "index_bytes") == _value(ms, "indexes", "price_rel", "index_bytes")
     assert _value(ms, "indexes", "gin_jsonb_ops", "index_bytes") > _value(ms, "indexes", "gin_path_ops", "index_bytes")
 
-    # Reads: every script ran without failures, and the log's percentiles are ordered.
+    # Reads: every script ran without failures, and the percentiles from the *sampled* transaction log are ordered.
     for script in ("cb_doc_gin", "cb_doc_btree", "cb_rel", "price_doc", "price_rel", "full_doc", "full_rel", "tag_doc", "tag_rel"):
         assert _value(ms, "reads", script, "tps") > 0
         assert _value(ms, "reads", script, "failures") == 0
         assert _value(ms, "reads", script, "latency_p50") <= _value(ms, "reads", script, "latency_p95") <= _value(ms, "reads", script, "latency_p99")
+        rates = ms[("reads", script, "tps")].extra["log_sampling_rate"]
+        assert len(rates) == 2 and all(0 < r <= 1 for r in rates)
+        assert rates[0] < 1, "a timed run with no earlier tps samples its log at the default rate"
     assert _value(ms, "reads", "default", "clients") >= 1
     # Buffers: the GIN probe answers "tag X in category Y" inside the index; the join reads the category's rows.
     assert _value(ms, "buffers", "tag_rel", "buffers_total") > _value(ms, "buffers", "tag_doc", "buffers_total")
     assert _value(ms, "buffers", "tag_rel", "rows") == _value(ms, "buffers", "tag_doc", "rows")
 
-    # Scan: every measured plan reads the whole table (no index-ordered early stop) and returns 50 categories.
+    # Scan: every measured plan reads the whole table (no index-ordered early stop) and returns 50 categories;
+    # workers that launched are recorded, never more than planned, none without parallel query.
     for variant in ("doc_workers_2", "rel_workers_2", "doc_workers_0", "rel_workers_0"):
         assert _value(ms, "scan", variant, "full_scan_plan") == 1
         assert _value(ms, "scan", variant, "groups") == 50
+        assert 0 <= _value(ms, "scan", variant, "workers_launched") <= _value(ms, "scan", variant, "workers_planned") <= 2
+    for design in ("doc", "rel"):
+        assert _value(ms, "scan", f"{design}_workers_0", "workers_planned") == 0
+        assert ms[("scan", f"{design}_workers_2", "workers_launched")].extra["min_parallel_table_scan_size"] == "0"
 
     # Updates: any expression or GIN index on the document makes every update of it non-HOT.
     for sync in ("off", "on"):
@@ -123,6 +140,12 @@ def test_every_workload_on_postgres_17(make_cells: Callable[..., list[Any]], lea
         fpi = ms[("updates", f"doc_sync_{sync}", "fpi_share")]
         assert fpi.status == "not_applicable" or 0 < fpi.value <= 1
     assert _value(ms, "updates", "rel_sync_off", "n_tup_hot_upd") > 0  # stock is not indexed
+    # Every run, sync on included, starts on its own un-updated copy, and every committed update added 1 to the stock.
+    for variant in ("doc_sync_on", "doc_sync_off", "rel_sync_on", "rel_sync_off"):
+        upd = ms[("updates", variant, "n_tup_upd")]
+        assert upd.extra["start_stock_offset"] == [0, 0], variant
+        assert upd.extra["stock_added"] == list(ms[("updates", variant, "transactions")].samples), variant
+        assert list(upd.samples) == list(ms[("updates", variant, "transactions")].samples), variant
     # The document update also maintains the GIN and expression indexes: more WAL per update.
     assert _value(ms, "updates", "doc_sync_off", "wal_bytes_per_update") > _value(ms, "updates", "rel_sync_off", "wal_bytes_per_update")
 
@@ -131,6 +154,15 @@ def test_every_workload_on_postgres_17(make_cells: Callable[..., list[Any]], lea
     assert _value(ms, "fat_update", "doc", "wal_bytes_per_update") > 5 * _value(ms, "fat_update", "rel", "wal_bytes_per_update")
     assert _value(ms, "fat_update", "doc", "toast_growth") > 0
     assert _value(ms, "fat_update", "rel", "toast_growth") == 0
+    # Every repetition starts from the same heap and TOAST: a fresh copy of the pristine documents.
+    for design in ("doc", "rel"):
+        for metric in ("toast_bytes_before", "heap_bytes_before"):
+            before = ms[("fat_update", design, metric)].samples
+            assert len(before) == 2 and before[0] == before[1] > 0, (design, metric, before)
+        assert all(g > 0 for g in ms[("fat_update", "doc", "toast_growth")].samples)
+    # Reading one int from an 8 kB document vs from its column: both measured per repetition.
+    assert len(ms[("fat_update", "doc", "read_latency_avg")].samples) == 2
+    assert _value(ms, "fat_update", "rel", "read_latency_avg") > 0
 
     # Planner: 0.5 % default for equality on an unknown expression (1/6 of rows are red), 33 % for an inequality.
     assert _value(ms, "planner", "color_doc_expr", "error_factor_before") > 10
@@ -143,8 +175,10 @@ def test_every_workload_on_postgres_17(make_cells: Callable[..., list[Any]], lea
     assert _value(ms, "json_table", "json_table", "results_match") == 1
     assert _value(ms, "json_table", "json_table", "scan_time") > 0
 
-    # Hybrid: stock outside the document, unindexed, fillfactor 90: HOT updates.
+    # Hybrid: stock outside the document, unindexed, fillfactor 90: HOT updates; a fresh table per repetition.
     assert _value(ms, "hybrid", "default", "hot_share") > 0.5
+    heap = ms[("hybrid", "default", "heap_bytes")].samples
+    assert len(heap) == 2 and heap[0] == heap[1]
 
 
 def test_json_table_not_applicable_on_16(make_cells: Callable[..., list[Any]], leak_check: Callable[[], list[str]]) -> None:

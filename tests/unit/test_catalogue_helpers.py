@@ -14,6 +14,7 @@ import pytest
 
 from jsonbench.sqlfiles import sql_path
 from jsonbench.suites import catalogue
+from jsonbench.suites.catalogue import buffers, helpers, reads
 
 #: Aggregate > Seq Scan: the full aggregation as measured.
 FULL_SCAN = {"Node Type": "Aggregate", "Plans": [{"Node Type": "Seq Scan", "Relation Name": "products_doc", "Plan Rows": 20000}]}
@@ -34,10 +35,10 @@ JOIN = {
 }
 
 
-@pytest.mark.parametrize("script", catalogue.READ_SCRIPTS)
+@pytest.mark.parametrize("script", reads.SCRIPTS)
 def test_fixed_query_binds_every_variable_and_keeps_casts(script: str) -> None:
     text = sql_path(catalogue.NAME, f"pgbench/{script}").read_text(encoding="utf-8")
-    query = catalogue.fixed_query(text, {**catalogue.FIXED_PARAMS, "products": 20000})
+    query = helpers.fixed_query(text, {**buffers.FIXED_PARAMS, "products": 20000})
     assert "\\set" not in query and not query.rstrip().endswith(";")
     assert not re.search(r"(?<![:\w]):[A-Za-z_]", query), query  # no pgbench variable left
     assert query.count("::") == text.count("::")  # casts untouched
@@ -45,37 +46,37 @@ def test_fixed_query_binds_every_variable_and_keeps_casts(script: str) -> None:
 
 def test_fixed_query_substitutes_the_seeds_parameters() -> None:
     text = sql_path(catalogue.NAME, "pgbench/tag_doc").read_text(encoding="utf-8")
-    query = catalogue.fixed_query(text, catalogue.FIXED_PARAMS)
+    query = helpers.fixed_query(text, buffers.FIXED_PARAMS)
     assert "'cat_' || 7" in query and "'tag_' || 33" in query
 
 
 def test_fixed_query_refuses_an_unbound_variable() -> None:
     with pytest.raises(KeyError, match=":x"):
-        catalogue.fixed_query("\\set x random(1, 2)\nSELECT :x;", {})
+        helpers.fixed_query("\\set x random(1, 2)\nSELECT :x;", {})
 
 
 def test_full_scan_classifier_catches_the_index_ordered_early_stop() -> None:
-    assert catalogue.is_full_scan(FULL_SCAN, "products_doc")
-    assert not catalogue.is_full_scan(TRAP, "products_doc")
-    assert not catalogue.is_full_scan(FULL_SCAN, "products_rel")  # the other design's table
-    assert catalogue.is_full_scan(PARALLEL, "products_rel")
-    assert catalogue._max_workers(PARALLEL) == 2 and catalogue._max_workers(FULL_SCAN) == 0
+    assert helpers.is_full_scan(FULL_SCAN, "products_doc")
+    assert not helpers.is_full_scan(TRAP, "products_doc")
+    assert not helpers.is_full_scan(FULL_SCAN, "products_rel")  # the other design's table
+    assert helpers.is_full_scan(PARALLEL, "products_rel")
+    assert helpers.workers_planned(PARALLEL) == 2 and helpers.workers_planned(FULL_SCAN) == 0
 
 
 def test_plan_core_and_shape() -> None:
-    assert catalogue.plan_core(JOIN)["Node Type"] == "Hash Join"
-    assert catalogue.plan_core(TRAP)["Node Type"] == "Index Scan"
-    assert catalogue.plan_shape(TRAP) == "Limit > Aggregate > Index Scan(doc_cat_brand)"
-    assert catalogue.plan_shape(JOIN) == (
+    assert helpers.plan_core(JOIN)["Node Type"] == "Hash Join"
+    assert helpers.plan_core(TRAP)["Node Type"] == "Index Scan"
+    assert helpers.plan_shape(TRAP) == "Limit > Aggregate > Index Scan(doc_cat_brand)"
+    assert helpers.plan_shape(JOIN) == (
         "Aggregate > Hash Join > [Bitmap Heap Scan(products_rel) > Bitmap Index Scan(rel_cat_brand) ; Hash > Index Only Scan(tags_tag)]"
     )
 
 
 def test_error_factor_is_symmetric_and_at_least_one() -> None:
-    assert catalogue.error_factor(5000, 166666) == pytest.approx(33.33, rel=1e-3)  # the seed's 33x under
-    assert catalogue.error_factor(333000, 19809) == pytest.approx(16.81, rel=1e-3)  # the seed's 17x over
-    assert catalogue.error_factor(10, 10) == 1.0
-    assert catalogue.error_factor(0, 0) == 1.0  # no rows either way is exact, not a division by zero
+    assert helpers.error_factor(5000, 166666) == pytest.approx(33.33, rel=1e-3)  # the seed's 33x under
+    assert helpers.error_factor(333000, 19809) == pytest.approx(16.81, rel=1e-3)  # the seed's 17x over
+    assert helpers.error_factor(10, 10) == 1.0
+    assert helpers.error_factor(0, 0) == 1.0  # no rows either way is exact, not a division by zero
 
 
 def test_expected_metrics_cover_every_workload_and_the_load() -> None:
@@ -84,5 +85,14 @@ def test_expected_metrics_cover_every_workload_and_the_load() -> None:
     workloads = {w for w, _ in pairs}
     assert workloads == set(suite.workloads) | {"load"}
     assert len(pairs) == len(set(pairs))
-    for workload in suite.workloads:
-        assert hasattr(suite, f"_run_{workload}"), workload
+    assert suite.workloads == tuple(catalogue.WORKLOADS)
+    for workload, spec in catalogue.WORKLOADS.items():
+        assert callable(spec.run) and spec.metrics, workload
+        assert {m for w, m in pairs if w == workload} == set(spec.metrics)
+
+
+def test_workers_launched_reads_explain_analyze() -> None:
+    launched = {"Node Type": "Finalize Aggregate", "Plans": [{"Node Type": "Gather Merge", "Workers Planned": 2, "Workers Launched": 1, "Plans": []}]}
+    assert helpers.workers_planned(launched) == 2
+    assert helpers.workers_launched(launched) == 1
+    assert helpers.workers_launched(FULL_SCAN) == 0

@@ -147,7 +147,75 @@ def test_argv_and_options_merge(monkeypatch: pytest.MonkeyPatch) -> None:
     argv = pgbench.build_argv(["pgbench"], Path("/x.sql"), clients=2, threads=2, seconds=1.4, defines={"products": 10}, log_prefix=Path("/tmp/l"))
     assert argv == ["pgbench", "-n", "-c", "2", "-j", "2", "-f", "/x.sql", "-T", "1", "-D", "products=10", "-l", "--log-prefix=/tmp/l"]
     monkeypatch.setenv("PGHOST", "/somewhere/else")
-    env = pgbench._env({"PGHOST": "/sock", "PGOPTIONS": "-c search_path=bench"}, "-c synchronous_commit=off")
+    env = pgbench.environment({"PGHOST": "/sock", "PGOPTIONS": "-c search_path=bench"}, "-c synchronous_commit=off")
     assert env["PGHOST"] == "/sock"
     assert env["PGOPTIONS"] == "-c search_path=bench -c synchronous_commit=off"
     assert pgbench.machine_clients(4) == min(4, os.cpu_count() or 1)
+
+
+def test_argv_samples_the_log_and_reports_progress() -> None:
+    argv = pgbench.build_argv(["pgbench"], Path("/x.sql"), clients=2, threads=2, seconds=20, log_prefix=Path("/tmp/l"), sampling=0.05, progress_s=4)
+    assert argv[-4:] == ["--log-prefix=/tmp/l", "--sampling-rate=0.0500", "-P", "4"]
+    full = pgbench.build_argv(["pgbench"], Path("/x.sql"), clients=2, threads=2, transactions=100, log_prefix=Path("/tmp/l"), sampling=1.0)
+    assert not any(a.startswith("--sampling-rate") for a in full) and "-P" not in full
+
+
+def test_sampling_rate_keeps_about_log_samples_lines() -> None:
+    assert pgbench.sampling_rate(None) == pgbench.DEFAULT_SAMPLING_RATE  # a timed run with nothing to go by
+    assert pgbench.sampling_rate(400) == 1.0  # a short run: every transaction
+    assert pgbench.sampling_rate(20 * 7000) == pytest.approx(pgbench.LOG_SAMPLES / 140000, abs=1e-4)
+    assert pgbench.sampling_rate(1e12) == pgbench.MIN_SAMPLING_RATE
+    assert pgbench.progress_interval(20) == 4 and pgbench.progress_interval(1) == 1 and pgbench.progress_interval(None) is None
+
+
+FAKE_PGBENCH = r"""#!/bin/sh
+# Stands in for pgbench: records its argv, writes a (sampled) transaction log, reports progress on
+# stderr while it runs and its summary on stdout.
+echo "$@" > "$ARGV_FILE"
+for a in "$@"; do case "$a" in --log-prefix=*) prefix="${a#--log-prefix=}";; esac; done
+if [ -n "$prefix" ]; then
+  printf '0 0 1000 0 1700000000 1\n0 5 3000 0 1700000000 2\n0 9 2000 0 1700000000 3\n0 12 failed 0 1700000000 4\n' > "$prefix.$$"
+  printf '1 2 4000 0 1700000000 5\n' > "$prefix.$$.1"
+fi
+echo "progress: 1.0 s, 950.0 tps, lat 2.1 ms stddev 0.4, 0 failed" >&2
+echo "progress: 2.0 s, 1010.0 tps, lat 2.0 ms stddev 0.3, 0 failed" >&2
+cat <<'SUMMARY'
+number of clients: 2
+number of threads: 2
+number of transactions actually processed: 2000
+number of failed transactions: 1 (0.050%)
+latency average = 2.000 ms
+tps = 1000.000000 (without initial connection time)
+SUMMARY
+"""
+
+
+def test_run_streams_progress_and_takes_percentiles_from_a_sampled_log(tmp_path: Path) -> None:
+    fake = tmp_path / "pgbench"
+    fake.write_text(FAKE_PGBENCH)
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    argv_file = tmp_path / "argv"
+    lines: list[str] = []
+    res = pgbench.run([str(fake)], {"ARGV_FILE": str(argv_file)}, tmp_path / "x.sql", clients=2, threads=2, seconds=10, expected_tps=10000.0,
+                      on_progress=lines.append)
+    # Progress went to the callback as it came; the parsed summary is pgbench's, untouched.
+    assert lines == ["progress: 1.0 s, 950.0 tps, lat 2.1 ms stddev 0.4, 0 failed", "progress: 2.0 s, 1010.0 tps, lat 2.0 ms stddev 0.3, 0 failed"]
+    assert res.tps == 1000.0 and res.processed == 2000 and res.failed == 1
+    # The log was sampled (10 s x 10,000 tps expected: 10 % kept) and still yields percentiles, from every thread's file.
+    argv = argv_file.read_text()
+    assert res.sampling_rate == pytest.approx(0.1)
+    assert "--sampling-rate=0.1000" in argv and "-P 2" in argv
+    assert res.latencies_ms == (1.0, 2.0, 3.0, 4.0) and res.log_failed == 1
+    assert res.percentile(50) == 2.0 and res.percentile(99) == 4.0
+
+
+def test_run_logs_progress_into_the_task_log(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    fake = tmp_path / "pgbench"
+    fake.write_text(FAKE_PGBENCH)
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    with caplog.at_level("INFO", logger="jsonbench.pgbench"):
+        pgbench.run([str(fake)], {"ARGV_FILE": str(tmp_path / "argv")}, tmp_path / "upd.sql", clients=2, threads=2, seconds=10)
+    assert [r.getMessage() for r in caplog.records if "progress" in r.getMessage()] == [
+        "pgbench upd.sql progress: 1.0 s, 950.0 tps, lat 2.1 ms stddev 0.4, 0 failed",
+        "pgbench upd.sql progress: 2.0 s, 1010.0 tps, lat 2.0 ms stddev 0.3, 0 failed",
+    ]

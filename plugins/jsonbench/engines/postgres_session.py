@@ -98,14 +98,45 @@ class PostgresSession(Session):
 
     # -- measuring primitives -------------------------------------------------------------
 
+    def reset(self, name: str) -> None:
+        """``RESET name`` for this session (undoes :meth:`set`)."""
+        self.execute(sql.SQL("RESET {}").format(sql.Identifier(name)))
+
+    def create_extension(self, name: str) -> None:
+        """``CREATE EXTENSION IF NOT EXISTS name`` (raises when the role may not create it)."""
+        self.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(sql.Identifier(name)))
+
     def checkpoint(self) -> None:
         self.execute("CHECKPOINT")
 
     def current_lsn(self) -> str:
+        """The WAL write position (``pg_current_wal_lsn()``): what a seed read around a synchronous commit."""
         return str(self.scalar("SELECT pg_current_wal_lsn()"))
 
     def wal_bytes_since(self, lsn: str) -> int:
         return int(self.scalar("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s::pg_lsn)", (lsn,)))
+
+    def insert_lsn(self) -> str:
+        """The WAL insert position (``pg_current_wal_insert_lsn()``).
+
+        Around a run with ``synchronous_commit = off`` the write position can lag behind the last
+        records when the run returns, and a short run would count nothing; the insert position does not.
+        """
+        return str(self.scalar("SELECT pg_current_wal_insert_lsn()"))
+
+    def wal_bytes_between(self, start: str, end: str) -> int:
+        """Bytes of WAL between two positions (``pg_wal_lsn_diff(end, start)``)."""
+        return int(self.scalar("SELECT pg_wal_lsn_diff(%s::pg_lsn, %s::pg_lsn)", (end, start)))
+
+    def wait_wal_flushed(self, lsn: str, timeout: float = 10.0) -> bool:
+        """Wait until WAL up to ``lsn`` is flushed (the WAL writer flushes asynchronous commits within
+        ``wal_writer_delay``); False when it was not within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while self.scalar("SELECT pg_current_wal_flush_lsn() < %s::pg_lsn", (lsn,)):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
 
     def relation_sizes(self, table: str, schema: str | None = None) -> RelationSizes:
         rel = f"{schema or self.schema}.{table}"
@@ -151,14 +182,26 @@ class PostgresSession(Session):
             time.sleep(0.05)
             self.flush_stats()
 
+    def explain(self, query: Any, params: Any = None, *, analyze: bool = False, buffers: bool = False, timing: bool = True) -> dict[str, Any]:
+        """``EXPLAIN (FORMAT JSON)`` of a statement, optionally with ANALYZE, BUFFERS and TIMING OFF;
+        returns the top dict (``Plan``, and with ANALYZE ``Execution Time``)."""
+        options = ["FORMAT JSON"]
+        if analyze:
+            options.insert(0, "ANALYZE")
+            if not timing:
+                options.append("TIMING OFF")
+        if buffers:
+            options.append("BUFFERS")
+        stmt = sql.SQL("EXPLAIN ({}) ").format(sql.SQL(", ".join(options))) + (sql.SQL(query) if isinstance(query, str) else query)
+        return self.execute(stmt, params)[0][0][0]
+
     def explain_analyze(self, query: Any, params: Any = None) -> dict[str, Any]:
         """``EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)`` of a statement; returns the top plan dict."""
-        stmt = sql.SQL("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ") + (sql.SQL(query) if isinstance(query, str) else query)
-        return self.execute(stmt, params)[0][0][0]
+        return self.explain(query, params, analyze=True, buffers=True)
 
     def prewarm(self, relation: str) -> int:
         """Load a relation into shared buffers with pg_prewarm; returns blocks read."""
-        self.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+        self.create_extension("pg_prewarm")
         # Called through the extension's own schema: on a shared database (the existing-server backend) it
         # may have been installed into another cell's schema, outside this session's search_path.
         schema = self.scalar("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_prewarm'")

@@ -20,12 +20,24 @@ and implements
 
 Suites talk only to the session: they never ask which backend provisioned the engine. A workload
 that needs something the build lacks records ``Measurement.not_applicable`` with the reason
-(see :meth:`WorkloadContext.require`). Time what you measure with :meth:`WorkloadContext.window`
-(``"measure"`` windows are sampled for what else used the machine) and :meth:`WorkloadContext.timed`.
+(see :meth:`WorkloadContext.require`). Its SQL lives in ``include/sql/<name>/`` (identifiers bound
+through ``psycopg.sql`` by the session), never inline in Python.
+
+**Timing** has one helper family, so every timed block is sampled the same way:
+:meth:`WorkloadContext.window` (a ``with`` block; ``"measure"`` windows are sampled for what else used
+the machine and say afterwards whether they were ``disturbed``), :meth:`WorkloadContext.timed`
+(milliseconds of one call) and :meth:`WorkloadContext.measure` (result and window of one call).
+A measurement that can be taken again without changing what it measures (a read, a plan, an index
+built and dropped) may pass ``retry_disturbed=True``: when its window was disturbed and short
+(:data:`RETRY_MAX_S`), it is taken once more and the disturbed window is set aside
+(:attr:`WorkloadContext.set_aside`, counted in :attr:`WorkloadContext.retries`). Destructive
+measurements (an update) are never retried: their rows are published marked ``quiet = false``.
 
 **Adding a suite** (nothing else needs to change):
 
-1. a module (or package) with a :class:`Suite` subclass;
+1. a module (or package) with a :class:`Suite` subclass, importable wherever the DAG is parsed and
+   its tasks run (inside ``plugins/jsonbench/suites/`` or anywhere on ``PYTHONPATH``); its
+   workloads are a static tuple (read at DAG parse time: importing the module must be cheap);
 2. its SQL in ``include/sql/<name>/``;
 3. its expectations: ``include/expectations/<name>.reproduction.json`` (and ``.seed.json``,
    optionally ``.sanity.json``, ``.drift.json``);
@@ -50,11 +62,16 @@ from jsonbench.engines.base import Session
 from jsonbench.hostload import WindowLoad, WindowSampler
 
 S = TypeVar("S", bound=Session)
+T = TypeVar("T")
 
 #: The phase whose windows are sampled for other load on the machine (and that counts as measuring).
 MEASURE = "measure"
 #: The phase of data loads (counts as work in the overhead report, not sampled).
 LOAD = "load"
+#: A disturbed measure window is taken again (once) only when it lasted at most this long (seconds):
+#: repeating a short read is cheap; repeating a long one (a 20 s pgbench run at ``full``) would
+#: double the run on a busy machine for little, so those rows are marked instead.
+RETRY_MAX_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -96,6 +113,8 @@ class WorkloadContext(Generic[S]):
     windows: list[WindowLoad] = field(default_factory=list)
     #: Makes a sampler for a measure window (the driver wires it to the engine's processes).
     sampler: Callable[[], WindowSampler] | None = None
+    #: Disturbed windows whose measurement was taken again (``retry_disturbed``) and discarded.
+    set_aside: list[WindowLoad] = field(default_factory=list)
 
     @property
     def scale(self) -> dict[str, Any]:
@@ -127,14 +146,44 @@ class WorkloadContext(Generic[S]):
                 win.load = sampler.stop()
                 self.windows.append(win.load)
 
-    def timed(self, fn: Callable[[], object], phase: str | None = None) -> float:
-        """Milliseconds one call of ``fn`` takes (inside a ``phase`` window when given)."""
+    @property
+    def retries(self) -> int:
+        """How many disturbed measure windows of this task were taken again."""
+        return len(self.set_aside)
+
+    def measure(self, fn: Callable[[], T], *, phase: str = MEASURE, retry_disturbed: bool = False, prepare: Callable[[], object] | None = None) -> tuple[T, Window]:
+        """Call ``fn`` inside a ``phase`` window; return its result and the window.
+
+        ``prepare`` runs before each attempt, outside the window (dropping what the last attempt
+        built, say). With ``retry_disturbed`` (only for measurements that can be repeated without
+        changing what they measure), a disturbed window of at most :data:`RETRY_MAX_S` is taken once
+        more: the first result is dropped, its window moves from :attr:`windows` to
+        :attr:`set_aside`, so the published row is marked by the window whose value it carries. A
+        second disturbed window stays, and marks the row.
+        """
+        if prepare is not None:
+            prepare()
+        with self.window(phase) as win:
+            result = fn()
+        if retry_disturbed and win.disturbed and win.seconds <= RETRY_MAX_S:
+            assert win.load is not None
+            self.windows.remove(win.load)
+            self.set_aside.append(win.load)
+            if prepare is not None:
+                prepare()
+            with self.window(phase) as win:
+                result = fn()
+        return result, win
+
+    def timed(self, fn: Callable[[], object], phase: str | None = None, *, retry_disturbed: bool = False, prepare: Callable[[], object] | None = None) -> float:
+        """Milliseconds one call of ``fn`` takes (inside a ``phase`` window when given; see :meth:`measure`)."""
         if phase is None:
+            if prepare is not None:
+                prepare()
             t0 = time.perf_counter()
             fn()
             return (time.perf_counter() - t0) * 1000.0
-        with self.window(phase) as win:
-            fn()
+        _, win = self.measure(fn, phase=phase, retry_disturbed=retry_disturbed, prepare=prepare)
         return win.seconds * 1000.0
 
     def record(self, metric: str, unit: str, samples: float | list[float], *, variant: str = "default", workload: str | None = None,

@@ -27,14 +27,27 @@ One workload per shape. For each layout (compact, pretty) it records, with varia
   (one key of every document: ``first``, or element 0 of the array; json has no setter, so its
   documents go through jsonb and back, as an application's SQL would have to) and, for jsonb,
   ``gin_build_time`` (default ``jsonb_ops``; json has no GIN operator class and records it as not
-  applicable), each on freshly loaded data per repetition: the median of the run's repetitions
-  (the seed used 3; the ``full`` profile's repetitions are the matrix's);
+  applicable), each on freshly loaded data per repetition: the median of ``load_repetitions``
+  repetitions when the scale gives it (``full``: 3, the seed's "median of three"; at 1,000,000
+  small documents each repetition reloads every table, and the run's 7 would more than double the
+  suite's time for no figure the seed has), else of the run's repetitions;
 * ratios measured within the run, which the reproduction checks read: ``read_speedup``
   (json / jsonb read time), ``datum_size_ratio`` (jsonb / json before compression),
   ``table_size_ratio_pglz`` and ``table_size_ratio_lz4`` (jsonb / json table size).
 
 json and jsonb must give the same read result; a difference means the tables do not hold the same
 documents, and the workload fails instead of recording a comparison of different data.
+
+Repetitions and windows: every repetition loads its table afresh (the update rewrites every row),
+so no repetition measures on what an earlier one changed. Each read run and each GIN build is its
+own measure window, taken once more when that window was disturbed (a read changes nothing, an
+index is dropped and built again); the update is destructive and never retried, its rows are
+marked. The warm-up is the seed's: one run of the read before the timed ones (the seed's "median
+of five runs after one warm-up").
+
+Generated data is not shared between versions: each shape is generated in each server by a
+deterministic SQL function (``setup.sql``), in a small share of the time its loads, reads and
+updates take, and a file shared between cells would have to outlive the cell that made it.
 
 The seed reports 11 size cases: these 12 minus pretty small-with-long-keys (its long-key row is
 taken to be compact). Its findings and bands are in ``include/expectations/json_vs_jsonb.*.json``.
@@ -43,13 +56,16 @@ taken to be compact). Its findings and bands are in ``include/expectations/json_
 from __future__ import annotations
 
 import statistics
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from jsonbench.cell import Cell
 from jsonbench.sqlfiles import compose, load_sql
-from jsonbench.suites.base import Suite, WorkloadContext
+from jsonbench.suites.base import LOAD, MEASURE, CellCost, Suite, WorkloadContext
+from jsonbench.suites.pgcost import postgres_cost
+
+if TYPE_CHECKING:
+    from jsonbench.engines.postgres_session import PostgresSession
 
 NAME = "json_vs_jsonb"
 LAYOUTS = ("compact", "pretty")
@@ -113,19 +129,19 @@ class Storage:
     toast_bytes: int
 
 
-class JsonVsJsonb(Suite):
+class JsonVsJsonb(Suite["PostgresSession"]):
     name: ClassVar[str] = NAME
     workloads: ClassVar[tuple[str, ...]] = tuple(SHAPES)
     headline: ClassVar[tuple[str, ...]] = ("read_speedup", "table_size_ratio_pglz", "table_size_ratio_lz4", "avg_datum_bytes")
 
-    def load(self, ctx: WorkloadContext) -> None:
+    def load(self, ctx: WorkloadContext[PostgresSession]) -> None:
         with ctx.window("load"):
             ctx.session.run_file(NAME, "setup")
 
     def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
         return [(w, m) for w in self.workloads for m in ALL_METRICS]
 
-    def run(self, workload: str, ctx: WorkloadContext) -> None:
+    def run(self, workload: str, ctx: WorkloadContext[PostgresSession]) -> None:
         shape = SHAPES[workload]
         s = ctx.session
         rows = int(ctx.scale[shape.rows_param])
@@ -133,8 +149,7 @@ class JsonVsJsonb(Suite):
         source = f"jvj_{workload}_source"
         lz4_missing = ctx.require("lz4")
 
-        with ctx.window("load"):
-            s.run_file(NAME, "source", {"rows": rows}, source=source, generator=shape.generator)
+        ctx.timed(lambda: s.run_file(NAME, "source", {"rows": rows}, source=source, generator=shape.generator), LOAD)
 
         for layout in LAYOUTS:
             avg_input, datum_json, datum_jsonb = s.query_file(NAME, "source_stats", layout=layout, source=source)[0]
@@ -165,9 +180,27 @@ class JsonVsJsonb(Suite):
 
         s.run_file(NAME, "drop", table=source)
 
+    def estimate(self, cell: Cell) -> CellCost:
+        """Six shapes, each loaded as a source and then as json and jsonb tables, one at a time.
+
+        Bytes per document from the seed's compact and pretty sizes (jsonb's larger datums); seconds
+        per document and repetition (both layouts and types: load, reads, GIN build, update)
+        calibrated from the recorded laptop run of 2026-11-30 on the 2-core machine (272 s): about
+        0.18 ms per small document, 2 ms per medium one and 116 ms per large, flat and array trio.
+        """
+        p = cell.scale_params
+        small, medium, large = float(p["small_rows"]), float(p["medium_rows"]), float(p["large_rows"])
+        # Source (compact + pretty text) plus one table: the largest of the shapes' workloads at once.
+        peak = max(2 * small * 700, medium * 9_000, large * 150_000)
+        written = 2 * small * 1_500 + medium * 12_000 + 3 * large * 80_000  # per repetition, the loads of every table
+        seconds_per_rep = 2 * small * 180e-6 + medium * 2e-3 + large * 116e-3
+        reps = load_repetitions(p, cell.repetitions)
+        seconds = reps * seconds_per_rep + 6 * 2.0
+        return postgres_cost(cell, load_bytes=reps * written, data_peak_bytes=peak, wal_bytes=reps * written, clients=1, duration_s=seconds)
+
     # -- one table ------------------------------------------------------------------------
 
-    def _timed_type(self, ctx: WorkloadContext, workload: str, shape: Shape, layout: str, typ: str, source: str, read_runs: int) -> tuple[list[float], Any, Storage]:
+    def _timed_type(self, ctx: WorkloadContext[PostgresSession], workload: str, shape: Shape, layout: str, typ: str, source: str, read_runs: int) -> tuple[list[float], Any, Storage]:
         """Load, size, read, index and update one (layout, type) table with pglz; returns reads, read result, sizes."""
         s = ctx.session
         table = f"jvj_{workload}_{layout}_{typ}"
@@ -178,29 +211,30 @@ class JsonVsJsonb(Suite):
         reads: list[float] = []
         result: Any = None
         storage: Storage | None = None
-        for rep in range(ctx.repetitions):
+        for rep in range(load_repetitions(ctx.scale, ctx.repetitions)):
             # Fresh data every repetition: the update rewrites every row, and the index build
             # should always see the table as loaded.
             s.run_file(NAME, "create_doc", table=table, type=typ, method="pglz")
-            with ctx.window("load"):
-                loads.append(_ms(lambda: s.run_file(NAME, "load_doc", table=table, type=typ, layout=layout, source=source)))
+            loads.append(ctx.timed(lambda: s.run_file(NAME, "load_doc", table=table, type=typ, layout=layout, source=source), LOAD))
             if rep == 0:
                 s.run_file(NAME, "vacuum", table=table)
                 storage = self._storage(ctx, table)
                 # The warm-up brings the table into shared buffers and gives the result that json
                 # and jsonb must agree on; the timed runs report the server's execution time.
                 result = s.scalar(compose(load_sql(NAME, "read_first"), table=table))
+                # Each read is its own measure window, taken once more when disturbed (a read changes nothing).
                 timed = compose(load_sql(NAME, "read_first_timed"), table=table)
-                with ctx.window("measure"):
-                    for _ in range(read_runs):
-                        reads.append(float(s.scalar(timed)[0]["Execution Time"]))
+                for _ in range(read_runs):
+                    plan, _ = ctx.measure(lambda: s.scalar(timed), retry_disturbed=True)
+                    reads.append(float(plan[0]["Execution Time"]))
             if typ == "jsonb":
                 index = f"{table}_gin"
-                with ctx.window("measure"):
-                    gin.append(_ms(lambda: s.query_file(NAME, "gin_index", table=table, index=index)))
+                # A build can be dropped and built again: retried once when its window was disturbed.
+                gin.append(ctx.timed(lambda: s.query_file(NAME, "gin_index", table=table, index=index), MEASURE, retry_disturbed=True,
+                                     prepare=lambda: s.run_file(NAME, "drop_index", index=index)))
                 s.run_file(NAME, "drop_index", index=index)
-            with ctx.window("measure"):
-                updates.append(_ms(lambda: s.query_file(NAME, shape.update, table=table, type=typ)))
+            # The update rewrites every document: destructive, never retried (its row is marked instead).
+            updates.append(ctx.timed(lambda: s.query_file(NAME, shape.update, table=table, type=typ), MEASURE))
         s.run_file(NAME, "drop", table=table)
 
         assert storage is not None
@@ -214,13 +248,12 @@ class JsonVsJsonb(Suite):
         self._record_storage(ctx, f"{variant}.pglz", storage)
         return reads, result, storage
 
-    def _storage_only(self, ctx: WorkloadContext, workload: str, layout: str, typ: str, source: str) -> Storage:
+    def _storage_only(self, ctx: WorkloadContext[PostgresSession], workload: str, layout: str, typ: str, source: str) -> Storage:
         """Load one (layout, type) table with lz4 and record only its sizes."""
         s = ctx.session
         table = f"jvj_{workload}_{layout}_{typ}_lz4"
         s.run_file(NAME, "create_doc", table=table, type=typ, method="lz4")
-        with ctx.window("load"):
-            s.run_file(NAME, "load_doc", table=table, type=typ, layout=layout, source=source)
+        ctx.timed(lambda: s.run_file(NAME, "load_doc", table=table, type=typ, layout=layout, source=source), LOAD)
         s.run_file(NAME, "vacuum", table=table)
         storage = self._storage(ctx, table)
         s.run_file(NAME, "drop", table=table)
@@ -228,26 +261,25 @@ class JsonVsJsonb(Suite):
         return storage
 
     @staticmethod
-    def _storage(ctx: WorkloadContext, table: str) -> Storage:
+    def _storage(ctx: WorkloadContext[PostgresSession], table: str) -> Storage:
         s = ctx.session
         avg_stored, compressed = s.query_file(NAME, "stored_stats", table=table)[0]
         sizes = s.relation_sizes(table)
         return Storage(float(avg_stored), float(compressed), sizes.total, sizes.toast)
 
     @staticmethod
-    def _record_storage(ctx: WorkloadContext, variant: str, st: Storage) -> None:
+    def _record_storage(ctx: WorkloadContext[PostgresSession], variant: str, st: Storage) -> None:
         ctx.record("avg_stored_bytes", "bytes", st.avg_stored_bytes, variant=variant)
         ctx.record("compressed_share", "ratio", st.compressed_share, variant=variant)
         ctx.record("table_bytes", "bytes", float(st.table_bytes), variant=variant)
         ctx.record("toast_bytes", "bytes", float(st.toast_bytes), variant=variant)
 
 
-def _ms(fn: Callable[[], Any]) -> float:
-    """Wall time of ``fn()`` in milliseconds."""
-    t0 = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t0) * 1000
+def load_repetitions(scale: dict[str, Any], run_repetitions: int) -> int:
+    """How many times each table is loaded, GIN-indexed and updated: the scale's ``load_repetitions``
+    (the seed's "median of three" for load, index and update timings) or the run's repetitions."""
+    return int(scale.get("load_repetitions") or run_repetitions)
 
 
-def _rows(ctx: WorkloadContext, shape: Shape) -> int:
+def _rows(ctx: WorkloadContext[PostgresSession], shape: Shape) -> int:
     return int(ctx.scale[shape.rows_param])

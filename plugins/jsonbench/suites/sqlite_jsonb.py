@@ -29,14 +29,25 @@ a shared machine hits both sides of a ratio alike:
   ``size_ratio`` (JSONB bytes over text bytes), ``load_s``, ``rows``;
 * with ``file_backed`` in the scale, the three extracts again on the file-backed copies
   (variants ``text_file``, ``jsonb_file``), since users store files, not memory.
+
+Every timed group is one measure window; since its statements only read, or are rolled back, a
+group whose window was disturbed is timed once more and the disturbed window set aside. Nothing is
+destructive across repetitions (updates are rolled back), so the tables are loaded once per
+workload. The documents are generated in SQL inside each worker: an in-memory database cannot be
+shared between versions (each version is its own apsw in its own process), and generating 2
+million keys takes a few seconds.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from jsonbench.cell import Cell
 from jsonbench.errors import BenchmarkError
-from jsonbench.suites.base import Suite, WorkloadContext
+from jsonbench.suites.base import LOAD, CellCost, Suite, WorkloadContext
+
+if TYPE_CHECKING:
+    from jsonbench.engines.sqlite_apsw import SqliteSession
 
 NAME = "sqlite_jsonb"
 KEYS: dict[str, int] = {"keys_10": 10, "keys_100": 100, "keys_1000": 1000}
@@ -89,132 +100,174 @@ def rows_for(keys: int, scale: dict[str, Any]) -> int:
     return max(int(scale["keys_per_table"]) // keys, 1)
 
 
-class SqliteJsonb(Suite):
+class SqliteJsonb(Suite["SqliteSession"]):
     name: ClassVar[str] = NAME
     workloads: ClassVar[tuple[str, ...]] = tuple(KEYS)
     headline: ClassVar[tuple[str, ...]] = ("extract_first_ns_per_row", "extract_last_ns_per_row", "extract_first_speedup", "set_first_speedup", "output_vs_input", "doc_bytes")
 
-    def load(self, ctx: WorkloadContext) -> None:
+    def load(self, ctx: WorkloadContext[SqliteSession]) -> None:
         """Nothing is shared: an in-memory database does not outlive its session, so each workload loads its own."""
 
     def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
         return [(w, m) for w in self.workloads for m, _ in METRICS]
 
-    def run(self, workload: str, ctx: WorkloadContext) -> None:
+    def estimate(self, cell: Cell) -> CellCost:
+        """Three workloads, each about ``keys_per_table`` keys per table, in memory and (with
+        ``file_backed``) in one file per table.
+
+        About 19 bytes per key as text and 15 as JSONB (the seed: 183 and 141 bytes for 10 keys);
+        time per key and statement, and about 3 s per workload for the worker and the file copies,
+        calibrated from the recorded smoke runs of 2026-11-30 on the 2-core machine (about 10.5 s a cell).
+        """
+        keys = float(cell.scale_params["keys_per_table"])
+        best_of = int(cell.scale_params.get("best_of", 5))
+        file_backed = bool(cell.scale_params.get("file_backed", False))
+        data = keys * (19 + 15)
+        statements = 16 + (6 if file_backed else 0)  # per repetition: extracts, scan, conversions, setters, updates
+        seconds = 3 * (keys * 2.5e-6 + cell.repetitions * statements * best_of * keys * 20e-9 + 3.0)
+        worker = 40 * 1024 * 1024  # the worker's Python and apsw
+        return CellCost(load_bytes=int(3 * data), disk_peak_bytes=int(data if file_backed else 0) + 1024 * 1024, memory_peak_bytes=int(2 * data) + worker,
+                        duration_s=seconds, source="estimate from the scale")
+
+    def run(self, workload: str, ctx: WorkloadContext[SqliteSession]) -> None:
         reason = ctx.require("jsonb")
         if reason:
             for variant in (*FORMS, "jsonb_vs_text"):
                 ctx.not_applicable(list(METRICS), reason, variant=variant)
             return
-        keys = KEYS[workload]
-        rows = rows_for(keys, ctx.scale)
-        best_of = int(ctx.scale.get("best_of", 5))
-        file_backed = bool(ctx.scale.get("file_backed", False))
-        s = ctx.session
-        extra = {"keys": keys, "rows": rows, "best_of": best_of}
+        w = _Run(ctx, workload)
+        w.load()
+        schemas = w.file_copies() if w.file_backed else None
+        for _ in range(ctx.repetitions):
+            w.measure_round(schemas)
+        if schemas is not None:
+            w.drop_file_copies(schemas)
+        w.record()
 
-        # -- load: text generated in SQL, JSONB parsed from it; timed inside the worker ----------
+
+class _Run:
+    """One workload's tables, samples and measuring steps (one document size)."""
+
+    def __init__(self, ctx: WorkloadContext[SqliteSession], workload: str) -> None:
+        self.ctx = ctx
+        self.s = ctx.session
+        self.workload = workload
+        self.keys = KEYS[workload]
+        self.rows = rows_for(self.keys, ctx.scale)
+        self.best_of = int(ctx.scale.get("best_of", 5))
+        self.file_backed = bool(ctx.scale.get("file_backed", False))
+        self.extra: dict[str, Any] = {"keys": self.keys, "rows": self.rows, "best_of": self.best_of}
+        self.samples: dict[tuple[str, str], list[float]] = {}
+
+    def load(self) -> None:
+        """Text generated in SQL, JSONB parsed from it (timed inside the worker); sizes and row counts."""
+        s, ctx, extra, rows = self.s, self.ctx, self.extra, self.rows
         s.run_file(NAME, "create_text", table=TABLES["text"])
         s.run_file(NAME, "create_jsonb", table=TABLES["jsonb"])
-        with ctx.window("load"):
-            load_text, _ = s.time_file(NAME, "load_text", {"rows": rows, "keys": keys}, repeat=1, table=TABLES["text"])
+        with ctx.window(LOAD):
+            load_text, _ = s.time_file(NAME, "load_text", {"rows": rows, "keys": self.keys}, repeat=1, table=TABLES["text"])
             load_jsonb, _ = s.time_file(NAME, "load_jsonb", repeat=1, table=TABLES["jsonb"], source=TABLES["text"])
         ctx.record("load_s", "s", load_text, variant="text", extra=extra)
         ctx.record("load_s", "s", load_jsonb, variant="jsonb", extra=extra)
-
         sizes: dict[str, float] = {}
         for form in FORMS:
             avg, count = s.query_file(NAME, "doc_bytes", table=TABLES[form])[0]
             if count != rows:
-                raise SuiteDataError(f"{workload}: {TABLES[form]} holds {count} rows, expected {rows}")
+                raise SuiteDataError(f"{self.workload}: {TABLES[form]} holds {count} rows, expected {rows}")
             sizes[form] = float(avg)
             ctx.record("doc_bytes", "bytes", sizes[form], variant=form, extra=extra)
             ctx.record("rows", "rows", float(count), variant=form, extra=extra)
         ctx.record("size_ratio", "x", sizes["jsonb"] / sizes["text"], variant="jsonb_vs_text", extra=extra)
 
-        # -- a file-backed copy of each table, one table per file so its page count is the table's --
+    def file_copies(self) -> dict[str, str]:
+        """A file-backed copy of each table, one table per file so its page count is the table's; returns the schemas."""
+        s, ctx = self.s, self.ctx
         schemas = {form: f"disk_{form}" for form in FORMS}
-        files = {form: f"{workload}_{form}.sqlite3" for form in FORMS}
         for form in FORMS:
-            s.run_file(NAME, "attach_file", {"path": s.file_path(files[form])}, schema=schemas[form])
+            s.run_file(NAME, "attach_file", {"path": s.file_path(self._file(form))}, schema=schemas[form])
             s.run_file(NAME, f"create_{form}", table=(schemas[form], TABLES[form]))
-            with ctx.window("load"):
-                s.run_file(NAME, "copy_table", target=(schemas[form], TABLES[form]), source=("main", TABLES[form]))
+            ctx.timed(lambda form=form: s.run_file(NAME, "copy_table", target=(schemas[form], TABLES[form]), source=("main", TABLES[form])), LOAD)
             pages, page_size = s.query_file(NAME, "page_count", {"schema": schemas[form]})[0]
-            ctx.record("file_pages", "pages", float(pages), variant=form, extra={**extra, "page_size": page_size})
-            ctx.record("file_bytes", "bytes", float(pages * page_size), variant=form, extra={**extra, "page_size": page_size})
+            ctx.record("file_pages", "pages", float(pages), variant=form, extra={**self.extra, "page_size": page_size})
+            ctx.record("file_bytes", "bytes", float(pages * page_size), variant=form, extra={**self.extra, "page_size": page_size})
+        return schemas
 
-        # -- measurements, the whole set repeated ---------------------------------------------
-        samples: dict[tuple[str, str], list[float]] = {}
-
-        def add(metric: str, variant: str, value: float) -> None:
-            samples.setdefault((metric, variant), []).append(value)
-
-        def best_ns(group: dict[Any, tuple[str, dict[str, Any] | None, Any]], rollback: bool = False) -> tuple[dict[Any, float], dict[Any, list[tuple[Any, ...]]]]:
-            """Best-of-N ns/row of each statement of a group, timed in interleaved rounds inside the worker.
-
-            ``group`` maps a label to (SQL file, parameters, table); the statements of one group are the
-            ones compared with each other, so they share the machine's busy and quiet moments alike.
-            """
-            labels = list(group)
-            stmts = [(s.sql(NAME, name, table=table), params) for name, params, table in group.values()]
-            with ctx.window("measure"):
-                secs, results = s.time_many(stmts, repeat=best_of, rollback=rollback)
-            return {lb: min(x) / rows * 1e9 for lb, x in zip(labels, secs)}, dict(zip(labels, results))
-
-        def check_sums(results: dict[Any, list[tuple[Any, ...]]], what: str) -> None:
-            got = set(tuple(r) for r in results.values())
-            if len(got) != 1 or next(iter(got))[0][-1] != rows:
-                raise SuiteDataError(f"{workload}: {what} disagree between text and JSONB (or miss rows): {results}")
-
-        for _ in range(ctx.repetitions):
-            extract = {(pos, form): ("extract", {"path": key_path(pos, keys)}, TABLES[form]) for pos in POSITIONS for form in FORMS}
-            ns, results = best_ns(extract)
-            for pos in POSITIONS:
-                check_sums({form: results[(pos, form)] for form in FORMS}, f"json_extract({key_path(pos, keys)}) sums")
-                for form in FORMS:
-                    add(f"extract_{pos}_ns_per_row", form, ns[(pos, form)])
-                add(f"extract_{pos}_speedup", "jsonb_vs_text", ns[(pos, "text")] / ns[(pos, "jsonb")])
-            for form in FORMS:
-                add("last_vs_first", form, ns[("last", form)] / ns[("first", form)])
-
-            scan, _ = best_ns({form: ("scan", None, TABLES[form]) for form in FORMS})
-            for form in FORMS:
-                add("scan_ns_per_row", form, scan[form])
-
-            conv, _ = best_ns({"to_jsonb": ("to_jsonb", None, TABLES["text"]), "to_text": ("to_text", None, TABLES["jsonb"])})
-            add("to_jsonb_ns_per_row", "text", conv["to_jsonb"])
-            add("to_text_ns_per_row", "jsonb", conv["to_text"])
-            add("output_vs_input", "jsonb_vs_text", conv["to_text"] / conv["to_jsonb"])
-
-            setter = {(pos, form): (f"set_{form}", {"path": key_path(pos, keys), "value": SET_VALUE}, TABLES[form]) for pos in ("first", "last") for form in FORMS}
-            set_ns, results = best_ns(setter)
-            if any(result[0][-1] != rows for result in results.values()):  # outputs differ in size by form; counts may not
-                raise SuiteDataError(f"{workload}: json_set/jsonb_set did not visit every row: {results}")
-            for pos in ("first", "last"):
-                for form in FORMS:
-                    add(f"set_{pos}_ns_per_row", form, set_ns[(pos, form)])
-                add(f"set_{pos}_speedup", "jsonb_vs_text", set_ns[(pos, "text")] / set_ns[(pos, "jsonb")])
-
-            upd_ns, _ = best_ns({form: (f"update_{form}", {"path": key_path("first", keys), "value": SET_VALUE}, TABLES[form]) for form in FORMS}, rollback=True)
-            for form in FORMS:
-                add("update_ns_per_row", form, upd_ns[form])
-            add("update_speedup", "jsonb_vs_text", upd_ns["text"] / upd_ns["jsonb"])
-
-            if file_backed:
-                file_ns, results = best_ns({(pos, form): ("extract", {"path": key_path(pos, keys)}, (schemas[form], TABLES[form])) for pos in POSITIONS for form in FORMS})
-                for pos in POSITIONS:
-                    check_sums({form: results[(pos, form)] for form in FORMS}, f"json_extract({key_path(pos, keys)}) sums on the file-backed copies")
-                    for form in FORMS:
-                        add(f"extract_{pos}_ns_per_row", f"{form}_file", file_ns[(pos, form)])
-
+    def drop_file_copies(self, schemas: dict[str, str]) -> None:
         for form in FORMS:  # the copies are 30-40 MB each at full scale: do not keep them until teardown
-            s.run_file(NAME, "detach_file", schema=schemas[form])
-            s.drop_file(files[form])
+            self.s.run_file(NAME, "detach_file", schema=schemas[form])
+            self.s.drop_file(self._file(form))
 
+    def _file(self, form: str) -> str:
+        return f"{self.workload}_{form}.sqlite3"
+
+    def add(self, metric: str, variant: str, value: float) -> None:
+        self.samples.setdefault((metric, variant), []).append(value)
+
+    def best_ns(self, group: dict[Any, tuple[str, dict[str, Any] | None, Any]], rollback: bool = False) -> tuple[dict[Any, float], dict[Any, list[tuple[Any, ...]]]]:
+        """Best-of-N ns/row of each statement of a group, timed in interleaved rounds inside the worker.
+
+        ``group`` maps a label to (SQL file, parameters, table); the statements of one group are the
+        ones compared with each other, so they share the machine's busy and quiet moments alike.
+        """
+        labels = list(group)
+        stmts = [(self.s.sql(NAME, name, table=table), params) for name, params, table in group.values()]
+        # Read-only, or rolled back: the group can be timed again when its window was disturbed.
+        (secs, results), _ = self.ctx.measure(lambda: self.s.time_many(stmts, repeat=self.best_of, rollback=rollback), retry_disturbed=True)
+        return {lb: min(x) / self.rows * 1e9 for lb, x in zip(labels, secs, strict=True)}, dict(zip(labels, results, strict=True))
+
+    def check_sums(self, results: dict[Any, list[tuple[Any, ...]]], what: str) -> None:
+        got = set(tuple(r) for r in results.values())
+        if len(got) != 1 or next(iter(got))[0][-1] != self.rows:
+            raise SuiteDataError(f"{self.workload}: {what} disagree between text and JSONB (or miss rows): {results}")
+
+    def measure_round(self, schemas: dict[str, str] | None) -> None:
+        """One repetition of every timed group."""
+        self.extracts({form: TABLES[form] for form in FORMS}, "")
+        scan, _ = self.best_ns({form: ("scan", None, TABLES[form]) for form in FORMS})
+        for form in FORMS:
+            self.add("scan_ns_per_row", form, scan[form])
+        conv, _ = self.best_ns({"to_jsonb": ("to_jsonb", None, TABLES["text"]), "to_text": ("to_text", None, TABLES["jsonb"])})
+        self.add("to_jsonb_ns_per_row", "text", conv["to_jsonb"])
+        self.add("to_text_ns_per_row", "jsonb", conv["to_text"])
+        self.add("output_vs_input", "jsonb_vs_text", conv["to_text"] / conv["to_jsonb"])
+        self.setters()
+        upd_ns, _ = self.best_ns({form: (f"update_{form}", {"path": key_path("first", self.keys), "value": SET_VALUE}, TABLES[form]) for form in FORMS}, rollback=True)
+        for form in FORMS:
+            self.add("update_ns_per_row", form, upd_ns[form])
+        self.add("update_speedup", "jsonb_vs_text", upd_ns["text"] / upd_ns["jsonb"])
+        if schemas is not None:
+            self.extracts({form: (schemas[form], TABLES[form]) for form in FORMS}, "_file")
+
+    def extracts(self, tables: dict[str, Any], suffix: str) -> None:
+        """json_extract of the first, middle and last key on both forms (suffix ``_file``: the file-backed copies)."""
+        keys = self.keys
+        ns, results = self.best_ns({(pos, form): ("extract", {"path": key_path(pos, keys)}, tables[form]) for pos in POSITIONS for form in FORMS})
+        for pos in POSITIONS:
+            where = " on the file-backed copies" if suffix else ""
+            self.check_sums({form: results[(pos, form)] for form in FORMS}, f"json_extract({key_path(pos, keys)}) sums{where}")
+            for form in FORMS:
+                self.add(f"extract_{pos}_ns_per_row", f"{form}{suffix}", ns[(pos, form)])
+            if not suffix:
+                self.add(f"extract_{pos}_speedup", "jsonb_vs_text", ns[(pos, "text")] / ns[(pos, "jsonb")])
+        if not suffix:
+            for form in FORMS:
+                self.add("last_vs_first", form, ns[("last", form)] / ns[("first", form)])
+
+    def setters(self) -> None:
+        """json_set on text vs jsonb_set on JSONB, of the first and the last key."""
+        group = {(pos, form): (f"set_{form}", {"path": key_path(pos, self.keys), "value": SET_VALUE}, TABLES[form]) for pos in ("first", "last") for form in FORMS}
+        set_ns, results = self.best_ns(group)
+        if any(result[0][-1] != self.rows for result in results.values()):  # outputs differ in size by form; counts may not
+            raise SuiteDataError(f"{self.workload}: json_set/jsonb_set did not visit every row: {results}")
+        for pos in ("first", "last"):
+            for form in FORMS:
+                self.add(f"set_{pos}_ns_per_row", form, set_ns[(pos, form)])
+            self.add(f"set_{pos}_speedup", "jsonb_vs_text", set_ns[(pos, "text")] / set_ns[(pos, "jsonb")])
+
+    def record(self) -> None:
         units = dict(METRICS)
-        for (metric, variant), values in samples.items():
+        for (metric, variant), values in self.samples.items():
             # Timings are best-of-N per repetition and reported as the best repetition (the seed's
             # "best of 5"); ratios are per repetition and reported as their median. Spread is kept either way.
             aggregate = "min" if units[metric] == "ns" else "median"
-            ctx.record(metric, units[metric], values, variant=variant, aggregate=aggregate, extra=extra)
+            self.ctx.record(metric, units[metric], values, variant=variant, aggregate=aggregate, extra=self.extra)

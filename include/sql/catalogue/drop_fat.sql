@@ -1,2 +1,0 @@
-DROP TABLE IF EXISTS fat_doc;
-DROP TABLE IF EXISTS fat_rel;

@@ -1,0 +1,4 @@
+DROP TABLE IF EXISTS fat_doc;
+DROP TABLE IF EXISTS fat_rel;
+DROP TABLE IF EXISTS fat_doc_base;
+DROP TABLE IF EXISTS fat_rel_base;

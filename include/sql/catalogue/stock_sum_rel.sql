@@ -1,0 +1,1 @@
+SELECT coalesce(sum(stock::bigint), 0) FROM {table}

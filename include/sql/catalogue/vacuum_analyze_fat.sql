@@ -1,2 +1,0 @@
-VACUUM ANALYZE fat_doc;
-VACUUM ANALYZE fat_rel;

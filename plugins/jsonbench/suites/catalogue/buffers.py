@@ -1,0 +1,45 @@
+"""Workload ``buffers``: EXPLAIN (ANALYZE, BUFFERS) of each read script with one fixed parameter set.
+
+The seed's category 7, brand 120 and tag 33, id 42, and a price band starting at 500.00, after the
+same prewarm as the reads. Buffer counts and matching rows are deterministic; ``execution_time`` is
+the server's, each plan its own measure window, taken once more when that window was disturbed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from jsonbench.sqlfiles import sql_path
+from jsonbench.suites.catalogue.helpers import NAME, fixed_query, plan_core, plan_shape, prewarm, safe_ratio, script_variables
+from jsonbench.suites.catalogue.reads import SCRIPTS
+
+if TYPE_CHECKING:
+    from jsonbench.suites.catalogue.helpers import Ctx
+
+METRICS: tuple[str, ...] = ("buffers_hit", "buffers_read", "buffers_total", "rows", "execution_time", "buffers_ratio")
+
+#: One fixed parameter set for the plans.
+FIXED_PARAMS: dict[str, int] = {"c": 7, "b": 120, "t": 33, "i": 42, "p": 50000}
+
+
+def run(ctx: Ctx) -> None:
+    s = ctx.session
+    prewarm(ctx)
+    params = {**FIXED_PARAMS, "products": int(ctx.scale["products"])}
+    totals: dict[str, float] = {}
+    for script in SCRIPTS:
+        text = sql_path(NAME, f"pgbench/{script}").read_text(encoding="utf-8")
+        query = fixed_query(text, params)
+        plan, _ = ctx.measure(lambda query=query: s.explain_analyze(query), retry_disturbed=True)
+        top = plan["Plan"]
+        core = plan_core(top)
+        hit, read = int(top.get("Shared Hit Blocks", 0)), int(top.get("Shared Read Blocks", 0))
+        totals[script] = float(hit + read)
+        extra = {"plan": plan_shape(top), "params": {k: params[k] for k in script_variables(text)}}
+        ctx.record("buffers_hit", "buffers", float(hit), variant=script, extra=extra)
+        ctx.record("buffers_read", "buffers", float(read), variant=script)
+        ctx.record("buffers_total", "buffers", float(hit + read), variant=script)
+        ctx.record("rows", "rows", float(core.get("Actual Rows", 0)) * float(core.get("Actual Loops", 1) or 1), variant=script, extra={"node": core.get("Node Type")})
+        ctx.record("execution_time", "ms", float(plan["Execution Time"]), variant=script)
+    ctx.record("buffers_ratio", "x", safe_ratio(totals["tag_rel"], totals["tag_doc"]), variant="tag_rel_over_doc")
+    ctx.record("buffers_ratio", "x", safe_ratio(totals["cb_doc_gin"], totals["cb_doc_btree"]), variant="cb_doc_gin_over_doc_btree")

@@ -1,0 +1,111 @@
+"""Workload ``fat_update``: one integer updated inside an 8 kB TOASTed document vs in its own column.
+
+The seed's ``fat_doc`` (``fat_docs`` documents of about 8 kB of hex md5 digests, compression helps
+little) and ``fat_rel`` (stock in a column next to the same description) are loaded once per task as
+pristine originals (``fat_doc_base``, ``fat_rel_base``: ``load_time`` per design, ``avg_value_bytes``).
+Every repetition of every design then starts from **a fresh copy** of its original
+(``copy_fat.sql``: same heap, same TOAST, since a copied TOASTed value keeps its stored form), so no
+repetition updates the TOAST an earlier one bloated: ``heap_bytes_before`` and ``toast_bytes_before``
+are recorded per repetition and are equal. On the copy: CHECKPOINT, the update script with
+synchronous commit off (the seed's) in a measure window (destructive: a disturbed window is marked,
+never retried), WAL per update, TOAST growth; then the read of one stock value (the seed's 0.66 vs
+0.52 ms, ``read_latency_avg`` doc vs rel) after pg_prewarm of the copy (the seed prewarmed before its
+read tests), a read run that is retried once when disturbed. ``tps_ratio`` rel / doc and
+``wal_ratio`` doc / rel per repetition.
+
+The documents are generated inside each server, not shared between versions: a copy between
+servers would stream the same 800 MB (at ``full``) that the server generates from md5 in about the
+time it takes to parse it, and would have to outlive the cell that made it.
+
+``python -m jsonbench.cli fat-update-handcheck`` compares this workload's tps, run as a matrix task,
+with the seed's pgbench command line by hand on the same server and the same fresh copies.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from jsonbench.suites.base import LOAD
+from jsonbench.suites.catalogue.helpers import NAME, RUN_METRICS, PgbenchSamples, UpdateRun, prewarm, ratios, record_clients, run_length, run_pgbench, update_run
+
+if TYPE_CHECKING:
+    from jsonbench.suites.catalogue.helpers import Ctx
+
+METRICS: tuple[str, ...] = ("load_time", "heap_bytes_before", "toast_bytes_before", "avg_value_bytes", *RUN_METRICS, "wal_bytes_per_update", "toast_growth",
+                            "read_tps", "read_latency_avg", "tps_ratio", "wal_ratio", "clients", "threads")
+DESIGNS: tuple[str, ...] = ("doc", "rel")
+#: The seed ran the 8 kB update with synchronous commit off.
+OPTIONS = "-c synchronous_commit=off"
+
+
+def table(design: str) -> str:
+    """The working copy the scripts update and read (the seed's name)."""
+    return f"fat_{design}"
+
+
+def load_base(ctx: Ctx) -> dict[str, float]:
+    """Create and load the pristine originals; returns the load time per design (ms)."""
+    s = ctx.session
+    rows = int(ctx.scale["fat_docs"])
+    s.run_file(NAME, "create_fat_base")
+    times = {"doc": ctx.timed(lambda: s.run_file(NAME, "load_fat_doc", {"rows": rows}), LOAD),
+             "rel": ctx.timed(lambda: s.run_file(NAME, "load_fat_rel"), LOAD)}
+    ctx.timed(lambda: s.run_file(NAME, "vacuum_analyze_fat_base"), LOAD)
+    return times
+
+
+def fresh_copy(ctx: Ctx, design: str) -> None:
+    """A new working copy of the design's original (a ``load`` window)."""
+    ctx.timed(lambda: ctx.session.run_file(NAME, "copy_fat", table=table(design), base=f"fat_{design}_base"), LOAD)
+
+
+def drop(ctx: Ctx) -> None:
+    ctx.session.run_file(NAME, "drop_fat_base")
+
+
+def measure_update(ctx: Ctx, design: str, clients: int, length: dict[str, float], expected_tps: float | None = None) -> UpdateRun:
+    """The update run on the current working copy (CHECKPOINT, pgbench, WAL, counters)."""
+    return update_run(ctx, f"upd_fat_{design}", table(design), clients, length, {"rows": int(ctx.scale["fat_docs"])}, OPTIONS, expected_tps, fpi=False)
+
+
+def run(ctx: Ctx) -> None:
+    s = ctx.session
+    clients = record_clients(ctx)
+    length = run_length(ctx, "update")
+    defines = {"rows": int(ctx.scale["fat_docs"])}
+    try:
+        for design, ms in load_base(ctx).items():
+            ctx.record("load_time", "ms", ms, variant=design)
+        doc_size, rel_size = s.query_file(NAME, "avg_fat_sizes")[0]
+        ctx.record("avg_value_bytes", "bytes", float(doc_size), variant="doc")
+        ctx.record("avg_value_bytes", "bytes", float(rel_size), variant="rel")
+        samples = {d: PgbenchSamples() for d in DESIGNS}
+        reads = {d: PgbenchSamples(metrics=("tps", "latency_avg")) for d in DESIGNS}
+        for _ in range(int(ctx.scale["pgbench_repetitions"])):
+            for design in DESIGNS:
+                got = samples[design]
+                fresh_copy(ctx, design)
+                before = s.relation_sizes(table(design))
+                got.put("heap_bytes_before", float(before.heap))
+                got.put("toast_bytes_before", float(before.toast))
+                upd = measure_update(ctx, design, clients, length, got.last_tps())
+                after = s.relation_sizes(table(design))
+                upd.add_to(got, fpi=False, hot=False)
+                got.put("toast_growth", float(after.toast - before.toast))
+                prewarm(ctx, (table(design),))
+                last = reads[design].last_tps()
+                res, _ = ctx.measure(lambda design=design, last=last: run_pgbench(ctx, f"read_fat_{design}", clients, length, defines=defines, expected_tps=last),
+                                     retry_disturbed=True)
+                reads[design].add(res)
+                s.run_file(NAME, "drop_table", table=table(design))
+        for design in DESIGNS:
+            got = samples[design]
+            for metric in ("heap_bytes_before", "toast_bytes_before", "toast_growth"):
+                ctx.record(metric, "bytes", got.values.pop(metric), variant=design)
+            ctx.record("read_tps", "tps", reads[design].values["tps"], variant=design, extra={"retried_windows": ctx.retries})
+            ctx.record("read_latency_avg", "ms", reads[design].values["latency_avg"], variant=design)
+            got.record(ctx, design)
+        ctx.record("tps_ratio", "x", ratios(samples["rel"].values["tps"], samples["doc"].values["tps"]), variant="rel_over_doc")
+        ctx.record("wal_ratio", "x", ratios(samples["doc"].values["wal_bytes_per_update"], samples["rel"].values["wal_bytes_per_update"]), variant="doc_over_rel")
+    finally:
+        drop(ctx)

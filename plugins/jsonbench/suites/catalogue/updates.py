@@ -1,0 +1,96 @@
+"""Workload ``updates``: the seed's small-row stock update, document vs column, synchronous commit on and off.
+
+Every run gets **its own fresh copy** of the table it updates (``products_doc_upd`` /
+``products_rel_upd``: the shared table's rows and indexes, no dead tuples, autovacuum off, made by
+``copy_<design>_for_update.sql``), so no run measures on what an earlier run updated: per
+repetition, per design, ``synchronous_commit = on`` first (the seed's first run, and the run its
+HOT counts, 21,643 and 21,268 updates in 20 s, and its WAL per update come from) then ``off`` (its
+CPU-bound headline, 1.52x), each on a new copy. Each run: CHECKPOINT, the script in a measure
+window (an update is destructive, so a disturbed window is marked, never retried), then tps and
+latency, WAL per update (insert LSN difference), full-page-image share (pg_walinspect), HOT
+share and counts. Variants ``<design>_sync_<on|off>``; ``tps_ratio`` rel / doc and ``wal_ratio``
+doc / rel per sync setting. The checks read the ``_sync_on`` variants for HOT and WAL, the seed's.
+
+That each run starts un-updated is recorded, not assumed: ``n_tup_upd`` carries in ``extra`` the
+copy's stock sum minus the shared table's before the run (``start_stock_offset``, 0 on a fresh
+copy) and how much the run added to it (``stock_added``: every committed update adds exactly 1, so
+it equals ``transactions``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from jsonbench.suites.base import LOAD
+from jsonbench.suites.catalogue.helpers import NAME, RUN_METRICS, PgbenchSamples, UpdateRun, ratios, record_clients, run_length, update_run, walinspect_reason
+
+if TYPE_CHECKING:
+    from jsonbench.suites.catalogue.helpers import Ctx
+
+METRICS: tuple[str, ...] = (*RUN_METRICS, "wal_bytes_per_update", "fpi_share", "hot_share", "n_tup_upd", "n_tup_hot_upd", "tps_ratio", "wal_ratio", "clients", "threads")
+UPDATE_METRICS: tuple[str, ...] = (*RUN_METRICS, "wal_bytes_per_update", "fpi_share", "hot_share", "n_tup_upd", "n_tup_hot_upd")
+
+DESIGNS: tuple[str, ...] = ("doc", "rel")
+#: The seed's order: synchronous commit on, then off.
+SYNCS: tuple[str, ...] = ("on", "off")
+
+
+def copy_table(design: str) -> str:
+    """The private update copy of a design's table (what ``upd_<design>.sql`` updates)."""
+    return f"products_{design}_upd"
+
+
+def fresh_copy(ctx: Ctx, design: str) -> None:
+    """A new copy of the design's shared table, with its indexes, un-updated (a ``load`` window)."""
+    ctx.timed(lambda: ctx.session.run_file(NAME, f"copy_{design}_for_update"), LOAD)
+
+
+def stock_sum(ctx: Ctx, design: str, table: str) -> int:
+    return int(ctx.session.query_file(NAME, f"stock_sum_{design}", table=table)[0][0])
+
+
+def measure_run(ctx: Ctx, design: str, sync: str, clients: int, length: dict[str, float], expected_tps: float | None = None,
+                reference: int | None = None) -> tuple[UpdateRun, int, int]:
+    """One run on a fresh copy: returns the run, the copy's stock offset before it and the stock it added.
+
+    ``reference`` is the shared table's stock sum (computed when not given).
+    """
+    table = copy_table(design)
+    fresh_copy(ctx, design)
+    start = stock_sum(ctx, design, table)
+    offset = start - (stock_sum(ctx, design, f"products_{design}") if reference is None else reference)
+    run = update_run(ctx, f"upd_{design}", table, clients, length, {"products": int(ctx.scale["products"])}, f"-c synchronous_commit={sync}", expected_tps)
+    return run, offset, stock_sum(ctx, design, table) - start
+
+
+def run(ctx: Ctx) -> None:
+    clients = record_clients(ctx)
+    length = run_length(ctx, "update")
+    samples = {f"{d}_sync_{s}": PgbenchSamples() for d in DESIGNS for s in SYNCS}
+    starts: dict[str, dict[str, list[Any]]] = {v: {"start_stock_offset": [], "stock_added": [], "disturbed": []} for v in samples}
+    reference = {design: stock_sum(ctx, design, f"products_{design}") for design in DESIGNS}
+    try:
+        for _ in range(int(ctx.scale["pgbench_repetitions"])):
+            for design in DESIGNS:
+                for sync in SYNCS:
+                    variant = f"{design}_sync_{sync}"
+                    upd, offset, added = measure_run(ctx, design, sync, clients, length, samples[variant].last_tps(), reference[design])
+                    upd.add_to(samples[variant])
+                    starts[variant]["start_stock_offset"].append(offset)
+                    starts[variant]["stock_added"].append(added)
+                    starts[variant]["disturbed"].append(upd.disturbed)
+    finally:
+        ctx.session.run_file(NAME, "drop_update_copies")
+    fpi_missing = any(math.isnan(v) for got in samples.values() for v in got.values["fpi_share"])
+    for variant, got in samples.items():
+        fpi = got.values.pop("fpi_share")
+        got.record(ctx, variant, metric_extra={"n_tup_upd": starts[variant]})
+        if fpi_missing:
+            ctx.not_applicable([("fpi_share", "ratio")], walinspect_reason(ctx), variant=variant)
+        else:
+            ctx.record("fpi_share", "ratio", fpi, variant=variant)
+    for sync in SYNCS:
+        ctx.record("tps_ratio", "x", ratios(samples[f"rel_sync_{sync}"].values["tps"], samples[f"doc_sync_{sync}"].values["tps"]), variant=f"rel_over_doc_sync_{sync}")
+        ctx.record("wal_ratio", "x", ratios(samples[f"doc_sync_{sync}"].values["wal_bytes_per_update"], samples[f"rel_sync_{sync}"].values["wal_bytes_per_update"]),
+                   variant=f"doc_over_rel_sync_{sync}")

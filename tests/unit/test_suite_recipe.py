@@ -1,0 +1,165 @@
+"""The recipe for adding a suite (``jsonbench.suites.base``), followed to the letter from a temporary folder.
+
+A tiny suite is added exactly as the contract's docstring says, and nowhere else: one module on the
+path (outside the repository), one SQL folder, its expectation files and one block in a copy of
+``include/matrix.yaml`` (with its parameters under every scale profile), the copy of ``include/``
+named by ``JSONBENCH_INCLUDE_DIR`` / ``JSONBENCH_MATRIX``. The suite is then planned, parsed into
+the DAG (its task group and workload task appear), and run through ``tasks.plan / provision /
+run_workload / teardown / publish / check`` on a real embedded PostgreSQL 17. No Python file of the
+project is touched: the test snapshots them before and compares after.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+SUITE = "tiny"
+
+MODULE = '''
+"""Suite "tiny": counts the rows of a table it loads, and times the count. Proves the recipe."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from jsonbench.cell import Cell
+from jsonbench.suites.base import LOAD, MEASURE, CellCost, Suite, WorkloadContext
+
+NAME = "tiny"
+
+
+class Tiny(Suite[Any]):
+    name: ClassVar[str] = NAME
+    workloads: ClassVar[tuple[str, ...]] = ("count",)
+    headline: ClassVar[tuple[str, ...]] = ("rows",)
+
+    def load(self, ctx: WorkloadContext[Any]) -> None:
+        ctx.timed(lambda: ctx.session.run_file(NAME, "load", {"rows": int(ctx.scale["rows"])}), LOAD)
+
+    def run(self, workload: str, ctx: WorkloadContext[Any]) -> None:
+        (rows,), _ = ctx.measure(lambda: ctx.session.query_file(NAME, "count")[0], retry_disturbed=True)
+        ctx.record("rows", "rows", float(rows))
+        ctx.record("count_time", "ms", [ctx.timed(lambda: ctx.session.query_file(NAME, "count"), MEASURE) for _ in range(ctx.repetitions)])
+
+    def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
+        return [("count", "rows"), ("count", "count_time")]
+
+    def estimate(self, cell: Cell) -> CellCost:
+        return CellCost(load_bytes=100 * int(cell.scale_params["rows"]), disk_peak_bytes=64 << 20, memory_peak_bytes=256 << 20, duration_s=10.0, source="tiny estimate")
+'''
+
+SQL = {
+    "load.sql": "DROP TABLE IF EXISTS tiny_rows;\nCREATE TABLE tiny_rows AS SELECT g AS id FROM generate_series(1, %(rows)s) AS g;\n",
+    "count.sql": "SELECT count(*) FROM tiny_rows\n",
+}
+
+REPRODUCTION = {
+    "name": "tiny.reproduction",
+    "suite": SUITE,
+    "seed": "tiny.txt",
+    "description": "The tiny suite's one finding: it counts the rows it loaded.",
+    "findings": [{
+        "id": "tiny_counts_what_it_loaded",
+        "description": "rows counted over rows counted: exactly 1",
+        "numerator": [{"workload": "count", "metric": "rows"}],
+        "denominator": [{"workload": "count", "metric": "rows"}],
+        "unit": "x",
+        "seed": {"value": 1.0, "figure": "a count is a count"},
+        "band": {"min": 0.999, "max": 1.001},
+        "band_reason": "deterministic",
+    }],
+}
+SEED = {"suite": SUITE, "seed": "tiny.txt", "title": "tiny", "engine": "any", "scale": {"rows": 10}, "notes": "", "figures": [{"workload": "count", "metric": "rows", "value": 10, "unit": "rows"}]}
+
+
+def _python_files() -> dict[str, str]:
+    return {str(p.relative_to(ROOT)): hashlib.sha256(p.read_bytes()).hexdigest() for folder in ("plugins", "dags") for p in sorted((ROOT / folder).rglob("*.py"))}
+
+
+@pytest.fixture
+def recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """The tiny suite added by the recipe: module, SQL folder, expectation files, one matrix block."""
+    include = tmp_path / "include"
+    shutil.copytree(ROOT / "include", include)
+    modules = tmp_path / "modules"
+    modules.mkdir()
+    (modules / "tinysuite.py").write_text(textwrap.dedent(MODULE))  # 1. a module
+    (include / "sql" / SUITE).mkdir()
+    for name, text in SQL.items():  # 2. its SQL folder
+        (include / "sql" / SUITE / name).write_text(text)
+    (include / "expectations" / f"{SUITE}.reproduction.json").write_text(json.dumps(REPRODUCTION, indent=2))  # 3. its expectations
+    (include / "expectations" / f"{SUITE}.seed.json").write_text(json.dumps(SEED, indent=2))
+    matrix = yaml.safe_load((include / "matrix.yaml").read_text())  # 4. one block, and its parameters per scale
+    matrix["suites"][SUITE] = {"module": "tinysuite:Tiny", "family": "postgres", "seed": "tiny.txt"}
+    for scale in matrix["scales"].values():
+        scale[SUITE] = {"rows": 10}
+    (include / "matrix.yaml").write_text(yaml.safe_dump(matrix, sort_keys=False))
+    monkeypatch.setenv("JSONBENCH_INCLUDE_DIR", str(include))
+    monkeypatch.setenv("JSONBENCH_MATRIX", str(include / "matrix.yaml"))
+    monkeypatch.delenv("JSONBENCH_EXPECTATIONS_DIR", raising=False)
+    monkeypatch.syspath_prepend(str(modules))
+    return {"include": include, "modules": modules}
+
+
+def test_a_suite_added_by_the_recipe_is_planned_parsed_and_run(recipe: dict[str, Path], results_dir: Path, airflow_env: dict[str, str],
+                                                              leak_check: Any) -> None:
+    from jsonbench import tasks
+    from jsonbench.dataset.read import read_dataset
+    from jsonbench.suites import get_suite
+
+    before = _python_files()
+    suite = get_suite(SUITE)
+    assert Path(sys.modules[type(suite).__module__].__file__ or "").parent == recipe["modules"]  # the module lives outside the project
+
+    # Planned: one cell, costed by the suite's own estimate.
+    planned = tasks.plan({"suites": [SUITE], "engines": ["postgres-17"], "scale": "smoke", "results_dir": str(results_dir)}, "recipe_run", "2026-11-29T02:00:00+00:00")
+    (cell,) = planned["cells"]
+    assert cell["cell_id"] == "tiny__postgres-17"
+    assert planned["costs"]["cells"]["tiny__postgres-17"]["source"] == "tiny estimate"
+
+    # Parsed into the DAG: its task group with its workload task, chained like every other cell.
+    env = {**airflow_env, "JSONBENCH_INCLUDE_DIR": str(recipe["include"]), "JSONBENCH_MATRIX": str(recipe["include"] / "matrix.yaml"),
+           "PYTHONPATH": f"{recipe['modules']}:{ROOT / 'plugins'}"}
+    probe = textwrap.dedent(f"""
+        import json
+        from airflow.dag_processing.dagbag import DagBag
+        bag = DagBag(dag_folder={str(ROOT / 'dags' / 'jsonb_benchmark_matrix.py')!r})
+        assert not bag.import_errors, bag.import_errors
+        dag = bag.dags["jsonb_benchmark_matrix"]
+        last = dag.get_task("tiny__postgres-17.provision")
+        print(json.dumps({{"groups": sorted(dag.task_group_dict), "tasks": sorted(dag.task_ids), "after": sorted(last.upstream_task_ids)}}))
+    """)
+    res = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    parsed = json.loads(res.stdout.strip().splitlines()[-1])
+    assert "tiny__postgres-17" in parsed["groups"]
+    assert {"tiny__postgres-17.provision", "tiny__postgres-17.count", "tiny__postgres-17.teardown"} <= set(parsed["tasks"])
+    assert "plan" in parsed["after"] and any(t.endswith(".teardown") for t in parsed["after"]), parsed["after"]  # chained after the previous cell
+
+    # Run through the driver on a real engine, published and checked.
+    handle = tasks.provision(planned, cell["cell_id"])
+    try:
+        tasks.run_workload(planned, cell["cell_id"], handle, "count")
+    finally:
+        tasks.teardown(planned, cell["cell_id"], handle)
+    assert leak_check() == []
+    assert tasks.publish(planned)["rows"] > 0
+    rows = read_dataset(str(results_dir), table="measurements").to_pandas()
+    mine = rows[(rows["suite"] == SUITE) & (rows["metric"] == "rows")]
+    assert list(mine["value"]) == [10.0]
+    summary = tasks.check(planned)
+    assert summary["failed"] == 0, summary["failures"]
+
+    assert _python_files() == before, "adding a suite by the recipe must not change any Python file of the project"
