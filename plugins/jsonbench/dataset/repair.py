@@ -43,42 +43,59 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _sweep_date_folder(date_dir: Path) -> list[Path]:
-    """Leftovers in one ``run_date=`` folder: legacy swap folders, temporary files, emptied run folders."""
-    removed: list[Path] = []
-    entries = sorted(date_dir.iterdir())
-    # Legacy swaps first: an .old- folder whose run is missing was that run's published version.
-    for entry in entries:
+def _leftovers_in(date_dir: Path) -> list[tuple[Path, str]]:
+    """What a killed publish left in one ``run_date=`` folder: ``(path, action)``, action ``remove`` or ``restore``."""
+    found: list[tuple[Path, str]] = []
+    for entry in sorted(date_dir.iterdir()):
         m = _LEGACY.match(entry.name)
-        if m and m.group(1) == "old":
-            run_dir = date_dir / m.group(2)
-            if run_dir.exists():
-                _remove(entry)
-                removed.append(entry)
-            else:
-                entry.rename(run_dir)
-                log.warning("restored %s from an interrupted publish's %s", run_dir, entry.name)
-                removed.append(entry)
-    for entry in entries:
-        m = _LEGACY.match(entry.name)
-        if m and m.group(1) == "tmp" and entry.exists():
-            _remove(entry)
-            removed.append(entry)
+        if m:
+            # An .old- folder whose run is missing was that run's published version: it goes back.
+            restore = m.group(1) == "old" and not (date_dir / m.group(2)).exists()
+            found.append((entry, "restore" if restore else "remove"))
+    found.sort(key=lambda item: item[1] != "restore")  # restore before removing the .tmp- twin
     for run_dir in sorted(date_dir.glob("run_key=*")):
-        if not run_dir.is_dir():
-            continue
-        for f in sorted(run_dir.iterdir()):
-            if f.name.startswith(TMP_PREFIX) and f.name.endswith(TMP_SUFFIX):
-                _remove(f)
-                removed.append(f)
-        if not any(run_dir.iterdir()):
+        if run_dir.is_dir():
+            found += [(f, "remove") for f in sorted(run_dir.iterdir()) if f.name.startswith(TMP_PREFIX) and f.name.endswith(TMP_SUFFIX)]
+    return found
+
+
+def _sweep_date_folder(date_dir: Path) -> list[Path]:
+    """Clear one ``run_date=`` folder's leftovers, then its emptied run folders."""
+    removed: list[Path] = []
+    for path, action in _leftovers_in(date_dir):
+        if action == "restore":
+            m = _LEGACY.match(path.name)
+            assert m is not None
+            path.rename(date_dir / m.group(2))
+            log.warning("restored %s from an interrupted publish's %s", date_dir / m.group(2), path.name)
+        else:
+            _remove(path)
+        removed.append(path)
+    touched = {p.parent for p in removed}
+    for run_dir in sorted(date_dir.glob("run_key=*")):
+        if run_dir.is_dir() and not any(run_dir.iterdir()):
             run_dir.rmdir()
             removed.append(run_dir)
-        elif removed:
-            fsync_dir(run_dir)
-    if removed:
-        fsync_dir(date_dir)
+            touched.add(date_dir)
+    for folder in touched:
+        if folder.exists():
+            fsync_dir(folder)
     return removed
+
+
+def _date_folders(root: Path) -> list[tuple[Path, Path]]:
+    """``(label folder, date folder)`` of every table of the dataset."""
+    out: list[tuple[Path, Path]] = []
+    for table in SCHEMAS:
+        for label_dir in sorted((root / table).glob("hardware_label=*")):
+            out += [(label_dir, d) for d in sorted(label_dir.glob("run_date=*")) if d.is_dir()]
+    return out
+
+
+def find_leftovers(results_dir: str | Path) -> list[Path]:
+    """What :func:`sweep_leftovers` would remove or restore, without touching anything."""
+    root = Path(results_dir)
+    return [path for _, date_dir in _date_folders(root) for path, _ in _leftovers_in(date_dir)]
 
 
 def _prune_empty(folder: Path) -> None:
@@ -101,15 +118,11 @@ def sweep_leftovers(results_dir: str | Path) -> list[Path]:
         return []
     removed: list[Path] = []
     with dataset_lock(root, exclusive=True, wait_s=EXCLUSIVE_WAIT_S):
+        for label_dir, date_dir in _date_folders(root):
+            removed += _sweep_date_folder(date_dir)
+            _prune_empty(date_dir)
         for table in SCHEMAS:
-            table_dir = root / table
-            if not table_dir.is_dir():
-                continue
-            for label_dir in sorted(table_dir.glob("hardware_label=*")):
-                for date_dir in sorted(label_dir.glob("run_date=*")):
-                    if date_dir.is_dir():
-                        removed += _sweep_date_folder(date_dir)
-                        _prune_empty(date_dir)
+            for label_dir in sorted((root / table).glob("hardware_label=*")):
                 _prune_empty(label_dir)
     if removed:
         log.warning("swept %d leftover(s) of interrupted publishes under %s: %s", len(removed), root, ", ".join(str(p) for p in removed))
@@ -192,3 +205,32 @@ def quarantine(results_dir: str | Path, damaged: Iterable[DamagedFile] | None = 
                 run_dir.rmdir()
                 fsync_dir(run_dir.parent)
     return moved
+
+
+def damaged_command(results_dir: str | Path | None, move: bool = False) -> int:
+    """``jsonbench.cli damaged``: list damaged files and publish leftovers; with ``move``, quarantine and sweep them.
+
+    Exit status 0 when the dataset is clean (or was made clean), 1 when damaged files or leftovers remain.
+    """
+    from jsonbench import paths
+
+    root = paths.results_dir(results_dir or None)
+    damaged = find_damaged(root)
+    leftovers = find_leftovers(root)
+    for d in damaged:
+        print(f"damaged: {d.path}: {d.error}")
+    for p in leftovers:
+        print(f"leftover of an interrupted publish: {p}")
+    if not damaged and not leftovers:
+        print(f"dataset under {root}: every file reads, no leftovers")
+        return 0
+    if not move:
+        print(f"{len(damaged)} damaged file(s), {len(leftovers)} leftover(s); run again with --quarantine to move damaged files under "
+              f"{root / QUARANTINE} (nothing is deleted) and sweep the leftovers")
+        return 1
+    for p in sweep_leftovers(root):
+        print(f"swept: {p}")
+    for p in quarantine(root, damaged):
+        print(f"quarantined: {p} (note: {p.name}.note.json)")
+    left = find_damaged(root)
+    return 1 if left or find_leftovers(root) else 0
