@@ -10,9 +10,11 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
@@ -45,10 +47,13 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
         with pytest.raises(ChecksFailed):
             check_run(last)
     # Rows of another suite (no seed file, no reproduction file): the report must still chart them.
+    # Its logical date is a day before the last run's, so "the latest run" is unambiguous.
     t = read_dataset(results_dir, MEASUREMENTS, run_id=last["run_id"]).drop_columns(["hardware_label", "run_date", "run_key"])
     other = t.set_column(t.schema.get_field_index("suite"), "suite", [["other_suite"] * t.num_rows])
-    replace_run(partition_dir(results_dir, MEASUREMENTS, last["hardware_label"], "2026-11-05", "other_suite_run"),
-                other.set_column(other.schema.get_field_index("run_id"), "run_id", [["other_suite_run"] * t.num_rows]))
+    other = other.set_column(other.schema.get_field_index("run_id"), "run_id", [["other_suite_run"] * t.num_rows])
+    earlier = pa.array([datetime(2026, 11, 4, 2, tzinfo=timezone.utc)] * t.num_rows, type=other.schema.field("logical_date").type)
+    other = other.set_column(other.schema.get_field_index("logical_date"), "logical_date", earlier)
+    replace_run(partition_dir(results_dir, MEASUREMENTS, last["hardware_label"], "2026-11-04", "other_suite_run"), other)
     return results_dir
 
 
@@ -81,7 +86,8 @@ def test_every_suite_with_data_gets_charts(dataset: Path) -> None:
     assert "Suite other_suite" in html
     assert any("other_suite:" in s for s in _svgs(html)), "a suite without seed or reproduction files still gets charts"
     latest = build_report(dataset).read_text()  # default: the latest run by logical date
-    assert "run scheduled__2026-11-05T02:00:00+00:00" in latest or "run other_suite_run" in latest
+    assert "run scheduled__2026-11-05T02:00:00+00:00" in latest and "run other_suite_run" not in latest
+    assert "Suite other_suite" not in latest
 
 
 def test_cli_report_and_empty_dataset(dataset: Path, tmp_path: Path) -> None:
