@@ -98,32 +98,30 @@ def _no_leaks(request: pytest.FixtureRequest, scratch_dir: Path) -> Iterator[lis
 
 
 class LeakCheck:
-    """``leak_check()``: what this test started that still exists, one line each (empty when nothing).
+    """``leak_check()``: everything of this session that exists now, one line each (empty when nothing).
 
-    Waits up to ``wait_s`` (default 10 s) for things that are already going away; pass ``wait_s=0`` to
-    see what is there now, e.g. to assert that a server is running.
+    Not only what the calling test started: a module fixture's run (``smoke_run``) must have left
+    nothing either. Waits up to ``wait_s`` (default 10 s) for things that are already going away;
+    pass ``wait_s=0`` to see what is there at once, e.g. to assert that a server is running.
     """
-
-    def __init__(self, baseline: list[Leak]) -> None:
-        self.baseline = baseline
 
     def __call__(self, wait_s: float = EXIT_GRACE_S) -> list[str]:
         assert _TRACKER is not None
-        return [leak.text for leak in _TRACKER.new_since(self.baseline, wait_s=wait_s)]
+        return [leak.text for leak in _TRACKER.new_since([], wait_s=wait_s)]
 
     def kinds(self, wait_s: float = EXIT_GRACE_S) -> dict[str, list[str]]:
         """The same, grouped by kind (process, shm, socket, scratch, container)."""
         assert _TRACKER is not None
         out: dict[str, list[str]] = {}
-        for leak in _TRACKER.new_since(self.baseline, wait_s=wait_s):
+        for leak in _TRACKER.new_since([], wait_s=wait_s):
             out.setdefault(leak.kind, []).append(leak.text)
         return out
 
 
 @pytest.fixture
 def leak_check(_no_leaks: list[Leak]) -> LeakCheck:
-    """Call to list what this test started that still exists (processes, shared memory, sockets, scratch, containers)."""
-    return LeakCheck(_no_leaks)
+    """Call to list what this session started that still exists (processes, shared memory, sockets, scratch, containers)."""
+    return LeakCheck()
 
 
 @pytest.fixture
