@@ -119,6 +119,13 @@ class LeakCheck:
 
 
 @pytest.fixture
+def leak_tracker(_no_leaks: list[Leak]) -> Tracker:
+    """The session's tracker itself (tests of the leak check)."""
+    assert _TRACKER is not None
+    return _TRACKER
+
+
+@pytest.fixture
 def leak_check(_no_leaks: list[Leak]) -> LeakCheck:
     """Call to list what this session started that still exists (processes, shared memory, sockets, scratch, containers)."""
     return LeakCheck()
