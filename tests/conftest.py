@@ -94,7 +94,8 @@ def _no_leaks(request: pytest.FixtureRequest, scratch_dir: Path) -> Iterator[lis
     left = _TRACKER.new_since(baseline, wait_s=EXIT_GRACE_S)
     if left:
         problems = _TRACKER.reap(left)
-        pytest.fail(f"{request.node.nodeid} left behind (now removed):\n" + _describe(left) + ("\n" + "\n".join(problems) if problems else ""), pytrace=False)
+        extra = ("\n" + "\n".join(problems)) if problems else ""
+        pytest.fail(f"{request.node.nodeid} left behind (now removed):\n" + _describe(left) + extra, pytrace=False)
 
 
 class LeakCheck:

@@ -224,7 +224,7 @@ class Tracker:
         except OSError:
             return []
         header = lines[0].split()
-        return [dict(zip(header, line.split())) for line in lines[1:] if line.strip()]
+        return [dict(zip(header, line.split(), strict=False)) for line in lines[1:] if line.strip()]
 
     def segments(self, live: dict[int, Proc] | None = None) -> list[dict[str, str]]:
         """SysV shared memory segments this session created or used."""
@@ -311,11 +311,22 @@ class Tracker:
         live = self.sample()
         out: list[Leak] = []
         for p in sorted(live.values(), key=lambda p: p.pid):
-            out.append(Leak("process", f"{p.pid}:{p.start}",
-                            f"process {p.pid} (user {_user(p.uid)}, parent {p.ppid}) exe {p.exe or '?'} cwd {p.cwd or '?'}: {p.cmd}"))
+            out.append(
+                Leak(
+                    "process",
+                    f"{p.pid}:{p.start}",
+                    f"process {p.pid} (user {_user(p.uid)}, parent {p.ppid}) exe {p.exe or '?'} cwd {p.cwd or '?'}: {p.cmd}",
+                )
+            )
         for seg in self.segments(live):
-            out.append(Leak("shm", seg["shmid"], f"SysV shared memory id {seg['shmid']} key {seg['key']} (owner {_user(int(seg['uid']))}, "
-                                                  f"{seg['size']} bytes, created by pid {seg['cpid']}, {seg['nattch']} attached)"))
+            out.append(
+                Leak(
+                    "shm",
+                    seg["shmid"],
+                    f"SysV shared memory id {seg['shmid']} key {seg['key']} (owner {_user(int(seg['uid']))}, "
+                    f"{seg['size']} bytes, created by pid {seg['cpid']}, {seg['nattch']} attached)",
+                )
+            )
         for path in self.sockets():
             out.append(Leak("socket", path, f"unix socket {path}"))
         for path in self.scratch_entries():

@@ -52,10 +52,26 @@ def small_fs(tmp_path: Path) -> Iterator[Path]:
 def _stage(results: Path, run_id: str, n_metrics: int, seed: int) -> dict[str, Any]:
     """Stage a run of ``n_metrics`` rows with incompressible samples (so its Parquet file has a predictable heft)."""
     rng = random.Random(seed)
-    run = {"run_id": run_id, "logical_date": "2026-11-29T02:00:00+00:00", "hardware_label": "fullbox", "results_dir": str(results),
-           "git_revision": "abc", "host": {"host_name": "h"}}
-    cell = {"cell_id": "s__postgres-17", "suite": "large_document_update", "engine_id": "postgres-17", "family": "postgres", "version": "17",
-            "backend": "embedded", "scale": "smoke", "scale_params": {}, "server_settings": {}, "run": run}
+    run = {
+        "run_id": run_id,
+        "logical_date": "2026-11-29T02:00:00+00:00",
+        "hardware_label": "fullbox",
+        "results_dir": str(results),
+        "git_revision": "abc",
+        "host": {"host_name": "h"},
+    }
+    cell = {
+        "cell_id": "s__postgres-17",
+        "suite": "large_document_update",
+        "engine_id": "postgres-17",
+        "family": "postgres",
+        "version": "17",
+        "backend": "embedded",
+        "scale": "smoke",
+        "scale_params": {},
+        "server_settings": {},
+        "run": run,
+    }
     st = Staging(results, run_id)
     st.reset()
     st.write_engine(cell["cell_id"], {"version": "17.10", "build": "npm x", "data_checksums": True, "settings": {}})
@@ -140,7 +156,12 @@ def test_disk_full_while_staging_names_the_file(small_fs: Path) -> None:
         with pytest.raises(OSError) as err:
             _stage(results, "run_x", 10, seed=1)
         message = str(err.value)
-        assert err.value.errno == errno.ENOSPC and "No space left on device" in message and "_staging" in message and f"mounted at {small_fs}" in message, message
+        assert (
+            err.value.errno == errno.ENOSPC
+            and "No space left on device" in message
+            and "_staging" in message
+            and f"mounted at {small_fs}" in message
+        ), message
         assert not [p for p in results.rglob(".*.json.*")], "no temporary staging file left behind"
     finally:
         ballast.unlink()

@@ -54,7 +54,9 @@ def test_a_killed_postmasters_orphans_and_shared_memory_are_seen(make_cells: Any
         found = _kinds(leak_tracker)
         procs = {int(leak.key.split(":")[0]): leak.text for leak in found.get("process", [])}
         assert backend_pid in procs, found
-        assert str(scratch_dir) not in Path(f"/proc/{backend_pid}/cmdline").read_text(), "nothing in its command line names the scratch folder"
+        assert str(scratch_dir) not in Path(f"/proc/{backend_pid}/cmdline").read_text(), (
+            "nothing in its command line names the scratch folder"
+        )
         assert not Path(handle["datadir"]).exists() and "(deleted)" in procs[backend_pid]  # its working folder is gone too
         assert any(leak.key == shmid for leak in found.get("shm", [])), found
     finally:
@@ -126,8 +128,12 @@ def test_labelled_containers_of_this_session_are_seen(leak_tracker: Any, scratch
     client.api.import_image_from_data(empty.getvalue(), repository="jsonbench-leakcheck", tag="empty")
     other = None
     try:
-        mine = client.containers.create(tag, command=["/nothing"], labels={LABEL: "true", "io.jsonbench.workdir": str(scratch_dir / "jsonbench-x")})
-        other = client.containers.create(tag, command=["/nothing"], labels={LABEL: "true", "io.jsonbench.workdir": "/tmp/someone-else/jsonbench-y"})
+        mine = client.containers.create(
+            tag, command=["/nothing"], labels={LABEL: "true", "io.jsonbench.workdir": str(scratch_dir / "jsonbench-x")}
+        )
+        other = client.containers.create(
+            tag, command=["/nothing"], labels={LABEL: "true", "io.jsonbench.workdir": "/tmp/someone-else/jsonbench-y"}
+        )
         found = _kinds(leak_tracker)
         assert [leak.key for leak in found.get("container", [])] == [mine.id], found  # not another session's
         assert leak_tracker.reap(found["container"]) == []

@@ -27,7 +27,15 @@ from jsonbench.dataset import publish as publish_mod
 from jsonbench.dataset import repair
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.publish import MEASUREMENTS, VALIDATIONS, partition_dir, publish_run, publish_validations, replace_run
-from jsonbench.dataset.read import DUCKDB_HIVE_TYPES, duckdb_source, find_damaged, full_schema, partitioning, read_dataset, read_dataset_report
+from jsonbench.dataset.read import (
+    DUCKDB_HIVE_TYPES,
+    duckdb_source,
+    find_damaged,
+    full_schema,
+    partitioning,
+    read_dataset,
+    read_dataset_report,
+)
 from jsonbench.dataset.schema import MEASUREMENT_SCHEMA
 from jsonbench.dataset.staging import Staging, WorkloadRecord
 
@@ -36,20 +44,41 @@ DAY = "2026-11-29"
 
 
 def _run(results: Path, run_id: str, label: str = "testbox", day: str = DAY) -> dict[str, Any]:
-    return {"run_id": run_id, "logical_date": f"{day}T02:00:00+00:00", "hardware_label": label, "results_dir": str(results),
-            "git_revision": "abc", "host": {"host_name": "h", "host_cpu_model": "cpu", "host_cores": 2, "host_memory_bytes": 1 << 34, "host_kernel": "Linux"}}
+    return {
+        "run_id": run_id,
+        "logical_date": f"{day}T02:00:00+00:00",
+        "hardware_label": label,
+        "results_dir": str(results),
+        "git_revision": "abc",
+        "host": {"host_name": "h", "host_cpu_model": "cpu", "host_cores": 2, "host_memory_bytes": 1 << 34, "host_kernel": "Linux"},
+    }
 
 
-def stage(results: Path, run_id: str, value: float, label: str = "testbox", day: str = DAY, workloads: tuple[str, ...] = ("w1", "w2")) -> dict[str, Any]:
+def stage(
+    results: Path, run_id: str, value: float, label: str = "testbox", day: str = DAY, workloads: tuple[str, ...] = ("w1", "w2")
+) -> dict[str, Any]:
     """Stage one run (2 rows per workload) the way the workload tasks do."""
     run = _run(results, run_id, label, day)
-    cell = {"cell_id": "s__postgres-17", "suite": "large_document_update", "engine_id": "postgres-17", "family": "postgres", "version": "17",
-            "backend": "embedded", "scale": "smoke", "scale_params": {"rows": 10}, "server_settings": {}, "run": run}
+    cell = {
+        "cell_id": "s__postgres-17",
+        "suite": "large_document_update",
+        "engine_id": "postgres-17",
+        "family": "postgres",
+        "version": "17",
+        "backend": "embedded",
+        "scale": "smoke",
+        "scale_params": {"rows": 10},
+        "server_settings": {},
+        "run": run,
+    }
     st = Staging(results, run_id)
     st.reset()
     st.write_engine(cell["cell_id"], {"version": "17.10", "build": "npm x", "data_checksums": True, "settings": {}})
     for w in workloads:
-        ms = [Measurement.of(w, "default", "update_time", "ms", [value, value + 2, value + 1]), Measurement.of(w, "default", "wal_bytes", "bytes", value * 1000)]
+        ms = [
+            Measurement.of(w, "default", "update_time", "ms", [value, value + 2, value + 1]),
+            Measurement.of(w, "default", "wal_bytes", "bytes", value * 1000),
+        ]
         st.write_workload(WorkloadRecord(cell, w, ms, {"measure": 1.0}, f"{day}T02:00:01+00:00", f"{day}T02:00:02+00:00"))
     return run
 
@@ -65,8 +94,10 @@ def duckdb_readme_count(results: Path) -> int:
     import duckdb
 
     glob = f"{results}/measurements/**/*.parquet"
-    sql = (f"SELECT count(*), count(DISTINCT run_id) FROM read_parquet('{glob}', hive_partitioning=true, "
-           "hive_types={'hardware_label': VARCHAR, 'run_date': DATE, 'run_key': VARCHAR}, union_by_name=true)")
+    sql = (
+        f"SELECT count(*), count(DISTINCT run_id) FROM read_parquet('{glob}', hive_partitioning=true, "
+        "hive_types={'hardware_label': VARCHAR, 'run_date': DATE, 'run_key': VARCHAR}, union_by_name=true)"
+    )
     return int(duckdb.sql(sql).fetchall()[0][0])
 
 
@@ -99,7 +130,9 @@ DAMAGE = {
 
 
 @pytest.mark.parametrize("kind", sorted(DAMAGE))
-def test_a_damaged_file_is_skipped_and_named_and_the_rest_reads_whole(results_dir: Path, kind: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_damaged_file_is_skipped_and_named_and_the_rest_reads_whole(
+    results_dir: Path, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
     good = published(results_dir, "run_a", 10.0)
     bad = published(results_dir, "run_b", 20.0)
     later = published(results_dir, "run_c", 30.0, day="2026-11-30")
@@ -129,7 +162,9 @@ def test_wrong_types_and_bad_folder_names_are_damage_too(results_dir: Path) -> N
     pq.write_table(t.set_column(t.schema.get_field_index("value"), "value", pa.array(["x"] * t.num_rows)), wrong)
     odd = results_dir / "measurements" / "hardware_label=testbox" / "run_date=yesterday" / "run_key=r"
     odd.mkdir(parents=True)
-    pq.write_table(pq.read_table(wrong.parent.parent.parent / f"run_date={DAY}" / "run_key=run_a" / "part-0.parquet"), odd / "part-0.parquet")
+    pq.write_table(
+        pq.read_table(wrong.parent.parent.parent / f"run_date={DAY}" / "run_key=run_a" / "part-0.parquet"), odd / "part-0.parquet"
+    )
     got = read_dataset_report(results_dir)
     errors = {Path(d.path).parent.name: d.error for d in got.damaged}
     assert "'value'" in errors["run_key=run_b"] and "double" in errors["run_key=run_b"]
@@ -149,7 +184,9 @@ def test_cli_lists_then_quarantines_damaged_files_and_every_reader_works_again(r
     assert listed.returncode == 1, listed.stdout + listed.stderr
     assert f"damaged: {bad}" in listed.stdout and "--quarantine" in listed.stdout
     assert bad.exists()  # listing moves nothing
-    with pytest.raises(Exception):
+    import duckdb
+
+    with pytest.raises(duckdb.Error):
         duckdb_readme_count(results_dir)  # why quarantine exists: DuckDB reads the folder wholesale
 
     moved = subprocess.run(cli + ["--quarantine"], capture_output=True, text=True, env=env, timeout=120)
@@ -195,7 +232,9 @@ publish.replace_run(Path(sys.argv[2]), table)
 
 def _killed_publish(target: Path, source: Path) -> None:
     """Publish ``source``'s rows to ``target`` in another process and kill -9 it in the middle of writing the file."""
-    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PUBLISH, str(ROOT / "plugins"), str(target), str(source)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_PUBLISH, str(ROOT / "plugins"), str(target), str(source)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "writing"
@@ -261,7 +300,12 @@ publish.replace_run(Path(sys.argv[2]), pq.read_table(sys.argv[3]))
 def test_sweep_waits_for_a_publish_in_flight_in_another_process(results_dir: Path) -> None:
     """A sweep running beside another process's publish must not take its temporary file for a leftover."""
     a = published(results_dir, "run_a", 10.0)
-    proc = subprocess.Popen([sys.executable, "-c", _PAUSED_PUBLISH, str(ROOT / "plugins"), str(a.parent), str(a)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _PAUSED_PUBLISH, str(ROOT / "plugins"), str(a.parent), str(a)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     swept: list[Path] = []
     try:
         assert proc.stdout is not None and proc.stdin is not None
@@ -304,7 +348,9 @@ def test_older_layout_swap_folders_are_migrated(results_dir: Path) -> None:
     # run_c: killed after the swap, before removing the old version.
     (day / ".old-run_key=run_c-00000000").mkdir()
     (day / ".old-run_key=run_c-00000000" / "part-0.parquet").write_bytes(c.read_bytes())
-    with pytest.raises(Exception, match=r"\.(tmp|old)-run_key="):
+    import duckdb
+
+    with pytest.raises(duckdb.Error, match=r"\.(tmp|old)-run_key="):
         duckdb_readme_count(results_dir)  # the issue's failure, reproduced
 
     removed = repair.sweep_leftovers(results_dir)
@@ -324,7 +370,11 @@ def test_columns_missing_from_older_files_come_back_null_not_vanish(results_dir:
     old = partition_dir(results_dir, VALIDATIONS, "testbox", "2026-01-01T00:00:00+00:00", "old")
     old.mkdir(parents=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=old_schema), old / "part-0.parquet")
-    publish_validations(results_dir, _run(results_dir, "new"), [{"check_kind": "drift", "expectation": "e", "success": False, "verdict": "drift", "gx_suite": "s.drift"}])
+    publish_validations(
+        results_dir,
+        _run(results_dir, "new"),
+        [{"check_kind": "drift", "expectation": "e", "success": False, "verdict": "drift", "gx_suite": "s.drift"}],
+    )
     df = read_dataset(results_dir, VALIDATIONS).to_pandas().set_index("run_id")
     assert {"verdict", "gx_suite", "details"} <= set(df.columns)
     assert df.loc["new", "verdict"] == "drift" and pd.isna(df.loc["old", "verdict"])
@@ -373,7 +423,7 @@ def test_publish_syncs_the_file_and_every_folder_it_changes(results_dir: Path, m
     tmp_files = [s for s in synced if Path(s).name.startswith(".part-0.parquet.")]
     assert len(tmp_files) == 1, synced  # the file itself, before the rename
     i_file = synced.index(tmp_files[0])
-    assert str(target) in synced[i_file + 1:], "the run's folder is synced after the rename"
+    assert str(target) in synced[i_file + 1 :], "the run's folder is synced after the rename"
     for created in (target.parent, target.parent.parent, target.parent.parent.parent):
         assert str(created.parent) in synced, f"{created.parent} gained {created.name} but was not synced"
     # A republish replaces the file in place: the run's folder never goes missing.
@@ -407,7 +457,10 @@ def test_disk_full_error_names_the_file_and_the_filesystem(results_dir: Path, mo
         publish_run(results_dir, run)
     assert err.value.errno == 28
     msg = str(err.value)
-    assert "No space left on device" in msg and str(partition_dir(results_dir, MEASUREMENTS, "testbox", run["logical_date"], "run_a") / "part-0.parquet") in msg
+    assert (
+        "No space left on device" in msg
+        and str(partition_dir(results_dir, MEASUREMENTS, "testbox", run["logical_date"], "run_a") / "part-0.parquet") in msg
+    )
     assert "filesystem mounted at /" in msg and "bytes free" in msg
 
 

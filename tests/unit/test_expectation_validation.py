@@ -56,21 +56,62 @@ CASES: list[tuple[str, str, Callable[[dict[str, Any]], None], str, str]] = [
     ("band min above max", LDU, lambda d: d["findings"][0].update(band={"min": 5, "max": 1}), "findings[0].band", "above max"),
     ("band bound not a number", LDU, lambda d: d["findings"][1].update(band={"min": "low", "max": 4}), "findings[1].band.min", "number"),
     ("finding without an id", LDU, lambda d: d["findings"][3].pop("id"), "findings[3].id", "missing"),
-    ("term without a metric", LDU, lambda d: d["findings"][0]["numerator"][0].pop("metric"), "findings[0].numerator[0]", "workload and a metric"),
-    ("unknown statistic", LDU, lambda d: d["findings"][0]["numerator"][0].update(statistic="best"), "findings[0].numerator[0].statistic", "one of"),
-    ("unknown expectation type", "sanity.json", lambda d: d["frames"]["measurements"]["expectations"][1].update(type="expect_column_values_to_be_in_sett"),
-     "frames.measurements.expectations[1].type", "not found"),
-    ("expectation missing a kwarg", "sanity.json", lambda d: d["frames"]["measurements"]["expectations"][1]["kwargs"].pop("column"),
-     "frames.measurements.expectations[1].kwargs", "column"),
-    ("bad where operator", "sanity.json", lambda d: d["frames"]["measurements"]["expectations"][2].update(where={"status": {"like": "x"}}),
-     "frames.measurements.expectations[2].where.status", "operator"),
-    ("seed figure without a number", "large_document_update.seed.json", lambda d: d["figures"][0].update(value="9 ms"), "figures[0].value", "number"),
-    ("drift threshold not a number", "drift.json", lambda d: d["units"]["ms"].update(relative_threshold="3x"), "units.ms.relative_threshold", "number"),
+    (
+        "term without a metric",
+        LDU,
+        lambda d: d["findings"][0]["numerator"][0].pop("metric"),
+        "findings[0].numerator[0]",
+        "workload and a metric",
+    ),
+    (
+        "unknown statistic",
+        LDU,
+        lambda d: d["findings"][0]["numerator"][0].update(statistic="best"),
+        "findings[0].numerator[0].statistic",
+        "one of",
+    ),
+    (
+        "unknown expectation type",
+        "sanity.json",
+        lambda d: d["frames"]["measurements"]["expectations"][1].update(type="expect_column_values_to_be_in_sett"),
+        "frames.measurements.expectations[1].type",
+        "not found",
+    ),
+    (
+        "expectation missing a kwarg",
+        "sanity.json",
+        lambda d: d["frames"]["measurements"]["expectations"][1]["kwargs"].pop("column"),
+        "frames.measurements.expectations[1].kwargs",
+        "column",
+    ),
+    (
+        "bad where operator",
+        "sanity.json",
+        lambda d: d["frames"]["measurements"]["expectations"][2].update(where={"status": {"like": "x"}}),
+        "frames.measurements.expectations[2].where.status",
+        "operator",
+    ),
+    (
+        "seed figure without a number",
+        "large_document_update.seed.json",
+        lambda d: d["figures"][0].update(value="9 ms"),
+        "figures[0].value",
+        "number",
+    ),
+    (
+        "drift threshold not a number",
+        "drift.json",
+        lambda d: d["units"]["ms"].update(relative_threshold="3x"),
+        "units.ms.relative_threshold",
+        "number",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("case", "name", "change", "field", "words"), CASES, ids=[c[0] for c in CASES])
-def test_malformed_file_names_file_and_field(library: Path, case: str, name: str, change: Callable[[dict[str, Any]], None], field: str, words: str) -> None:
+def test_malformed_file_names_file_and_field(
+    library: Path, case: str, name: str, change: Callable[[dict[str, Any]], None], field: str, words: str
+) -> None:
     path = _edit(library, name, change)
     with pytest.raises(ExpectationFileError) as err:
         validate_library(library)
@@ -83,4 +124,3 @@ def test_misnamed_file_is_not_silently_ignored(library: Path) -> None:
     shutil.copy(library / LDU, library / "large_document_update.reproducton.json")
     with pytest.raises(ExpectationFileError, match="reproducton.json: \\(file name\\)"):
         validate_library(library)
-

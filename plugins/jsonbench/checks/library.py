@@ -156,15 +156,24 @@ def _need(ok: bool, path: Path, field: str, message: str) -> None:
         raise ExpectationFileError(path, field, message)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _names(item: Any, *keys: str) -> bool:
+    return isinstance(item, dict) and all(isinstance(item.get(k), str) for k in keys)
+
+
 def _check_entry(path: Path, field: str, entry: Any) -> None:
     """One GX expectation entry: known type, ``where`` shorthand well formed, kwargs accepted by GX itself."""
     _need(isinstance(entry, dict), path, field, f"an expectation must be an object, got {type(entry).__name__}")
-    _need(isinstance(entry.get("type"), str), path, f"{field}.type", "missing (the GX expectation type, e.g. expect_column_values_to_be_between)")
+    _need(isinstance(entry.get("type"), str), path, f"{field}.type", "missing (a GX expectation type, e.g. expect_column_to_exist)")
     for key in ("kwargs", "where", "meta"):
         _need(isinstance(entry.get(key, {}), dict), path, f"{field}.{key}", "must be an object")
     for column, spec in (entry.get("where") or {}).items():
         if isinstance(spec, dict):
-            _need(len(spec) == 1 and next(iter(spec)) in _OPERATORS, path, f"{field}.where.{column}", f"an operator object has one key of {list(_OPERATORS)}, got {sorted(spec)}")
+            ok = len(spec) == 1 and next(iter(spec)) in _OPERATORS
+            _need(ok, path, f"{field}.where.{column}", f"an operator object has one key of {list(_OPERATORS)}, got {sorted(spec)}")
     try:
         expectation(entry)
     except Exception as exc:  # GX's own words: unknown type, missing or mistyped kwargs
@@ -177,7 +186,7 @@ def _check_band(path: Path, field: str, band: Any) -> None:
     _need(isinstance(band, dict), path, field, "missing (a finding needs its tolerance band: {\"min\": ..., \"max\": ...})")
     for end in ("min", "max"):
         value = band.get(end)
-        _need(value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)), path, f"{field}.{end}", f"must be a number or null, got {value!r}")
+        _need(value is None or _is_number(value), path, f"{field}.{end}", f"must be a number or null, got {value!r}")
     _need(band.get("min") is not None or band.get("max") is not None, path, field, "min and max cannot both be null")
     if band.get("min") is not None and band.get("max") is not None:
         _need(band["min"] <= band["max"], path, field, f"min {band['min']} is above max {band['max']}")
@@ -197,10 +206,11 @@ def _check_reproduction(path: Path, data: dict[str, Any]) -> None:
         seen.add(f["id"])
         for side in ("numerator", "denominator"):
             terms = f.get(side, [])
-            _need(isinstance(terms, list) and (side == "denominator" or bool(terms)), path, f"{field}.{side}", "must be a non-empty list of terms" if side == "numerator" else "must be a list")
+            ok = isinstance(terms, list) and (side == "denominator" or bool(terms))
+            _need(ok, path, f"{field}.{side}", "must be a non-empty list of terms" if side == "numerator" else "must be a list")
             for j, term in enumerate(terms):
                 tf = f"{field}.{side}[{j}]"
-                _need(isinstance(term, dict) and isinstance(term.get("workload"), str) and isinstance(term.get("metric"), str), path, tf, "a term names a workload and a metric")
+                _need(_names(term, "workload", "metric"), path, tf, "a term names a workload and a metric")
                 _need(term.get("statistic", "value") in STATISTICS, path, f"{tf}.statistic", f"must be one of {list(STATISTICS)}")
         _check_band(path, f"{field}.band", f.get("band"))
     for i, entry in enumerate(data.get("expectations") or []):
@@ -214,7 +224,8 @@ def _check_sanity(path: Path, data: dict[str, Any]) -> None:
     frames = data.get("frames")
     _need(isinstance(frames, dict), path, "frames", "missing or not an object of frame name -> {expectations: [...]}")
     for name, frame in frames.items():
-        _need(isinstance(frame, dict) and isinstance(frame.get("expectations", []), list), path, f"frames.{name}.expectations", "must be a list")
+        ok = isinstance(frame, dict) and isinstance(frame.get("expectations", []), list)
+        _need(ok, path, f"frames.{name}.expectations", "must be a list")
         for i, entry in enumerate(frame.get("expectations", [])):
             _check_entry(path, f"frames.{name}.expectations[{i}]", entry)
 
@@ -223,20 +234,20 @@ def _check_seed(path: Path, data: dict[str, Any]) -> None:
     figures = data.get("figures", [])
     _need(isinstance(figures, list), path, "figures", "must be a list")
     for i, fig in enumerate(figures):
-        _need(isinstance(fig, dict) and isinstance(fig.get("workload"), str) and isinstance(fig.get("metric"), str), path, f"figures[{i}]", "a figure names a workload and a metric")
-        _need(isinstance(fig.get("value"), (int, float)) and not isinstance(fig.get("value"), bool), path, f"figures[{i}].value", f"must be a number, got {fig.get('value')!r}")
+        _need(_names(fig, "workload", "metric"), path, f"figures[{i}]", "a figure names a workload and a metric")
+        _need(_is_number(fig.get("value")), path, f"figures[{i}].value", f"must be a number, got {fig.get('value')!r}")
 
 
 def _check_drift(path: Path, data: dict[str, Any]) -> None:
     for key in ("min_history", "window", "spread_factor", "unstable_relative_spread"):
         if key in data:
-            _need(isinstance(data[key], (int, float)) and not isinstance(data[key], bool) and data[key] >= 0, path, key, f"must be a non-negative number, got {data[key]!r}")
+            _need(_is_number(data[key]) and data[key] >= 0, path, key, f"must be a non-negative number, got {data[key]!r}")
     units = data.get("units", {})
     _need(isinstance(units, dict), path, "units", "must be an object of unit -> thresholds")
     for unit, spec in units.items():
         _need(isinstance(spec, dict), path, f"units.{unit}", "must be an object")
         for key, value in spec.items():
-            _need(isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0, path, f"units.{unit}.{key}", f"must be a non-negative number, got {value!r}")
+            _need(_is_number(value) and value >= 0, path, f"units.{unit}.{key}", f"must be a non-negative number, got {value!r}")
 
 
 def validate_library(root: Path | None = None) -> Library:
@@ -257,7 +268,7 @@ def validate_library(root: Path | None = None) -> Library:
         parts = path.name.split(".")
         kind = parts[1] if len(parts) == 3 else parts[0]
         if len(parts) == 2:
-            _need(kind in ("sanity", "drift"), path, "(file name)", "a shared file is sanity.json or drift.json; a suite's is <suite>.<kind>.json")
+            _need(kind in ("sanity", "drift"), path, "(file name)", "shared files: sanity.json, drift.json; a suite's: <suite>.<kind>.json")
         else:
             _need(len(parts) == 3 and kind in _KINDS, path, "(file name)", f"must be <suite>.<kind>.json with kind one of {list(_KINDS)}")
         {"reproduction": _check_reproduction, "sanity": _check_sanity, "seed": _check_seed, "drift": _check_drift}[kind](path, data)

@@ -115,6 +115,9 @@ def disk_full_error(what: str, path: str | Path, exc: BaseException) -> OSError:
         space = f"{usage.free} of {usage.total} bytes free"
     except OSError:
         space = "free space unknown"
-    return OSError(errno.ENOSPC, f"No space left on device: {what} {path} failed, the filesystem mounted at {mount} is full "
-                                 f"({space} once the partial file was removed); nothing of this attempt is visible and earlier runs are "
-                                 f"untouched: free space there and run it again ({exc})")
+    return OSError(
+        errno.ENOSPC,
+        f"No space left on device: {what} {path} failed, the filesystem mounted at {mount} is full "
+        f"({space} once the partial file was removed); nothing of this attempt is visible and earlier runs are "
+        f"untouched: free space there and run it again ({exc})",
+    )

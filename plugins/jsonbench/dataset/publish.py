@@ -24,7 +24,17 @@ from jsonbench import hostload
 from jsonbench.cell import Cell, RunRef
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.fsio import dataset_lock, disk_full_error, fsync_dir, is_disk_full, make_dirs
-from jsonbench.dataset.read import FILE_NAME, MEASUREMENTS, TMP_PREFIX, TMP_SUFFIX, VALIDATIONS, DamagedFile, DatasetRead, read_dataset, read_dataset_report
+from jsonbench.dataset.read import (
+    FILE_NAME,
+    MEASUREMENTS,
+    TMP_PREFIX,
+    TMP_SUFFIX,
+    VALIDATIONS,
+    DamagedFile,
+    DatasetRead,
+    read_dataset,
+    read_dataset_report,
+)
 from jsonbench.dataset.repair import quarantine, sweep_leftovers
 from jsonbench.dataset.schema import MEASUREMENT_SCHEMA, VALIDATION_SCHEMA, run_key
 from jsonbench.dataset.staging import Staging

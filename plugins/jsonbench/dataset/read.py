@@ -116,11 +116,11 @@ def partition_values(path: Path) -> dict[str, Any]:
     """``{hardware_label, run_date (a date), run_key}`` from a file's folders; ``ValueError`` when they are not valid."""
     folders = [path.parent.parent.parent.name, path.parent.parent.name, path.parent.name]
     values: dict[str, Any] = {}
-    for key, folder in zip(PARTITION_KEYS, folders):
+    for key, folder in zip(PARTITION_KEYS, folders, strict=True):
         prefix = f"{key}="
         if not folder.startswith(prefix) or len(folder) == len(prefix):
             raise ValueError(f"folder {folder!r} is not a {key}=<value> partition")
-        values[key] = unquote(folder[len(prefix):])
+        values[key] = unquote(folder[len(prefix) :])
     try:
         values["run_date"] = date.fromisoformat(values["run_date"])
     except ValueError:

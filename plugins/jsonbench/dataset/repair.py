@@ -118,7 +118,7 @@ def sweep_leftovers(results_dir: str | Path) -> list[Path]:
         return []
     removed: list[Path] = []
     with dataset_lock(root, exclusive=True, wait_s=EXCLUSIVE_WAIT_S):
-        for label_dir, date_dir in _date_folders(root):
+        for _, date_dir in _date_folders(root):
             removed += _sweep_date_folder(date_dir)
             _prune_empty(date_dir)
         for table in SCHEMAS:
@@ -187,7 +187,8 @@ def quarantine(results_dir: str | Path, damaged: Iterable[DamagedFile] | None = 
                 "original_path": str(src),
                 "error": still.error,
                 "quarantined_at": datetime.now(timezone.utc).isoformat(),
-                "why": "the file does not read whole; every reader of the dataset skipped it, and tools that read the folder wholesale (DuckDB, pandas) failed on it",
+                "why": "the file does not read whole: jsonbench's readers skipped it, and tools that read the folder wholesale "
+                "(DuckDB, pandas) failed on it",
                 "restore": f"mv {dst} {src}",
             }
             note_path = dst.with_name(dst.name + ".note.json")
@@ -225,8 +226,10 @@ def damaged_command(results_dir: str | Path | None, move: bool = False) -> int:
         print(f"dataset under {root}: every file reads, no leftovers")
         return 0
     if not move:
-        print(f"{len(damaged)} damaged file(s), {len(leftovers)} leftover(s); run again with --quarantine to move damaged files under "
-              f"{root / QUARANTINE} (nothing is deleted) and sweep the leftovers")
+        print(
+            f"{len(damaged)} damaged file(s), {len(leftovers)} leftover(s); run again with --quarantine to move damaged files under "
+            f"{root / QUARANTINE} (nothing is deleted) and sweep the leftovers"
+        )
         return 1
     for p in sweep_leftovers(root):
         print(f"swept: {p}")
