@@ -90,7 +90,8 @@ def test_missing_build_is_a_clear_error_before_anything_starts(make_cells, resul
         engine_for(cell).check()
 
 
-def test_server_killed_mid_workload_fails_the_task_and_teardown_still_cleans(make_cells, leak_check) -> None:
+def test_server_killed_before_a_workload_fails_it_and_teardown_still_cleans(make_cells, leak_check) -> None:
+    """The server dies between tasks (kill -9 while idle); the mid-statement kill is tests/integration/test_postgres_kill.py."""
     cell = make_cells("large_document_update", ["postgres-17"])[0]
     handle = tasks.provision(planned_of(cell), cell.cell_id)
     try:

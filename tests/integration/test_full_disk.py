@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from jsonbench import tasks
+from jsonbench.cell import Cell, HostFacts, PostgresOptions, RunRef
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.publish import MEASUREMENTS, partition_dir, read_dataset, read_dataset_report
 from jsonbench.dataset.repair import find_leftovers
@@ -50,34 +51,19 @@ def small_fs(tmp_path: Path) -> Iterator[Path]:
 
 
 def _stage(results: Path, run_id: str, n_metrics: int, seed: int) -> dict[str, Any]:
-    """Stage a run of ``n_metrics`` rows with incompressible samples (so its Parquet file has a predictable heft)."""
+    """Stage a run of ``n_metrics`` rows with incompressible samples (its Parquet file has a predictable heft); return its plan."""
     rng = random.Random(seed)
-    run = {
-        "run_id": run_id,
-        "logical_date": "2026-11-29T02:00:00+00:00",
-        "hardware_label": "fullbox",
-        "results_dir": str(results),
-        "git_revision": "abc",
-        "host": {"host_name": "h"},
-    }
-    cell = {
-        "cell_id": "s__postgres-17",
-        "suite": "large_document_update",
-        "engine_id": "postgres-17",
-        "family": "postgres",
-        "version": "17",
-        "backend": "embedded",
-        "scale": "smoke",
-        "scale_params": {},
-        "server_settings": {},
-        "run": run,
-    }
+    run = RunRef(run_id=run_id, logical_date="2026-11-29T02:00:00+00:00", hardware_label="fullbox", results_dir=str(results), scale="smoke",
+                 git_revision="abc", host=HostFacts("h", "cpu", 2, 1 << 34, "Linux"))
+    cell = Cell(cell_id="s__postgres-17", suite="large_document_update", engine_id="postgres-17", family="postgres", version="17",
+                backend="embedded", adapter="jsonbench.engines.postgres_embedded:EmbeddedPostgres", backend_options={"build": "pg17"},
+                scale="smoke", scale_params={}, repetitions=20, run=run, postgres=PostgresOptions(server_settings={}))
     st = Staging(results, run_id)
     st.reset()
-    st.write_engine(cell["cell_id"], {"version": "17.10", "build": "npm x", "data_checksums": True, "settings": {}})
+    st.write_engine(cell.cell_id, {"version": "17.10", "build": "npm x", "data_checksums": True, "settings": {}})
     ms = [Measurement.of("w", f"v{i}", "update_time", "ms", [rng.random() for _ in range(20)]) for i in range(n_metrics)]
-    st.write_workload(WorkloadRecord(cell, "w", ms, {"measure": 1.0}, "2026-11-29T02:00:01+00:00", "2026-11-29T02:00:02+00:00"))
-    return run
+    st.write_workload(WorkloadRecord(cell, "w", ms, {"measure": 1.0}, "2026-11-29T02:00:01+00:00", "2026-11-29T02:00:02+00:00", [], {}))
+    return {"run": run.to_json(), "cells": [cell.to_json()], "resumed": []}
 
 
 def _fill(folder: Path, leave: int) -> Path:
@@ -120,7 +106,7 @@ def test_disk_full_during_publish_keeps_earlier_runs_and_a_rerun_repairs(small_f
     for run, what in ((big, "a first publish"), (grown, "a republish")):
         with pytest.raises(OSError) as err:
             tasks.publish(run)
-        target = partition_dir(results, MEASUREMENTS, "fullbox", run["logical_date"], run["run_id"]) / "part-0.parquet"
+        target = partition_dir(results, MEASUREMENTS, "fullbox", run["run"]["logical_date"], run["run"]["run_id"]) / "part-0.parquet"
         message = str(err.value)
         print(f"{what}: {message}")
         assert err.value.errno == errno.ENOSPC, message
@@ -132,7 +118,7 @@ def test_disk_full_during_publish_keeps_earlier_runs_and_a_rerun_repairs(small_f
     assert after.damaged == ()
     df = after.table.to_pandas()
     assert len(df) == 400 and df.groupby("run_id").size().to_dict() == {"run_a": 200, "run_b": 200}
-    assert not partition_dir(results, MEASUREMENTS, "fullbox", big["logical_date"], "run_c").exists()
+    assert not partition_dir(results, MEASUREMENTS, "fullbox", big["run"]["logical_date"], "run_c").exists()
     assert find_leftovers(results) == []
     assert not [p for p in (results / MEASUREMENTS).rglob(".*")]
     assert set(every_reader_count(results).values()) == {400}

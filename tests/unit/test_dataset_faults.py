@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from jsonbench.cell import Cell, HostFacts, PostgresOptions, RunRef
 from jsonbench.dataset import publish as publish_mod
 from jsonbench.dataset import repair
 from jsonbench.dataset.measurement import Measurement
@@ -43,43 +44,28 @@ ROOT = Path(__file__).resolve().parents[2]
 DAY = "2026-11-29"
 
 
-def _run(results: Path, run_id: str, label: str = "testbox", day: str = DAY) -> dict[str, Any]:
-    return {
-        "run_id": run_id,
-        "logical_date": f"{day}T02:00:00+00:00",
-        "hardware_label": label,
-        "results_dir": str(results),
-        "git_revision": "abc",
-        "host": {"host_name": "h", "host_cpu_model": "cpu", "host_cores": 2, "host_memory_bytes": 1 << 34, "host_kernel": "Linux"},
-    }
+def _run(results: Path, run_id: str, label: str = "testbox", day: str = DAY) -> RunRef:
+    return RunRef(run_id=run_id, logical_date=f"{day}T02:00:00+00:00", hardware_label=label, results_dir=str(results), scale="smoke",
+                  git_revision="abc", host=HostFacts("h", "cpu", 2, 1 << 34, "Linux"))
 
 
 def stage(
     results: Path, run_id: str, value: float, label: str = "testbox", day: str = DAY, workloads: tuple[str, ...] = ("w1", "w2")
-) -> dict[str, Any]:
+) -> RunRef:
     """Stage one run (2 rows per workload) the way the workload tasks do."""
     run = _run(results, run_id, label, day)
-    cell = {
-        "cell_id": "s__postgres-17",
-        "suite": "large_document_update",
-        "engine_id": "postgres-17",
-        "family": "postgres",
-        "version": "17",
-        "backend": "embedded",
-        "scale": "smoke",
-        "scale_params": {"rows": 10},
-        "server_settings": {},
-        "run": run,
-    }
+    cell = Cell(cell_id="s__postgres-17", suite="large_document_update", engine_id="postgres-17", family="postgres", version="17",
+                backend="embedded", adapter="jsonbench.engines.postgres_embedded:EmbeddedPostgres", backend_options={"build": "pg17"},
+                scale="smoke", scale_params={"rows": 10}, repetitions=3, run=run, postgres=PostgresOptions(server_settings={}))
     st = Staging(results, run_id)
     st.reset()
-    st.write_engine(cell["cell_id"], {"version": "17.10", "build": "npm x", "data_checksums": True, "settings": {}})
+    st.write_engine(cell.cell_id, {"version": "17.10", "build": "npm x", "data_checksums": True, "settings": {}})
     for w in workloads:
         ms = [
             Measurement.of(w, "default", "update_time", "ms", [value, value + 2, value + 1]),
             Measurement.of(w, "default", "wal_bytes", "bytes", value * 1000),
         ]
-        st.write_workload(WorkloadRecord(cell, w, ms, {"measure": 1.0}, f"{day}T02:00:01+00:00", f"{day}T02:00:02+00:00"))
+        st.write_workload(WorkloadRecord(cell, w, ms, {"measure": 1.0}, f"{day}T02:00:01+00:00", f"{day}T02:00:02+00:00", [], {}))
     return run
 
 
@@ -372,7 +358,7 @@ def test_columns_missing_from_older_files_come_back_null_not_vanish(results_dir:
     pq.write_table(pa.Table.from_pylist(rows, schema=old_schema), old / "part-0.parquet")
     publish_validations(
         results_dir,
-        _run(results_dir, "new"),
+        _run(results_dir, "new").to_json(),
         [{"check_kind": "drift", "expectation": "e", "success": False, "verdict": "drift", "gx_suite": "s.drift"}],
     )
     df = read_dataset(results_dir, VALIDATIONS).to_pandas().set_index("run_id")
@@ -441,7 +427,7 @@ def test_failed_first_publish_leaves_no_empty_run_folder(results_dir: Path, monk
     monkeypatch.setattr(publish_mod.pq, "write_table", broken)
     with pytest.raises(RuntimeError, match="writer broke"):
         publish_run(results_dir, run)
-    target = partition_dir(results_dir, MEASUREMENTS, "testbox", run["logical_date"], "run_a")
+    target = partition_dir(results_dir, MEASUREMENTS, "testbox", run.logical_date, "run_a")
     assert not target.exists() and repair.find_leftovers(results_dir) == []
 
 
@@ -459,7 +445,7 @@ def test_disk_full_error_names_the_file_and_the_filesystem(results_dir: Path, mo
     msg = str(err.value)
     assert (
         "No space left on device" in msg
-        and str(partition_dir(results_dir, MEASUREMENTS, "testbox", run["logical_date"], "run_a") / "part-0.parquet") in msg
+        and str(partition_dir(results_dir, MEASUREMENTS, "testbox", run.logical_date, "run_a") / "part-0.parquet") in msg
     )
     assert "filesystem mounted at /" in msg and "bytes free" in msg
 
