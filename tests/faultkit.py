@@ -75,10 +75,15 @@ class DagRun:
     def task_states(self) -> dict[str, str]:
         """Every task's state in the metadata database (mapped tasks as ``id[index]``), from ``airflow tasks states-for-dag-run``."""
         airflow = str(Path(sys.executable).parent / "airflow")
-        res = subprocess.run([airflow, "tasks", "states-for-dag-run", DAG_ID, self.run_id, "-o", "json"], env=self.env,
-                             capture_output=True, text=True, timeout=300)
+        res = subprocess.run(
+            [airflow, "tasks", "states-for-dag-run", DAG_ID, self.run_id, "-o", "json"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
-        rows = json.loads(res.stdout[res.stdout.index("["):])
+        rows = json.loads(res.stdout[res.stdout.index("[") :])
         states: dict[str, str] = {}
         for r in rows:
             index = str(r.get("map_index", "-1"))
@@ -136,7 +141,9 @@ def active_statement(postmaster: Proc) -> str | None:
 
     datadir = Path(postmaster.cwd.removesuffix(" (deleted)"))
     try:
-        with psycopg.connect(host=str(datadir.parent), port=5432, user="bench", dbname="postgres", autocommit=True, connect_timeout=2) as conn:
+        with psycopg.connect(
+            host=str(datadir.parent), port=5432, user="bench", dbname="postgres", autocommit=True, connect_timeout=2
+        ) as conn:
             row = conn.execute(
                 "SELECT query FROM pg_stat_activity WHERE state = 'active' AND backend_type = 'client backend' "
                 "AND pid <> pg_backend_pid() ORDER BY query_start LIMIT 1"

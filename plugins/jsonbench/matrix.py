@@ -127,9 +127,11 @@ def _check_matrix(m: Matrix, path: str | Path | None = None) -> None:
     families = mapping(raw["families"], "matrix.families")
     for fname, fam in families.items():
         backends = fam.get("backends") if isinstance(fam, dict) else None
-        need(isinstance(backends, dict) and bool(backends), f"matrix.families.{fname}.backends", "must map each backend to its adapter (module:Class)")
+        need(isinstance(backends, dict) and bool(backends),
+             f"matrix.families.{fname}.backends", "must map each backend to its adapter (module:Class)")
         for bname, target in backends.items():
-            need(isinstance(target, str) and ":" in target, f"matrix.families.{fname}.backends.{bname}", f"must be an import path 'module:Class', got {target!r}")
+            need(isinstance(target, str) and ":" in target, f"matrix.families.{fname}.backends.{bname}",
+                 f"must be an import path 'module:Class', got {target!r}")
     engines = mapping(raw["engines"], "matrix.engines")
     for eid, eng in engines.items():
         eng = mapping(eng, f"matrix.engines.{eid}")
@@ -139,8 +141,10 @@ def _check_matrix(m: Matrix, path: str | Path | None = None) -> None:
         need(isinstance(eng["version"], (str, int, float)) and not isinstance(eng["version"], bool), f"matrix.engines.{eid}.version",
              f"must be a version like 17 or 3.46.1, got {eng['version']!r}")
         for bname, options in mapping(eng["backends"], f"matrix.engines.{eid}.backends").items():
-            need(bname in families[eng["family"]]["backends"], f"matrix.engines.{eid}.backends.{bname}", f"family {eng['family']!r} has no adapter for backend {bname!r}")
-            need(options is None or isinstance(options, dict), f"matrix.engines.{eid}.backends.{bname}", f"must be a mapping of options, got {options!r}")
+            need(bname in families[eng["family"]]["backends"], f"matrix.engines.{eid}.backends.{bname}",
+                 f"family {eng['family']!r} has no adapter for backend {bname!r}")
+            need(options is None or isinstance(options, dict), f"matrix.engines.{eid}.backends.{bname}",
+                 f"must be a mapping of options, got {options!r}")
     suites = mapping(raw["suites"], "matrix.suites")
     scales = mapping(raw["scales"], "matrix.scales")
     for sname, suite in suites.items():
@@ -148,18 +152,21 @@ def _check_matrix(m: Matrix, path: str | Path | None = None) -> None:
         for k in ("family", "module"):
             need(k in suite, f"matrix.suites.{sname}.{k}", "missing")
         need(suite["family"] in families, f"matrix.suites.{sname}.family", f"{suite['family']!r} is not declared under families")
-        need(isinstance(suite["module"], str) and bool(suite["module"]), f"matrix.suites.{sname}.module", f"must be a module name, got {suite['module']!r}")
+        need(isinstance(suite["module"], str) and bool(suite["module"]), f"matrix.suites.{sname}.module",
+             f"must be a module name, got {suite['module']!r}")
         for scale_name, scale in scales.items():
             need(isinstance(scale, dict) and sname in scale, f"matrix.scales.{scale_name}.{sname}", "no parameters for this suite")
     for scale_name, scale in scales.items():
         reps = scale.get("repetitions")
-        need(isinstance(reps, int) and not isinstance(reps, bool) and reps >= 1, f"matrix.scales.{scale_name}.repetitions", f"must be an integer >= 1, got {reps!r}")
+        need(isinstance(reps, int) and not isinstance(reps, bool) and reps >= 1, f"matrix.scales.{scale_name}.repetitions",
+             f"must be an integer >= 1, got {reps!r}")
         timeout = scale.get("statement_timeout_s", 0)
         need(isinstance(timeout, int) and not isinstance(timeout, bool) and timeout >= 0, f"matrix.scales.{scale_name}.statement_timeout_s",
              f"must be a whole number of seconds >= 0, got {timeout!r}")
         for sname in suites:
             for k, v in mapping(scale[sname], f"matrix.scales.{scale_name}.{sname}").items():
-                need(isinstance(v, _SCALAR) or v is None, f"matrix.scales.{scale_name}.{sname}.{k}", f"must be a number, string or boolean, got {v!r}")
+                need(isinstance(v, _SCALAR) or v is None, f"matrix.scales.{scale_name}.{sname}.{k}",
+                     f"must be a number, string or boolean, got {v!r}")
     for key, known in (("default_engines", engines), ("default_suites", suites)):
         value = raw[key]
         need(isinstance(value, list) and bool(value), f"matrix.{key}", f"must be a non-empty list, got {value!r}")
@@ -180,13 +187,15 @@ def _check_matrix(m: Matrix, path: str | Path | None = None) -> None:
             need(bool(_SETTING_NAME_RE.match(str(name))) and isinstance(value, _SCALAR), f"matrix.suite_settings.{sname}.{name}",
                  f"must be a valid setting name with a string or number value, got {value!r}")
     initdb = mapping(raw.get("initdb") or {}, "matrix.initdb")
-    need(isinstance(initdb.get("data_checksums", True), bool), "matrix.initdb.data_checksums", f"must be true or false, got {initdb.get('data_checksums')!r}")
+    need(isinstance(initdb.get("data_checksums", True), bool), "matrix.initdb.data_checksums",
+         f"must be true or false, got {initdb.get('data_checksums')!r}")
     known_quiet = {f.name for f in dataclasses.fields(QuietPolicy)}
     for key, value in mapping(raw.get("quiet_window") or {}, "matrix.quiet_window").items():
         need(key in known_quiet, f"matrix.quiet_window.{key}", f"unknown key (known: {sorted(known_quiet)})")
         need(_is_number(value) and 0 <= value <= 1, f"matrix.quiet_window.{key}", f"must be a share between 0 and 1, got {value!r}")
     for key, value in mapping(raw.get("memory_caps") or {}, "matrix.memory_caps").items():
-        need(_is_number(value) and 0 < value <= 1, f"matrix.memory_caps.{key}", f"must be a share of the machine's memory in (0, 1], got {value!r}")
+        need(_is_number(value) and 0 < value <= 1, f"matrix.memory_caps.{key}",
+             f"must be a share of the machine's memory in (0, 1], got {value!r}")
 
 
 def params_schema(matrix: Matrix | None = None, hardware_label: str | None = None) -> dict[str, dict[str, Any]]:

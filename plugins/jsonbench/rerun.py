@@ -68,7 +68,9 @@ def rerun(run_id: str, dag_id: str = DAG_ID, conf: dict[str, Any] | None = None)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jsonbench.rerun", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m jsonbench.rerun", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("run_id")
     parser.add_argument("--dag-id", default=DAG_ID)
     parser.add_argument("--conf", help="parameters as JSON (default: the run's own)")

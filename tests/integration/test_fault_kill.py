@@ -36,7 +36,14 @@ ENGINE = "postgres-17"
 
 
 def _conf(results: Path) -> dict[str, Any]:
-    return {"scale": "smoke", "engines": [ENGINE], "suites": [SUITE], "results_dir": str(results), "hardware_label": "faults", "repetitions": 1}
+    return {
+        "scale": "smoke",
+        "engines": [ENGINE],
+        "suites": [SUITE],
+        "results_dir": str(results),
+        "hardware_label": "faults",
+        "repetitions": 1,
+    }
 
 
 def _workload_started(run: DagRun) -> str | None:
@@ -103,7 +110,9 @@ def test_postmaster_killed_mid_statement(airflow_env: dict[str, str], leak_track
     assert seen["task"] in failed, states
     cell = seen["task"].rsplit(".", 1)[0]
     assert states[f"{cell}.teardown"] == "success" and states["sweep"] == "success", states
-    assert states["outcome"] == "failed", states  # the run fails, and alerts
+    assert states["outcome"] == "failed", states  # the run fails, and alerts:
+    alerts = sorted((results / "alerts").glob("*.md"))
+    assert alerts and seen["task"] in alerts[0].read_text(), alerts
     assert leak_check() == [], "teardown and sweep must leave nothing of a killed server"
     partial = read_dataset(results, run_id=first.run_id).num_rows
 

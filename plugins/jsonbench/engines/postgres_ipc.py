@@ -183,6 +183,11 @@ def clean_up_after(data: Path, postmaster_pid: int | None = None, wait_s: float 
         time.sleep(0.05)
     removed = [s for s in shmids if remove_segment(s)]
     if killed or removed:
-        log.warning("after the postmaster of %s: killed %d leftover postgres process(es) %s, removed shared memory segment(s) %s",
-                    data, len(killed), killed, removed)
+        log.warning(
+            "after the postmaster of %s: killed %d leftover postgres process(es) %s, removed shared memory segment(s) %s",
+            data,
+            len(killed),
+            killed,
+            removed,
+        )
     return {"killed": killed, "removed_shm": removed}
