@@ -1,8 +1,11 @@
 """Shared fixtures: isolated Airflow home, results and scratch folders, cells, and a leak check.
 
 Every test session gets its own scratch folder for server data directories
-(``JSONBENCH_SCRATCH_DIR``), so the session-wide leak check can tell this session's servers apart
-from anyone else's: when the session ends, no process may still be running from that folder.
+(``JSONBENCH_SCRATCH_DIR``) and a token in the environment of everything it starts
+(``JSONBENCH_TEST_SESSION``), so the leak check can tell this session's servers, shared memory,
+sockets and containers apart from anyone else's (``tests/leakcheck.py``). Every test is checked when
+it ends (what it started must be gone), and the session when it ends; a test can also call
+``leak_check()`` itself.
 """
 
 from __future__ import annotations
@@ -10,9 +13,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,54 +32,104 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
-def _processes_under(folder: str) -> list[str]:
-    """Command lines of live (non-zombie) processes that mention ``folder``."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                continue
-            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, IndexError):
-            continue
-        if folder in cmd:
-            found.append(f"{proc.name}: {cmd.strip()}")
-    return found
+# -- leak check ---------------------------------------------------------------------------------
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from leakcheck import LEASE_DIR, TOKEN_VAR, Leak, Tracker  # noqa: E402  (tests/ is not a package)
+
+#: How long a test's end waits for processes that are already exiting (a stopped server's last children).
+EXIT_GRACE_S = 10.0
+_TRACKER: Tracker | None = None
+
+
+def _describe(leaks: list[Leak]) -> str:
+    return "\n".join(f"  {leak.text}" for leak in leaks)
 
 
 @pytest.fixture(scope="session", autouse=True)
-def scratch_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A session-private scratch folder for engine data; fails the session if a server outlives it."""
+def scratch_dir() -> Iterator[Path]:
+    """A session-private scratch folder for engine data, and the session's leak check.
+
+    Every process the session starts inherits ``JSONBENCH_TEST_SESSION``; see ``tests/leakcheck.py``
+    for how processes, shared memory, sockets, scratch entries and containers are told apart from
+    anyone else's. At the end of the session nothing of it may exist; whatever does is listed, then
+    removed, and the session fails.
+    """
+    global _TRACKER
     # Short path: unix socket paths are limited to about 100 bytes.
+    import secrets
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix="jbt-", dir="/tmp"))
     os.chmod(folder, 0o755)
-    old = os.environ.get("JSONBENCH_SCRATCH_DIR")
-    old_lock = os.environ.get("JSONBENCH_HOST_LOCK_DIR")
+    saved = {k: os.environ.get(k) for k in ("JSONBENCH_SCRATCH_DIR", "JSONBENCH_HOST_LOCK_DIR", TOKEN_VAR)}
     os.environ["JSONBENCH_SCRATCH_DIR"] = str(folder)
     # This session's runs take the host lease among themselves, not from other sessions on the machine.
-    os.environ["JSONBENCH_HOST_LOCK_DIR"] = str(folder / ".host-lease")
-    yield folder
-    deadline = time.monotonic() + 10
-    left = _processes_under(str(folder))
-    while left and time.monotonic() < deadline:
-        time.sleep(0.2)
-        left = _processes_under(str(folder))
-    for name, value in (("JSONBENCH_SCRATCH_DIR", old), ("JSONBENCH_HOST_LOCK_DIR", old_lock)):
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-    assert not left, "server processes outlived the test session:\n" + "\n".join(left)
+    os.environ["JSONBENCH_HOST_LOCK_DIR"] = str(folder / LEASE_DIR)
+    os.environ[TOKEN_VAR] = f"{os.getpid()}-{secrets.token_hex(8)}"
+    tracker = _TRACKER = Tracker(folder, os.environ[TOKEN_VAR], lease_dir=folder / LEASE_DIR)
+    tracker.start()
+    try:
+        yield folder
+    finally:
+        left = tracker.new_since([], wait_s=EXIT_GRACE_S)
+        problems = tracker.reap(left) if left else []
+        tracker.stop()
+        _TRACKER = None
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(folder, ignore_errors=True)
+    assert not left, "left behind by the test session (now removed):\n" + _describe(left) + ("\n" + "\n".join(problems) if problems else "")
+
+
+@pytest.fixture(autouse=True)
+def _no_leaks(request: pytest.FixtureRequest, scratch_dir: Path) -> Iterator[list[Leak]]:
+    """Fails a test that leaves anything of its own behind (what existed when it started, e.g. a module's server, is not its)."""
+    assert _TRACKER is not None
+    baseline = _TRACKER.leaks()
+    yield baseline
+    left = _TRACKER.new_since(baseline, wait_s=EXIT_GRACE_S)
+    if left:
+        problems = _TRACKER.reap(left)
+        extra = ("\n" + "\n".join(problems)) if problems else ""
+        pytest.fail(f"{request.node.nodeid} left behind (now removed):\n" + _describe(left) + extra, pytrace=False)
+
+
+class LeakCheck:
+    """``leak_check()``: everything of this session that exists now, one line each (empty when nothing).
+
+    Not only what the calling test started: a module fixture's run (``smoke_run``) must have left
+    nothing either. Waits up to ``wait_s`` (default 10 s) for things that are already going away;
+    pass ``wait_s=0`` to see what is there at once, e.g. to assert that a server is running.
+    """
+
+    def __call__(self, wait_s: float = EXIT_GRACE_S) -> list[str]:
+        assert _TRACKER is not None
+        return [leak.text for leak in _TRACKER.new_since([], wait_s=wait_s)]
+
+    def kinds(self, wait_s: float = EXIT_GRACE_S) -> dict[str, list[str]]:
+        """The same, grouped by kind (process, shm, socket, scratch, container)."""
+        assert _TRACKER is not None
+        out: dict[str, list[str]] = {}
+        for leak in _TRACKER.new_since([], wait_s=wait_s):
+            out.setdefault(leak.kind, []).append(leak.text)
+        return out
 
 
 @pytest.fixture
-def leak_check(scratch_dir: Path) -> Callable[[], list[str]]:
-    """Call to list processes still running from this session's scratch folder."""
-    return lambda: _processes_under(str(scratch_dir))
+def leak_tracker(_no_leaks: list[Leak]) -> Tracker:
+    """The session's tracker itself (tests of the leak check)."""
+    assert _TRACKER is not None
+    return _TRACKER
+
+
+@pytest.fixture
+def leak_check(_no_leaks: list[Leak]) -> LeakCheck:
+    """Call to list what this session started that still exists (processes, shared memory, sockets, scratch, containers)."""
+    return LeakCheck()
 
 
 @pytest.fixture

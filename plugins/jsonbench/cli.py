@@ -6,6 +6,9 @@
   spent inside measurement windows and data loads (the orchestration overhead).
 * ``summary``: the summary table of a published run (the latest by default).
 * ``report``: the static HTML report (``<results>/report/index.html``), see :mod:`jsonbench.report`.
+* ``damaged``: list dataset files that do not read whole and leftovers of killed publishes;
+  ``--quarantine`` moves the damaged files under ``<results>/_quarantine/`` (with a note each, never
+  deleted) and sweeps the leftovers (see :mod:`jsonbench.dataset.repair`).
 * ``pgbench-overhead``: one catalogue pgbench script through the pipeline and by hand against the
   same server, both tps and their ratio (see :mod:`jsonbench.pgbench_overhead`).
 * ``calibrate``: per finding and engine, what the recorded runs of one scale observed and the band
@@ -305,7 +308,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--target", help="the run to plant into (default: the latest); its earlier runs are the history")
     p.add_argument("--json", dest="as_json", action="store_true")
     sub.add_parser("install-otava", help="create the venv of Apache Otava, the drift check's change-point detector")
+    p = sub.add_parser("damaged", help="list damaged dataset files and leftovers of killed publishes; --quarantine moves them aside")
+    p.add_argument("--results-dir")
+    p.add_argument("--quarantine", action="store_true", help="move damaged files under <results>/_quarantine/ (with a note) and sweep leftovers")
     args = parser.parse_args(argv)
+
+    if args.cmd == "damaged":
+        from jsonbench.dataset.repair import damaged_command
+
+        return damaged_command(args.results_dir, args.quarantine)
 
     if args.cmd == "calibrate":
         from jsonbench.checks.calibrate import as_json, calibrate, render

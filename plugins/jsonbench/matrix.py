@@ -10,6 +10,8 @@ which is what the DAG file turns into one task group each at parse time.
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import math
 import os
 import re
@@ -22,7 +24,7 @@ import yaml
 
 from jsonbench import paths
 from jsonbench.cell import Cell, PostgresOptions, QuietPolicy, RunRef, cell_id_of
-from jsonbench.errors import ConfigError
+from jsonbench.errors import BenchmarkError, ConfigError
 
 BACKENDS = ("embedded", "docker", "server")
 _LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -63,10 +65,18 @@ class Matrix:
 
 @lru_cache(maxsize=4)
 def _load(path: str) -> Matrix:
-    with open(path, encoding="utf-8") as fh:
-        raw = yaml.safe_load(fh)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            raw = yaml.safe_load(fh)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else "(syntax)"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise MatrixFileError(path, where, f"not valid YAML: {problem}") from None
+    except OSError as exc:
+        raise MatrixFileError(path, "(file)", f"cannot be read: {exc.strerror or exc}") from None
     matrix = Matrix(raw)
-    _check_matrix(matrix)
+    _check_matrix(matrix, path)
     return matrix
 
 
@@ -75,40 +85,117 @@ def load_matrix(path: Path | None = None) -> Matrix:
     return _load(str(path or paths.matrix_file()))
 
 
-def _check_matrix(m: Matrix) -> None:
-    """Catch mistakes in the matrix file itself, with the YAML path of the bad entry."""
+class MatrixFileError(ConfigError):
+    """The matrix file is wrong: ``path`` is the file, ``field`` the YAML path of the bad entry (``matrix.scales.smoke.rows``)."""
+
+    def __init__(self, path: str | Path, field: str, message: str) -> None:
+        BenchmarkError.__init__(self, f"matrix file {path}: {field}: {message}")
+        self.path, self.field = str(path), field
+
+
+_TOP_LEVEL = ("hardware_label", "families", "engines", "default_engines", "default_backend", "suites", "default_suites", "scales",
+              "default_scale", "server_settings", "suite_settings", "initdb", "quiet_window", "memory_caps")
+_SCALAR = (str, int, float, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_matrix(m: Matrix, path: str | Path | None = None) -> None:
+    """Catch mistakes in the matrix file itself, naming the file and the YAML path of the bad entry.
+
+    Runs when the matrix is loaded (DAG parse, the CLI, the plan task), so a malformed file fails
+    before any engine starts.
+    """
+    where = str(path or paths.matrix_file())
+
+    def need(ok: bool, field: str, message: str) -> None:
+        if not ok:
+            raise MatrixFileError(where, field, message)
+
+    def mapping(value: Any, field: str, what: str = "a mapping") -> dict[str, Any]:
+        need(isinstance(value, dict), field, f"must be {what}, got {type(value).__name__}")
+        return dict(value)
+
+    raw = mapping(m.raw, "matrix", "a mapping of top-level keys")
     for key in ("families", "engines", "suites", "scales", "default_engines", "default_suites", "default_scale"):
-        if key not in m.raw:
-            raise ConfigError(f"matrix.{key}", "missing from include/matrix.yaml")
-    for fname, fam in m.families.items():
+        need(key in raw, f"matrix.{key}", f"missing from {where}")
+    for key in raw:
+        close = difflib.get_close_matches(str(key), _TOP_LEVEL, n=1, cutoff=0.8)
+        need(key in _TOP_LEVEL or not close, f"matrix.{key}", f"unknown key; did you mean {close[0] if close else ''!r}?")
+    families = mapping(raw["families"], "matrix.families")
+    for fname, fam in families.items():
         backends = fam.get("backends") if isinstance(fam, dict) else None
-        if not isinstance(backends, dict) or not backends:
-            raise ConfigError(f"matrix.families.{fname}.backends", "must map each backend to its adapter (module:Class)")
+        need(isinstance(backends, dict) and bool(backends),
+             f"matrix.families.{fname}.backends", "must map each backend to its adapter (module:Class)")
         for bname, target in backends.items():
-            if not isinstance(target, str) or ":" not in target:
-                raise ConfigError(f"matrix.families.{fname}.backends.{bname}", f"must be an import path 'module:Class', got {target!r}")
-    for eid, eng in m.engines.items():
+            need(isinstance(target, str) and ":" in target, f"matrix.families.{fname}.backends.{bname}",
+                 f"must be an import path 'module:Class', got {target!r}")
+    engines = mapping(raw["engines"], "matrix.engines")
+    for eid, eng in engines.items():
+        eng = mapping(eng, f"matrix.engines.{eid}")
         for k in ("family", "version", "backends"):
-            if k not in eng:
-                raise ConfigError(f"matrix.engines.{eid}.{k}", "missing")
-        if eng["family"] not in m.families:
-            raise ConfigError(f"matrix.engines.{eid}.family", f"{eng['family']!r} is not declared under families")
-        for bname in eng["backends"]:
-            if bname not in m.families[eng["family"]]["backends"]:
-                raise ConfigError(f"matrix.engines.{eid}.backends.{bname}", f"family {eng['family']!r} has no adapter for backend {bname!r}")
-    for sname, suite in m.suites.items():
+            need(k in eng, f"matrix.engines.{eid}.{k}", "missing")
+        need(eng["family"] in families, f"matrix.engines.{eid}.family", f"{eng['family']!r} is not declared under families")
+        need(isinstance(eng["version"], (str, int, float)) and not isinstance(eng["version"], bool), f"matrix.engines.{eid}.version",
+             f"must be a version like 17 or 3.46.1, got {eng['version']!r}")
+        for bname, options in mapping(eng["backends"], f"matrix.engines.{eid}.backends").items():
+            need(bname in families[eng["family"]]["backends"], f"matrix.engines.{eid}.backends.{bname}",
+                 f"family {eng['family']!r} has no adapter for backend {bname!r}")
+            need(options is None or isinstance(options, dict), f"matrix.engines.{eid}.backends.{bname}",
+                 f"must be a mapping of options, got {options!r}")
+    suites = mapping(raw["suites"], "matrix.suites")
+    scales = mapping(raw["scales"], "matrix.scales")
+    for sname, suite in suites.items():
+        suite = mapping(suite, f"matrix.suites.{sname}")
         for k in ("family", "module"):
-            if k not in suite:
-                raise ConfigError(f"matrix.suites.{sname}.{k}", "missing")
-        if suite["family"] not in m.families:
-            raise ConfigError(f"matrix.suites.{sname}.family", f"{suite['family']!r} is not declared under families")
-        for scale_name, scale in m.scales.items():
-            if sname not in scale:
-                raise ConfigError(f"matrix.scales.{scale_name}.{sname}", "no parameters for this suite")
-    for scale_name, scale in m.scales.items():
+            need(k in suite, f"matrix.suites.{sname}.{k}", "missing")
+        need(suite["family"] in families, f"matrix.suites.{sname}.family", f"{suite['family']!r} is not declared under families")
+        need(isinstance(suite["module"], str) and bool(suite["module"]), f"matrix.suites.{sname}.module",
+             f"must be a module name, got {suite['module']!r}")
+        for scale_name, scale in scales.items():
+            need(isinstance(scale, dict) and sname in scale, f"matrix.scales.{scale_name}.{sname}", "no parameters for this suite")
+    for scale_name, scale in scales.items():
         reps = scale.get("repetitions")
-        if not isinstance(reps, int) or reps < 1:
-            raise ConfigError(f"matrix.scales.{scale_name}.repetitions", "must be an integer >= 1")
+        need(isinstance(reps, int) and not isinstance(reps, bool) and reps >= 1, f"matrix.scales.{scale_name}.repetitions",
+             f"must be an integer >= 1, got {reps!r}")
+        timeout = scale.get("statement_timeout_s", 0)
+        need(isinstance(timeout, int) and not isinstance(timeout, bool) and timeout >= 0, f"matrix.scales.{scale_name}.statement_timeout_s",
+             f"must be a whole number of seconds >= 0, got {timeout!r}")
+        for sname in suites:
+            for k, v in mapping(scale[sname], f"matrix.scales.{scale_name}.{sname}").items():
+                need(isinstance(v, _SCALAR) or v is None, f"matrix.scales.{scale_name}.{sname}.{k}",
+                     f"must be a number, string or boolean, got {v!r}")
+    for key, known in (("default_engines", engines), ("default_suites", suites)):
+        value = raw[key]
+        need(isinstance(value, list) and bool(value), f"matrix.{key}", f"must be a non-empty list, got {value!r}")
+        for i, name in enumerate(value):
+            need(name in known, f"matrix.{key}[{i}]", f"{name!r} is not declared under {key.removeprefix('default_')}")
+    need(raw["default_scale"] in scales, "matrix.default_scale", f"{raw['default_scale']!r} is not one of the scales {list(scales)}")
+    if "default_backend" in raw:
+        need(raw["default_backend"] in BACKENDS, "matrix.default_backend", f"{raw['default_backend']!r} is not one of {list(BACKENDS)}")
+    if "hardware_label" in raw:
+        need(isinstance(raw["hardware_label"], str) and bool(_LABEL_RE.match(raw["hardware_label"])), "matrix.hardware_label",
+             f"{raw['hardware_label']!r} must match {_LABEL_RE.pattern}")
+    for name, value in mapping(raw.get("server_settings") or {}, "matrix.server_settings").items():
+        need(bool(_SETTING_NAME_RE.match(str(name))), f"matrix.server_settings.{name}", "not a valid setting name")
+        need(isinstance(value, _SCALAR), f"matrix.server_settings.{name}", f"value must be a string or number, got {value!r}")
+    for sname, settings in mapping(raw.get("suite_settings") or {}, "matrix.suite_settings").items():
+        need(sname in suites, f"matrix.suite_settings.{sname}", "not a suite declared under suites")
+        for name, value in mapping(settings or {}, f"matrix.suite_settings.{sname}").items():
+            need(bool(_SETTING_NAME_RE.match(str(name))) and isinstance(value, _SCALAR), f"matrix.suite_settings.{sname}.{name}",
+                 f"must be a valid setting name with a string or number value, got {value!r}")
+    initdb = mapping(raw.get("initdb") or {}, "matrix.initdb")
+    need(isinstance(initdb.get("data_checksums", True), bool), "matrix.initdb.data_checksums",
+         f"must be true or false, got {initdb.get('data_checksums')!r}")
+    known_quiet = {f.name for f in dataclasses.fields(QuietPolicy)}
+    for key, value in mapping(raw.get("quiet_window") or {}, "matrix.quiet_window").items():
+        need(key in known_quiet, f"matrix.quiet_window.{key}", f"unknown key (known: {sorted(known_quiet)})")
+        need(_is_number(value) and 0 <= value <= 1, f"matrix.quiet_window.{key}", f"must be a share between 0 and 1, got {value!r}")
+    for key, value in mapping(raw.get("memory_caps") or {}, "matrix.memory_caps").items():
+        need(_is_number(value) and 0 < value <= 1, f"matrix.memory_caps.{key}",
+             f"must be a share of the machine's memory in (0, 1], got {value!r}")
 
 
 def params_schema(matrix: Matrix | None = None, hardware_label: str | None = None) -> dict[str, dict[str, Any]]:

@@ -17,6 +17,7 @@ import secrets
 import shlex
 import shutil
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -141,14 +142,20 @@ def _match(labels: dict[str, str], wanted: dict[str, str]) -> bool:
 
 
 @pytest.fixture
-def docker_engine(monkeypatch: pytest.MonkeyPatch, scratch_dir: Path) -> ServerRunningDocker:
-    """The Docker engine is mocked because none can run here: see :class:`ServerRunningDocker`."""
-    root = scratch_dir / "fake-docker"
-    root.mkdir(exist_ok=True)
+def docker_engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[ServerRunningDocker]:
+    """The Docker engine is mocked because none can run here: see :class:`ServerRunningDocker`.
+
+    Its storage is a short folder of its own outside the session's scratch folder, as a real daemon's
+    would be (the leak check still sees its servers: they carry the session's token).
+    """
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="jbt-docker-", dir="/tmp"))
     root.chmod(0o755)
     fake = ServerRunningDocker(root)
     monkeypatch.setattr(DockerPostgres, "client_factory", staticmethod(lambda url: fake))
-    return fake
+    yield fake
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.mark.parametrize("engine_id", ["postgres-16", "postgres-18"])

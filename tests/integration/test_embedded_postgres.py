@@ -37,7 +37,7 @@ def test_provision_records_build_and_stops_cleanly(engine_id: str, make_cells, l
         with psycopg.connect(host=handle.socket_dir, port=handle.port, user="bench", dbname="bench") as conn:
             owner = conn.execute("SELECT usename FROM pg_user WHERE usesuper").fetchone()[0]
             assert owner == "bench"
-        assert leak_check(), "server should be running"
+        assert leak_check(wait_s=0), "server should be running"
     finally:
         engine.teardown(handle)
     assert leak_check() == []
@@ -90,7 +90,8 @@ def test_missing_build_is_a_clear_error_before_anything_starts(make_cells, resul
         engine_for(cell).check()
 
 
-def test_server_killed_mid_workload_fails_the_task_and_teardown_still_cleans(make_cells, leak_check) -> None:
+def test_server_killed_before_a_workload_fails_it_and_teardown_still_cleans(make_cells, leak_check) -> None:
+    """The server dies between tasks (kill -9 while idle); the mid-statement kill is tests/integration/test_postgres_kill.py."""
     cell = make_cells("large_document_update", ["postgres-17"])[0]
     handle = tasks.provision(planned_of(cell), cell.cell_id)
     try:
@@ -110,7 +111,7 @@ def test_killed_setup_is_swept(make_cells, leak_check) -> None:
     """A setup task killed after starting its server loses its handle; the sweep finds the server by its folder."""
     cell = make_cells("large_document_update", ["postgres-16"], run_id="sweep_run")[0]
     tasks.provision(planned_of(cell), cell.cell_id)  # handle deliberately dropped, as if the task died before returning it
-    assert leak_check()
+    assert leak_check(wait_s=0)
     swept = tasks.sweep(planned_of(cell))
     assert swept == [cell.cell_id]
     assert leak_check() == []

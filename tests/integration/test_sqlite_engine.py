@@ -118,7 +118,7 @@ def test_teardown_stops_a_worker_left_behind(make_cells: Callable[..., list[Any]
     orphan = SqliteSession(handle.python, handle.workdir)
     assert orphan.scalar("SELECT 1") == 1
     proc = orphan._proc
-    assert proc is not None and any(str(workdir) in line for line in leak_check())
+    assert proc is not None and any(str(workdir) in line for line in leak_check(wait_s=0))
     engine.teardown(engine.handle_for())  # the handle a sweep would rebuild
     proc.wait(timeout=10)
     assert not workdir.exists()
@@ -149,12 +149,22 @@ def test_bad_pins_are_refused_before_anything_starts(version: str, package: str,
     assert err.value.field == "engines"
 
 
-def test_uninstallable_version_fails_its_own_cell_only(make_cells: Callable[..., list[Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, leak_check: Callable[[], list[str]]) -> None:
+def _local_index(root: Path, versions: list[str]) -> str:
+    """A PEP 503 package index in a folder that lists apsw ``versions`` (wheels pip may choose from, never downloaded here)."""
+    project = root / "simple" / "apsw"
+    project.mkdir(parents=True)
+    links = "".join(f'<a href="apsw-{v}-py3-none-any.whl">apsw-{v}-py3-none-any.whl</a>\n' for v in versions)
+    (project / "index.html").write_text(f"<!DOCTYPE html><html><body>\n{links}</body></html>\n")
+    return (root / "simple").as_uri()
+
+
+def test_uninstallable_version_fails_its_own_cell_only(make_cells: Callable[..., list[Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       leak_check: Callable[[], list[str]]) -> None:
     """A pin that passes validation but has no build (no such apsw release): setup records pip's words, that cell fails saying them.
 
-    Asks the package index once for a release that does not exist; the index must have answered with
-    the releases it has (pip's "from versions: 3.x, ..."), so the failure is the missing release and
-    not a missing network.
+    pip asks a local index (a folder) that lists other apsw releases but not this one, so the failure is
+    the one this test is about, the missing release, and never an unreachable network: pip's message
+    must list the releases it saw.
     """
     m = matrix_with(**{"sqlite-bogus": sqlite_engine("3.46.1", "apsw==3.46.1.99")})
     cells = make_cells("sqlite_jsonb", engines=["sqlite-bogus", "sqlite-3.46.1"], matrix=m)
@@ -164,14 +174,19 @@ def test_uninstallable_version_fails_its_own_cell_only(make_cells: Callable[...,
 
     only_bogus = copy.deepcopy(m.raw)
     only_bogus["engines"] = {"sqlite-bogus": only_bogus["engines"]["sqlite-bogus"]}
-    monkeypatch.setenv("JSONBENCH_SQLITE_VENVS", str(tmp_path / "venvs"))
-    assert sqlite_venvs.install_all(Matrix(only_bogus)) == ["sqlite-bogus"]  # setup reports it and goes on
-    with pytest.raises(EngineUnavailable) as err:
-        tasks.provision(planned_of(bogus), bogus.cell_id)
-    monkeypatch.delenv("JSONBENCH_SQLITE_VENVS")
+    with monkeypatch.context() as mp:
+        mp.setenv("JSONBENCH_SQLITE_VENVS", str(tmp_path / "venvs"))
+        mp.setenv("PIP_CONFIG_FILE", "/dev/null")  # no machine-wide index, links or constraints
+        for var in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX", "PIP_CONSTRAINT"):
+            mp.delenv(var, raising=False)
+        mp.setenv("PIP_INDEX_URL", _local_index(tmp_path / "index", ["3.46.0.0", "3.46.1.0"]))
+        assert sqlite_venvs.install_all(Matrix(only_bogus)) == ["sqlite-bogus"]  # setup reports it and goes on
+        with pytest.raises(EngineUnavailable) as err:
+            tasks.provision(planned_of(bogus), bogus.cell_id)
     message = str(err.value)
     assert "SQLite 3.46.1" in message and "apsw==3.46.1.99" in message and "could not install" in message
-    assert "from versions:" in message and "from versions: none" not in message, message  # the index answered
+    assert "from versions: 3.46.0.0, 3.46.1.0" in message, message  # pip read the index: the pin is what is missing
+    assert "No matching distribution found for apsw==3.46.1.99" in message
     assert not bogus.identity.workdir().exists()
     assert not (tmp_path / "venvs" / "3.46.1" / "apsw-3.46.1.99").exists()  # no half-made venv left to trust
 

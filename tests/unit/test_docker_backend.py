@@ -20,7 +20,7 @@ import docker.errors
 import pytest
 from docker.models.containers import _create_container_args
 
-from jsonbench import hostfacts, tasks
+from jsonbench import hostfacts, paths, tasks
 from jsonbench.engines import docker_exec
 from jsonbench.engines.base import engine_for
 from jsonbench.engines.postgres_common import scaled_settings
@@ -205,7 +205,7 @@ def test_no_docker_engine_fails_the_plan_with_a_clear_message(results_dir: Path,
     params = {"scale": "smoke", "engines": ["postgres-17"], "suites": [SUITE], "backend": "docker", "results_dir": str(results_dir)}
     with pytest.raises(EngineUnavailable, match=rf"^Docker path selected \(backend=docker\) but no Docker engine answers at {url}: \S"):
         tasks.plan(params, "no_docker_run", None)
-    assert not any(tmp_path.glob("jsonbench-*"))  # nothing was started or created
+    assert not any(paths.scratch_dir().glob("jsonbench-*"))  # nothing was started or created where engines live
 
 
 def test_missing_image_in_the_matrix_names_the_field(make_cells: Any, fake_docker: FakeDocker) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
@@ -49,7 +50,8 @@ def test_publish_writes_one_tidy_partition_with_context(results_dir: Path) -> No
     assert ok.engine_version == "17.10" and ok.engine_configure == "--with-x" and bool(ok.data_checksums)
     assert ok.hardware_label == "testbox" and ok.host_cores == 2 and ok.git_revision == "abc"
     na = df[df.status == "not_applicable"].iloc[0]
-    assert na.reason == "engine build lacks lz4" and na.value is None or na.value != na.value  # null
+    assert na.reason == "engine build lacks lz4"
+    assert pd.isna(na.value) and pd.isna(na.spread) and na.repetitions == 0
     # Every row carries its task's worst measure window: one of the two windows was disturbed.
     assert ok.host_other_cpu == 0.3 and ok.host_load_1m == 2.5 and not bool(ok.quiet)
 
@@ -79,7 +81,10 @@ def test_rerun_replaces_its_own_rows_only(results_dir: Path) -> None:
 
 
 def test_failed_write_leaves_the_published_run_intact(results_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A full disk (simulated: the Parquet writer raises) neither loses nor half-replaces the run."""
+    """A failing writer (simulated: it raises "no space") neither loses nor half-replaces the run.
+
+    The real full disk, a small filesystem filled up during publish, is tests/integration/test_full_disk.py.
+    """
     run = _stage(results_dir, "run_a", 10.0)
     publish_mod.publish_run(results_dir, run)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonbench import paths
+from jsonbench.errors import BenchmarkError, ConfigError
 
 
 def expectations_dir() -> Path:
@@ -140,3 +141,143 @@ def expectation(entry: dict[str, Any], extra_where: dict[str, Any] | None = None
     if where:
         meta.setdefault("where", where)
     return ExpectationConfiguration(type=entry["type"], kwargs=kwargs, meta=meta).to_domain_obj()
+
+
+# -- validation, before any engine starts ---------------------------------------------------------------
+# Called by the plan task (and the CLI): a malformed expectation file fails the run there, naming the
+# file and the field, instead of failing the check after an hour of benchmarking.
+
+_KINDS = ("reproduction", "seed", "sanity", "drift")
+_OPERATORS = ("in", "not_in", "ne")
+
+
+class ExpectationFileError(ConfigError):
+    """An expectation file is malformed; ``path`` is the file, ``field`` the JSON path in it (``findings[2].band``)."""
+
+    def __init__(self, path: Path, field: str, message: str) -> None:
+        BenchmarkError.__init__(self, f"expectation file {path}: {field}: {message}")
+        self.path, self.field = str(path), field
+
+
+def _need(ok: bool, path: Path, field: str, message: str) -> None:
+    if not ok:
+        raise ExpectationFileError(path, field, message)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _names(item: Any, *keys: str) -> bool:
+    return isinstance(item, dict) and all(isinstance(item.get(k), str) for k in keys)
+
+
+def _check_entry(path: Path, field: str, entry: Any) -> None:
+    """One GX expectation entry: known type, ``where`` shorthand well formed, kwargs accepted by GX itself."""
+    _need(isinstance(entry, dict), path, field, f"an expectation must be an object, got {type(entry).__name__}")
+    _need(isinstance(entry.get("type"), str), path, f"{field}.type", "missing (a GX expectation type, e.g. expect_column_to_exist)")
+    for key in ("kwargs", "where", "meta"):
+        _need(isinstance(entry.get(key, {}), dict), path, f"{field}.{key}", "must be an object")
+    for column, spec in (entry.get("where") or {}).items():
+        if isinstance(spec, dict):
+            ok = len(spec) == 1 and next(iter(spec)) in _OPERATORS
+            _need(ok, path, f"{field}.where.{column}", f"an operator object has one key of {list(_OPERATORS)}, got {sorted(spec)}")
+    try:
+        expectation(entry)
+    except Exception as exc:  # GX's own words: unknown type, missing or mistyped kwargs
+        what = f"{field}.type" if type(exc).__name__ == "ExpectationNotFoundError" else f"{field}.kwargs"
+        raise ExpectationFileError(path, what, f"{entry['type']}: {' '.join(str(exc).split())[:400]}") from None
+
+
+def _check_band(path: Path, field: str, band: Any) -> None:
+    """``{"min": number|null, "max": number|null}``, not both null, min <= max."""
+    _need(isinstance(band, dict), path, field, "missing (a finding needs its tolerance band: {\"min\": ..., \"max\": ...})")
+    for end in ("min", "max"):
+        value = band.get(end)
+        _need(value is None or _is_number(value), path, f"{field}.{end}", f"must be a number or null, got {value!r}")
+    _need(band.get("min") is not None or band.get("max") is not None, path, field, "min and max cannot both be null")
+    if band.get("min") is not None and band.get("max") is not None:
+        _need(band["min"] <= band["max"], path, field, f"min {band['min']} is above max {band['max']}")
+
+
+def _check_reproduction(path: Path, data: dict[str, Any]) -> None:
+    from jsonbench.checks.findings import STATISTICS, finding_expectations
+
+    findings = data.get("findings")
+    _need(isinstance(findings, list), path, "findings", "missing or not a list")
+    seen: set[str] = set()
+    for i, f in enumerate(findings):
+        field = f"findings[{i}]"
+        _need(isinstance(f, dict), path, field, "a finding must be an object")
+        _need(isinstance(f.get("id"), str) and bool(f["id"]), path, f"{field}.id", "missing")
+        _need(f["id"] not in seen, path, f"{field}.id", f"{f['id']!r} appears twice")
+        seen.add(f["id"])
+        for side in ("numerator", "denominator"):
+            terms = f.get(side, [])
+            ok = isinstance(terms, list) and (side == "denominator" or bool(terms))
+            _need(ok, path, f"{field}.{side}", "must be a non-empty list of terms" if side == "numerator" else "must be a list")
+            for j, term in enumerate(terms):
+                tf = f"{field}.{side}[{j}]"
+                _need(_names(term, "workload", "metric"), path, tf, "a term names a workload and a metric")
+                _need(term.get("statistic", "value") in STATISTICS, path, f"{tf}.statistic", f"must be one of {list(STATISTICS)}")
+        _check_band(path, f"{field}.band", f.get("band"))
+    for i, entry in enumerate(data.get("expectations") or []):
+        _check_entry(path, f"expectations[{i}]", entry)
+    per_finding = finding_expectations({"findings": findings})[1:]  # the first one is frame-wide
+    for i, entry in enumerate(per_finding):
+        _check_entry(path, f"findings[{i}].band", entry)
+
+
+def _check_sanity(path: Path, data: dict[str, Any]) -> None:
+    frames = data.get("frames")
+    _need(isinstance(frames, dict), path, "frames", "missing or not an object of frame name -> {expectations: [...]}")
+    for name, frame in frames.items():
+        ok = isinstance(frame, dict) and isinstance(frame.get("expectations", []), list)
+        _need(ok, path, f"frames.{name}.expectations", "must be a list")
+        for i, entry in enumerate(frame.get("expectations", [])):
+            _check_entry(path, f"frames.{name}.expectations[{i}]", entry)
+
+
+def _check_seed(path: Path, data: dict[str, Any]) -> None:
+    figures = data.get("figures", [])
+    _need(isinstance(figures, list), path, "figures", "must be a list")
+    for i, fig in enumerate(figures):
+        _need(_names(fig, "workload", "metric"), path, f"figures[{i}]", "a figure names a workload and a metric")
+        _need(_is_number(fig.get("value")), path, f"figures[{i}].value", f"must be a number, got {fig.get('value')!r}")
+
+
+def _check_drift(path: Path, data: dict[str, Any]) -> None:
+    for key in ("min_history", "window", "spread_factor", "unstable_relative_spread"):
+        if key in data:
+            _need(_is_number(data[key]) and data[key] >= 0, path, key, f"must be a non-negative number, got {data[key]!r}")
+    units = data.get("units", {})
+    _need(isinstance(units, dict), path, "units", "must be an object of unit -> thresholds")
+    for unit, spec in units.items():
+        _need(isinstance(spec, dict), path, f"units.{unit}", "must be an object")
+        for key, value in spec.items():
+            _need(_is_number(value) and value >= 0, path, f"units.{unit}.{key}", f"must be a non-negative number, got {value!r}")
+
+
+def validate_library(root: Path | None = None) -> Library:
+    """Parse and check every expectation file under ``root``; raise :class:`ExpectationFileError` naming file and field.
+
+    Checks JSON syntax, the file name's kind, and per kind the fields the checks rely on: every
+    expectation entry is built by Great Expectations itself (an unknown type or a missing kwarg
+    fails here), every finding has an id, terms and a band ``{min, max}``, seed figures and drift
+    thresholds are numbers. Returns the parsed :class:`Library`.
+    """
+    root = root or expectations_dir()
+    for path in sorted(root.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ExpectationFileError(path, f"line {exc.lineno} column {exc.colno}", f"not valid JSON: {exc.msg}") from None
+        _need(isinstance(data, dict), path, "(top level)", f"must be a JSON object, got {type(data).__name__}")
+        parts = path.name.split(".")
+        kind = parts[1] if len(parts) == 3 else parts[0]
+        if len(parts) == 2:
+            _need(kind in ("sanity", "drift"), path, "(file name)", "shared files: sanity.json, drift.json; a suite's: <suite>.<kind>.json")
+        else:
+            _need(len(parts) == 3 and kind in _KINDS, path, "(file name)", f"must be <suite>.<kind>.json with kind one of {list(_KINDS)}")
+        {"reproduction": _check_reproduction, "sanity": _check_sanity, "seed": _check_seed, "drift": _check_drift}[kind](path, data)
+    return load_library(root)

@@ -1,15 +1,17 @@
 """Turning a run's staging files into Parquet, and swapping them into the dataset in one step.
 
 The dataset (``<results>/measurements``) is hive-partitioned by hardware label, run date and
-run key. A run is one folder holding one file. Publishing writes the new folder under a hidden
-name, then renames it into place: readers see the old run or the new run, never part of either.
-Publishing the same run again replaces that folder and touches no other.
+run key. A run is one folder holding one file, ``part-0.parquet``. Publishing writes the new file
+under a hidden temporary name inside the run's folder, syncs it, and renames it over the old one:
+readers see the old run or the new run, never part of either and never neither. Publishing the same
+run again replaces that file and touches no other run. See :func:`replace_run` for the details and
+:mod:`jsonbench.dataset.repair` for what a killed publish leaves and how it is swept.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
+import os
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,11 +23,24 @@ import pyarrow.parquet as pq
 from jsonbench import hostload
 from jsonbench.cell import Cell, HostFacts, RunRef
 from jsonbench.dataset.measurement import Measurement
+from jsonbench.dataset.fsio import dataset_lock, disk_full_error, fsync_dir, is_disk_full, make_dirs
+from jsonbench.dataset.read import (
+    FILE_NAME,
+    MEASUREMENTS,
+    TMP_PREFIX,
+    TMP_SUFFIX,
+    VALIDATIONS,
+    DamagedFile,
+    DatasetRead,
+    read_dataset,
+    read_dataset_report,
+)
+from jsonbench.dataset.repair import quarantine, sweep_leftovers
 from jsonbench.dataset.schema import MEASUREMENT_SCHEMA, VALIDATION_SCHEMA, run_key
-from jsonbench.dataset.read import MEASUREMENTS, VALIDATIONS, DamagedFile, DatasetRead, read_dataset, read_dataset_report
 from jsonbench.dataset.staging import Staging
 
-__all__ = ["MEASUREMENTS", "VALIDATIONS", "DamagedFile", "DatasetRead", "publish_run", "publish_validations", "read_dataset", "read_dataset_report", "replace_run"]
+__all__ = ["MEASUREMENTS", "VALIDATIONS", "DamagedFile", "DatasetRead", "publish_run", "publish_validations", "quarantine", "read_dataset",
+           "read_dataset_report", "replace_run", "sweep_leftovers"]
 
 
 def _ts(value: Any) -> datetime | None:
@@ -131,23 +146,61 @@ def partition_dir(results_dir: str | Path, table: str, hardware_label: str, logi
     return Path(results_dir) / table / f"hardware_label={hardware_label}" / f"run_date={day}" / f"run_key={run_key(run_id)}"
 
 
+def _results_root(target: Path) -> Path:
+    """The results folder of a run folder ``<results>/<table>/hardware_label=/run_date=/run_key=``."""
+    names = [target.name, target.parent.name, target.parent.parent.name]
+    if names[0].startswith("run_key=") and names[1].startswith("run_date=") and names[2].startswith("hardware_label="):
+        return target.parents[3]
+    return target.parent
+
+
+def _write_durably(path: Path, table: pa.Table) -> None:
+    """Write ``table`` as a new Parquet file at ``path`` and flush it to disk before returning."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    with open(fd, "wb") as fh:
+        pq.write_table(table, fh, compression="zstd")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 def replace_run(target: Path, table: pa.Table) -> Path:
-    """Write ``table`` as ``target/part-0.parquet``, replacing whatever ``target`` held, atomically."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".tmp-{target.name}-{uuid.uuid4().hex[:8]}"
-    old = target.parent / f".old-{target.name}-{uuid.uuid4().hex[:8]}"
+    """Write ``table`` as ``target/part-0.parquet``, replacing the run's earlier file, atomically and durably.
+
+    The new file is written under a hidden temporary name inside ``target``, flushed to disk, renamed
+    over ``part-0.parquet`` (one atomic rename inside the run's folder: a reader opens either the old
+    file or the new one, and the run is never missing) and the folder is synced so the rename survives a
+    crash. On any error the temporary file is removed and the earlier file stays as it was; a publish
+    killed outright leaves its temporary file for :func:`jsonbench.dataset.repair.sweep_leftovers`. A
+    full disk raises ``OSError(ENOSPC)`` naming the file and the filesystem.
+    """
+    target = Path(target)
+    root = _results_root(target)
+    tmp = target / f"{TMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}{TMP_SUFFIX}"
+    created: list[Path] = []
     try:
-        tmp.mkdir()
-        pq.write_table(table, tmp / "part-0.parquet", compression="zstd")
-        if target.exists():
-            target.rename(old)
-        tmp.rename(target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if old.exists() and not target.exists():
-            old.rename(target)  # put the previous version back
+        with dataset_lock(root):
+            created = make_dirs(target)
+            try:
+                _write_durably(tmp, table)
+                os.replace(tmp, target / FILE_NAME)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+            fsync_dir(target)
+            strays = [p for p in target.glob("*.parquet") if p.name != FILE_NAME and not p.name.startswith((".", "_"))]
+            for stray in strays:  # one file per run: an older layout's extra parts would duplicate rows
+                stray.unlink()
+            if strays:
+                fsync_dir(target)
+    except BaseException as exc:
+        if target in created:
+            try:
+                target.rmdir()  # a first publish that failed leaves no empty run folder
+            except OSError:
+                pass
+        if is_disk_full(exc):
+            raise disk_full_error("publishing", target / FILE_NAME, exc) from exc
         raise
-    shutil.rmtree(old, ignore_errors=True)
     return target
 
 
@@ -176,4 +229,5 @@ def publish_validations(results_dir: str | Path, run: dict[str, Any], rows: list
     table = pa.Table.from_pylist(rows, schema=VALIDATION_SCHEMA)
     target = partition_dir(results_dir, VALIDATIONS, run["hardware_label"], run.get("logical_date"), run["run_id"])
     return replace_run(target, table)
+
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonbench.cell import Cell
+from jsonbench.dataset.fsio import disk_full_error, fsync_dir, is_disk_full
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.schema import run_key as make_run_key
 
@@ -29,16 +30,21 @@ SETUP_RECORD = "_setup"
 
 def write_json_atomic(path: Path, payload: Any) -> None:
     """Write JSON to ``path`` through a temporary file and an atomic rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    tmp: str | None = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, indent=1, sort_keys=True, default=str)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        fsync_dir(path.parent)
+    except BaseException as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if is_disk_full(exc):
+            raise disk_full_error("staging", path, exc) from exc
         raise
 
 

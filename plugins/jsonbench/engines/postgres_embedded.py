@@ -28,6 +28,7 @@ from typing import Any
 from jsonbench import hostfacts, paths
 from jsonbench.engines.base import Engine, Handle
 from jsonbench.engines.postgres_common import opened, scaled_settings, server_facts
+from jsonbench.engines.postgres_ipc import clean_up_after
 from jsonbench.engines.postgres_session import PostgresSession
 from jsonbench.errors import EngineUnavailable
 
@@ -243,6 +244,13 @@ class EmbeddedPostgres(Engine[EmbeddedHandle, PostgresSession]):
             yield session
 
     def teardown(self, handle: EmbeddedHandle) -> None:
+        """Stop the server (pg_ctl, else signals), then whatever a killed postmaster left, then the folder.
+
+        After a kill -9 of the postmaster its children may still run and its SysV shared memory
+        segment stays: :func:`~jsonbench.engines.postgres_ipc.clean_up_after` kills the former and
+        removes the latter, reading ``postmaster.pid`` and the data folder's inode before the
+        folder goes.
+        """
         data = Path(handle.datadir or Path(handle.workdir) / "data")
         user = self.os_user()
         if (data / "postmaster.pid").exists():
@@ -251,6 +259,8 @@ class EmbeddedPostgres(Engine[EmbeddedHandle, PostgresSession]):
                 _kill_postmaster(data, handle.pid)
         elif handle.pid:
             _kill_postmaster(data, handle.pid)
+        if data.exists():
+            clean_up_after(data, handle.pid)
         shutil.rmtree(handle.workdir, ignore_errors=True)
 
     def pids(self, handle: EmbeddedHandle) -> list[int]:

@@ -1,0 +1,146 @@
+"""The leak check sees what a run leaves behind even when nothing names the scratch folder any more.
+
+Each case makes a real leftover, asserts the session's tracker lists it, then has the tracker remove
+it (so the test itself leaves nothing).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from jsonbench.engines.base import engine_for
+
+LABEL = "io.jsonbench.managed"
+
+
+def _kinds(tracker: Any) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for leak in tracker.leaks():
+        out.setdefault(leak.kind, []).append(leak)
+    return out
+
+
+def test_a_killed_postmasters_orphans_and_shared_memory_are_seen(make_cells: Any, leak_tracker: Any) -> None:
+    """kill -9 of a postmaster while a backend computes, then its data folder removed (all a naive teardown does): the backend
+    (renamed "postgres: bench bench ... SELECT", re-parented, working in a deleted folder) and the SysV segment stay; the
+    tracker lists both though nothing names the scratch folder any more."""
+    cell = make_cells("large_document_update", ["postgres-17"], run_id="leak_probe")[0]
+    engine = engine_for(cell)
+    handle = engine.provision()
+    pid_file = Path(handle.datadir) / "postmaster.pid"
+    shmid = pid_file.read_text().splitlines()[6].split()[1]
+    busy = psycopg.connect(host=handle.socket_dir, port=handle.port, user="bench", dbname="bench", autocommit=True)
+    worker = threading.Thread(target=lambda: _swallow(busy.execute, "SELECT count(*) FROM generate_series(1, 10000000000)"), daemon=True)
+    backend_pid = busy.info.backend_pid
+    try:
+        worker.start()
+        deadline = time.monotonic() + 60
+        with psycopg.connect(host=handle.socket_dir, port=handle.port, user="bench", dbname="bench", autocommit=True) as probe:
+            while not probe.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s AND state = 'active'", (backend_pid,)).fetchall():
+                assert time.monotonic() < deadline, "the busy statement never started"
+                time.sleep(0.1)
+        leak_tracker.sample()  # what the background sampler does every half second
+        os.kill(handle.pid, signal.SIGKILL)
+        shutil.rmtree(handle.workdir)  # a teardown that only removes the folder
+        found = _kinds(leak_tracker)
+        procs = {int(leak.key.split(":")[0]): leak.text for leak in found.get("process", [])}
+        assert backend_pid in procs, found
+        assert str(leak_tracker.scratch) not in Path(f"/proc/{backend_pid}/cmdline").read_text(), "its command line names no folder"
+        assert "(deleted)" in procs[backend_pid]  # its working folder is gone too
+        assert any(leak.key == shmid for leak in found.get("shm", [])), found
+    finally:
+        problems = leak_tracker.reap(leak_tracker.leaks())
+        _swallow(busy.close)
+    assert problems == []
+    assert _kinds(leak_tracker) == {}
+    assert f" {shmid} " not in Path("/proc/sysvipc/shm").read_text()
+
+
+def _swallow(fn: Any, *args: Any) -> None:
+    try:
+        fn(*args)
+    except Exception:
+        pass
+
+
+def test_a_renamed_process_outside_the_scratch_folder_is_seen_by_its_token(leak_tracker: Any, tmp_path: Path) -> None:
+    proc = subprocess.Popen(["bash", "-c", 'exec -a "postgres: checkpointer" sleep 600'], cwd=tmp_path)
+    try:
+        time.sleep(0.2)
+        texts = [leak.text for leak in _kinds(leak_tracker).get("process", [])]
+        assert any(f"process {proc.pid} " in t and "postgres: checkpointer" in t for t in texts), texts
+    finally:
+        leak_tracker.reap([leak for leak in leak_tracker.leaks() if leak.kind == "process"])
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+
+
+def test_a_process_without_the_token_is_seen_by_its_working_folder(leak_tracker: Any, scratch_dir: Path) -> None:
+    work = scratch_dir / "no-token"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "JSONBENCH_TEST_SESSION"}
+    proc = subprocess.Popen(["sleep", "600"], cwd=work, env=env)
+    try:
+        time.sleep(0.2)
+        found = _kinds(leak_tracker)
+        assert any(f"process {proc.pid} " in leak.text for leak in found.get("process", [])), found
+        assert [leak.key for leak in found["scratch"]] == [str(work)]
+    finally:
+        leak_tracker.reap(leak_tracker.leaks())
+        proc.wait(timeout=30)
+    assert not work.exists() and _kinds(leak_tracker) == {}
+
+
+def test_sockets_in_the_scratch_folder_are_seen(leak_tracker: Any, scratch_dir: Path) -> None:
+    path = scratch_dir / ".s.PGSQL.5432"
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(path))
+        s.listen()
+        found = _kinds(leak_tracker)
+        assert [leak.key for leak in found["socket"]] == [str(path)]
+    leak_tracker.reap(leak_tracker.leaks())
+    assert _kinds(leak_tracker) == {}
+
+
+def test_labelled_containers_of_this_session_are_seen(leak_tracker: Any, scratch_dir: Path) -> None:
+    """A container (created, never started: no image registry is needed) labelled with a workdir under the scratch folder."""
+    client = leak_tracker._docker_client()
+    if client is None:
+        pytest.skip("no Docker engine answers on this machine (./bin/setup --docker starts one)")
+    import io
+    import tarfile
+
+    empty = io.BytesIO()
+    with tarfile.open(fileobj=empty, mode="w"):
+        pass
+    tag = "jsonbench-leakcheck:empty"
+    client.api.import_image_from_data(empty.getvalue(), repository="jsonbench-leakcheck", tag="empty")
+    other = None
+    try:
+        mine = client.containers.create(
+            tag, command=["/nothing"], labels={LABEL: "true", "io.jsonbench.workdir": str(scratch_dir / "jsonbench-x")}
+        )
+        other = client.containers.create(
+            tag, command=["/nothing"], labels={LABEL: "true", "io.jsonbench.workdir": "/tmp/someone-else/jsonbench-y"}
+        )
+        found = _kinds(leak_tracker)
+        assert [leak.key for leak in found.get("container", [])] == [mine.id], found  # not another session's
+        assert leak_tracker.reap(found["container"]) == []
+        assert _kinds(leak_tracker) == {}
+    finally:
+        if other is not None:
+            other.remove(force=True)
+        for c in client.containers.list(all=True, filters={"ancestor": tag}):
+            c.remove(force=True)
+        client.images.remove(tag, force=True)

@@ -1,0 +1,126 @@
+"""A malformed expectation file fails validate_library() (the plan step) naming the file and the field.
+
+Each case breaks one thing in a copy of the project's own expectation files.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jsonbench import paths
+from jsonbench.checks.library import ExpectationFileError, validate_library
+from jsonbench.errors import ConfigError
+
+LDU = "large_document_update.reproduction.json"
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    root = tmp_path / "expectations"
+    shutil.copytree(paths.EXPECTATIONS_DIR, root)
+    return root
+
+
+def _edit(root: Path, name: str, change: Callable[[dict[str, Any]], None]) -> Path:
+    path = root / name
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
+def test_the_projects_own_files_are_valid() -> None:
+    lib = validate_library()
+    assert {"large_document_update", "catalogue", "json_vs_jsonb", "sqlite_jsonb"} <= set(lib.reproduction)
+
+
+def test_bad_json_names_file_line_and_column(library: Path) -> None:
+    path = library / LDU
+    text = path.read_text()
+    path.write_text(text.replace('"findings": [', '"findings": [,', 1))
+    with pytest.raises(ExpectationFileError) as err:
+        validate_library(library)
+    assert err.value.path == str(path) and err.value.field.startswith("line ")
+    assert str(path) in str(err.value) and "not valid JSON" in str(err.value)
+    assert isinstance(err.value, ConfigError)  # the plan step's kind of error
+
+
+CASES: list[tuple[str, str, Callable[[dict[str, Any]], None], str, str]] = [
+    ("finding without its band", LDU, lambda d: d["findings"][2].pop("band"), "findings[2].band", "tolerance band"),
+    ("band min above max", LDU, lambda d: d["findings"][0].update(band={"min": 5, "max": 1}), "findings[0].band", "above max"),
+    ("band bound not a number", LDU, lambda d: d["findings"][1].update(band={"min": "low", "max": 4}), "findings[1].band.min", "number"),
+    ("finding without an id", LDU, lambda d: d["findings"][3].pop("id"), "findings[3].id", "missing"),
+    (
+        "term without a metric",
+        LDU,
+        lambda d: d["findings"][0]["numerator"][0].pop("metric"),
+        "findings[0].numerator[0]",
+        "workload and a metric",
+    ),
+    (
+        "unknown statistic",
+        LDU,
+        lambda d: d["findings"][0]["numerator"][0].update(statistic="best"),
+        "findings[0].numerator[0].statistic",
+        "one of",
+    ),
+    (
+        "unknown expectation type",
+        "sanity.json",
+        lambda d: d["frames"]["measurements"]["expectations"][1].update(type="expect_column_values_to_be_in_sett"),
+        "frames.measurements.expectations[1].type",
+        "not found",
+    ),
+    (
+        "expectation missing a kwarg",
+        "sanity.json",
+        lambda d: d["frames"]["measurements"]["expectations"][1]["kwargs"].pop("column"),
+        "frames.measurements.expectations[1].kwargs",
+        "column",
+    ),
+    (
+        "bad where operator",
+        "sanity.json",
+        lambda d: d["frames"]["measurements"]["expectations"][2].update(where={"status": {"like": "x"}}),
+        "frames.measurements.expectations[2].where.status",
+        "operator",
+    ),
+    (
+        "seed figure without a number",
+        "large_document_update.seed.json",
+        lambda d: d["figures"][0].update(value="9 ms"),
+        "figures[0].value",
+        "number",
+    ),
+    (
+        "drift threshold not a number",
+        "drift.json",
+        lambda d: d["units"]["ms"].update(relative_threshold="3x"),
+        "units.ms.relative_threshold",
+        "number",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "name", "change", "field", "words"), CASES, ids=[c[0] for c in CASES])
+def test_malformed_file_names_file_and_field(
+    library: Path, case: str, name: str, change: Callable[[dict[str, Any]], None], field: str, words: str
+) -> None:
+    path = _edit(library, name, change)
+    with pytest.raises(ExpectationFileError) as err:
+        validate_library(library)
+    assert err.value.path == str(path), str(err.value)
+    assert err.value.field == field, str(err.value)
+    assert words in str(err.value) and str(path) in str(err.value) and field in str(err.value)
+
+
+def test_misnamed_file_is_not_silently_ignored(library: Path) -> None:
+    shutil.copy(library / LDU, library / "large_document_update.reproducton.json")
+    with pytest.raises(ExpectationFileError, match="reproducton.json: \\(file name\\)"):
+        validate_library(library)
