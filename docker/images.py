@@ -136,7 +136,7 @@ def images() -> tuple[Image, ...]:
                 tag=f"jsonbench/postgres:{major}",
                 dockerfile=DOCKER_DIR / "postgres" / "Dockerfile",
                 base="jsonbench/debian:bookworm",
-                files={"server": native, **client, **_ENTRYPOINT},
+                files={"server": native, **client, **_ENTRYPOINT, "initdb.d": DOCKER_DIR / "postgres" / "initdb.d"},
                 args={"PG_MAJOR": str(major), **_pg_dirs(major), "JSONBENCH_PG_BUILD": build},
                 groups=("postgres", "stack") if major == 16 else ("postgres",),
             )
