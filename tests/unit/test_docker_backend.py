@@ -133,7 +133,7 @@ def fake_docker(monkeypatch: pytest.MonkeyPatch) -> FakeDocker:
 # -- the specification ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("engine_id,image", [("postgres-16", "postgres:16"), ("postgres-17", "postgres:17"), ("postgres-18", "postgres:18")])
+@pytest.mark.parametrize("engine_id,image", [("postgres-16", "jsonbench/postgres:16"), ("postgres-17", "jsonbench/postgres:17"), ("postgres-18", "jsonbench/postgres:18")])
 def test_spec_runs_the_official_image_with_the_cells_settings_on_loopback(make_cells: Any, engine_id: str, image: str) -> None:
     cell = make_cells(SUITE, [engine_id], backend="docker")[0]
     workdir = cell.identity.workdir()
@@ -194,7 +194,7 @@ def test_spec_uses_the_run_parameters_server_settings(make_cells: Any) -> None:
 def test_backend_docker_selects_the_docker_adapter(make_cells: Any) -> None:
     for engine_id in ("postgres-16", "postgres-17", "postgres-18"):
         cell = make_cells(SUITE, [engine_id], backend="docker")[0]
-        assert cell.backend == "docker" and cell.backend_options["image"] == f"postgres:{engine_id[-2:]}"
+        assert cell.backend == "docker" and cell.backend_options["image"] == f"jsonbench/postgres:{engine_id[-2:]}"
         assert type(engine_for(cell)) is DockerPostgres
 
 
@@ -229,7 +229,7 @@ def test_failed_start_reports_the_server_log_and_removes_the_container(make_cell
     workdir = cell.identity.workdir()
     with pytest.raises(EngineUnavailable, match=r"(?s)exited during start.*invalid value for parameter"):
         engine.provision()
-    assert fake_docker.pulled == [("postgres", "17")]  # absent image pulled first
+    assert fake_docker.pulled == [("jsonbench/postgres", "17")]  # absent image pulled first
     (container,) = fake_docker.created
     assert container.removed_with == {"force": True, "v": True}  # with its data volume
     assert not fake_docker.live and not workdir.exists()
@@ -240,7 +240,7 @@ def test_failed_start_reports_the_server_log_and_removes_the_container(make_cell
 def test_passwords_differ_per_container(make_cells: Any, fake_docker: FakeDocker) -> None:
     """The Docker engine is mocked (none can run here)."""
     fake_docker.behaviour = lambda c: setattr(c, "status", "exited")
-    fake_docker.images_present.add("postgres:16")
+    fake_docker.images_present.add("jsonbench/postgres:16")
     for run_id in ("run_a", "run_b"):
         cell = make_cells(SUITE, ["postgres-16"], backend="docker", run_id=run_id)[0]
         with pytest.raises(EngineUnavailable):
@@ -252,7 +252,7 @@ def test_passwords_differ_per_container(make_cells: Any, fake_docker: FakeDocker
 
 def test_teardown_and_sweep_find_the_container_by_label_only(make_cells: Any, fake_docker: FakeDocker, results_dir: Path) -> None:
     """The Docker engine is mocked (none can run here). A setup task 'died' after starting its container."""
-    fake_docker.images_present.update({"postgres:16", "postgres:17"})
+    fake_docker.images_present.update({"jsonbench/postgres:16", "jsonbench/postgres:17"})
     mine = make_cells(SUITE, ["postgres-17"], backend="docker", run_id="killed_run")[0]
     other = make_cells(SUITE, ["postgres-16"], backend="docker", run_id="someone_else")[0]
     for cell in (mine, other):
@@ -288,7 +288,7 @@ def test_pgbench_runs_inside_this_cells_container(make_cells: Any) -> None:
     assert argv is not None and argv[-1] == "pgbench" and argv[-2] == "--"
     assert Path(argv[1]) == Path(docker_exec.__file__)
     assert argv[argv.index("--container") + 1] == cell.identity.name  # the container's name
-    assert argv[argv.index("--image") + 1] == "postgres:18"
+    assert argv[argv.index("--image") + 1] == "jsonbench/postgres:18"
 
 
 def test_exec_helper_copies_scripts_in_and_knows_where_logs_go(tmp_path: Path) -> None:
