@@ -366,7 +366,8 @@ def build_image(image: Image, force: bool = False) -> bool:
     print(f"{image.tag}: building from {image.dockerfile.relative_to(ROOT)}", flush=True)
     folder = CACHE / "context" / re.sub(r"[^A-Za-z0-9.-]", "_", image.tag)
     _assemble(image, folder)
-    argv = ["build", "--label", f"{LABEL}={want}", "--build-arg", f"BASE_IMAGE={image.base}", "--tag", image.tag]
+    # --force-rm: a failed step leaves no intermediate container behind.
+    argv = ["build", "--force-rm", "--label", f"{LABEL}={want}", "--build-arg", f"BASE_IMAGE={image.base}", "--tag", image.tag]
     for name, value in image.args.items():
         argv += ["--build-arg", f"{name}={value}"]
         if name == "JSONBENCH_PG_BUILD":
