@@ -18,7 +18,7 @@ One test, in the order a user lives it (each step needs the one before):
    the project, and no benchmark container is left.
 
 The runs are narrowed to one suite and one or two engines at ``smoke`` so the whole test stays within
-about 15 minutes on a 2-core machine; the full smoke matrix on the Docker backend is tests/docker/.
+about 15 minutes on a 2-core machine; the full smoke matrix on the Docker backend is tests/docker/test_docker_backend.py.
 """
 
 from __future__ import annotations
