@@ -195,6 +195,8 @@ def test_workers_reach_the_docker_engine_and_the_private_bench_network(compose: 
         assert _mounts(services[name])["/var/run/docker.sock"] == "/var/run/docker.sock", name
         assert "bench" in services[name]["networks"], name
         assert services[name]["environment"]["DUMB_INIT_SETSID"] == "0"
+        cgroup = _env(services[name])["JSONBENCH_HOST_CGROUP"]
+        assert "/sys/fs/cgroup:" + cgroup + ":ro" in services[name]["volumes"], name  # read-only, for the sampler
     for name in ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer", "airflow-init"):
         assert "/var/run/docker.sock" not in _mounts(services[name]), name  # only workers may start containers
     network = _env(services["airflow-bench-worker"])["JSONBENCH_DOCKER_NETWORK"]

@@ -480,3 +480,32 @@ def test_sampler_reads_host_pids_cgroup_cpu_and_memory_without_cache(make_cells:
     use = engine.usage(handle)
     assert use.memory_bytes == 200_000_000 and use.disk_bytes == 42
     assert ("stats", (False, True)) in api.calls  # one reading, no wait for a second sample
+
+
+@pytest.mark.parametrize("layout", ["v1-cgroupfs", "v2-systemd"])
+def test_sampler_reads_the_containers_cgroup_files_when_this_host_sees_them(layout: str, make_cells: Any, fake_docker: FakeDocker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Microseconds per reading instead of the engine's one-second stats call (which stays the fallback)."""
+    cid = "ab" * 32
+    if layout == "v1-cgroupfs":
+        (tmp_path / "cpuacct" / "docker" / cid).mkdir(parents=True)
+        (tmp_path / "cpuacct" / "docker" / cid / "cpuacct.usage").write_text("7250000000\n")
+        mem = tmp_path / "memory" / "docker" / cid
+        mem.mkdir(parents=True)
+        (mem / "memory.usage_in_bytes").write_text("500\n")
+        (mem / "memory.stat").write_text("total_cache 300\ntotal_inactive_file 120\n")
+    else:
+        folder = tmp_path / "system.slice" / f"docker-{cid}.scope"
+        folder.mkdir(parents=True)
+        (folder / "cpu.stat").write_text("usage_usec 7250000\nuser_usec 7000000\n")
+        (folder / "memory.current").write_text("500\n")
+        (folder / "memory.stat").write_text("anon 200\ninactive_file 120\n")
+    monkeypatch.setenv("JSONBENCH_HOST_CGROUP", str(tmp_path))
+    fake_docker.api = _SamplingApi()  # type: ignore[attr-defined]
+    cell = make_cells(SUITE, ["postgres-16"], backend="docker")[0]
+    engine = engine_for(cell)
+    monkeypatch.setattr(type(engine), "_disk_bytes", lambda self, handle: 0)
+    handle = engine.handle_for()
+    handle.container_id = cid
+    assert engine.cpu_seconds(handle) == 7.25
+    assert engine.usage(handle).memory_bytes == 380
+    assert not [c for c in fake_docker.api.calls if c[0] == "stats"]  # type: ignore[attr-defined]

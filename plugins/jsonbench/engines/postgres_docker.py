@@ -36,8 +36,8 @@ exactly what would be started without a Docker engine:
 pgbench runs inside the container, the image's own (see :mod:`jsonbench.engines.docker_exec`, which
 execs it through the same engine). For the quiet-window sampler, :meth:`DockerPostgres.pids` lists the
 container's processes as host pids (``docker top``) and :meth:`DockerPostgres.cpu_seconds` reads the
-container's cgroup CPU time from the engine's stats (right also when the worker itself runs in a
-container and cannot see host pids).
+container's cgroup CPU time (pgbench's exec'd runs included), from the cgroup file system when this host
+sees it, else from the engine's stats.
 """
 
 from __future__ import annotations
@@ -468,11 +468,28 @@ class DockerPostgres(Engine[DockerHandle, PostgresSession]):
     # -- what the driver samples while the engine runs ----------------------------------------
 
     def _stats(self, handle: DockerHandle) -> dict[str, Any] | None:
-        """One stats reading of the container (no waiting for a second sample), or None when it is not running."""
+        """One stats reading of the container from the engine (about a second), or None when it is not running."""
         try:
             return dict(self.client().api.stats(handle.container_id or handle.container, stream=False, one_shot=True))
         except Exception:  # a sampler must never fail a measurement
             return None
+
+    def _cgroup(self, handle: DockerHandle, controller: str) -> Path | None:
+        """The container's cgroup folder of one controller, when this host can read it (else None: ask the engine).
+
+        The cgroup file system is ``$JSONBENCH_HOST_CGROUP`` (docker-compose.yaml mounts the host's there for the
+        benchmark workers) or ``/sys/fs/cgroup``; cgroup v1 with the cgroupfs or systemd driver, or v2.
+        """
+        cid = handle.container_id
+        if not cid:
+            return None
+        root = Path(os.environ.get("JSONBENCH_HOST_CGROUP") or "/sys/fs/cgroup")
+        v1 = {"cpu": ("cpuacct", "cpu,cpuacct"), "memory": ("memory",)}[controller]
+        for sub in (f"docker/{cid}", f"system.slice/docker-{cid}.scope"):
+            for folder in [*(root / c / sub for c in v1), root / sub]:  # v1 controllers, then v2's unified tree
+                if folder.is_dir():
+                    return folder
+        return None
 
     def pids(self, handle: DockerHandle) -> list[int]:
         """The container's processes as host pids (``docker top``: the server, its children, pgbench while it runs)."""
@@ -485,19 +502,44 @@ class DockerPostgres(Engine[DockerHandle, PostgresSession]):
         return [int(row[col]) for row in top.get("Processes") or [] if str(row[col]).isdigit()]
 
     def cpu_seconds(self, handle: DockerHandle) -> float | None:
-        """The container's cgroup CPU time (every process it ran, exited ones included), from the engine's stats."""
+        """CPU time of the container's cgroup: every process it ran, pgbench's exec'd runs and exited ones included.
+
+        Read from the cgroup file system when this host sees it (microseconds), else from the engine's stats
+        (about a second). Counting per process instead would miss pgbench: it runs in the container but is
+        nobody's child there, so its CPU would show up as other load.
+        """
+        folder = self._cgroup(handle, "cpu")
+        if folder is not None:
+            try:
+                if (folder / "cpuacct.usage").exists():
+                    return int((folder / "cpuacct.usage").read_text()) / 1e9
+                for line in (folder / "cpu.stat").read_text().splitlines():
+                    if line.startswith("usage_usec "):
+                        return int(line.split()[1]) / 1e6
+            except (OSError, ValueError):
+                pass
         stats = self._stats(handle)
-        usage = ((stats or {}).get("cpu_stats") or {}).get("cpu_usage") or {}
-        total = usage.get("total_usage")
+        total = (((stats or {}).get("cpu_stats") or {}).get("cpu_usage") or {}).get("total_usage")
         return float(total) / 1e9 if total else None
 
     def usage(self, handle: DockerHandle) -> ResourceUsage:
-        """Memory of the container's cgroup without its page cache (what ``docker stats`` shows), and its data volume's bytes."""
+        """Memory of the container's cgroup without its inactive page cache (what ``docker stats`` shows), and its data volume's bytes."""
+        return ResourceUsage(self._memory_bytes(handle), self._disk_bytes(handle))
+
+    def _memory_bytes(self, handle: DockerHandle) -> int:
+        folder = self._cgroup(handle, "memory")
+        if folder is not None:
+            try:
+                v1 = (folder / "memory.usage_in_bytes").exists()
+                used = int((folder / ("memory.usage_in_bytes" if v1 else "memory.current")).read_text())
+                detail = dict(line.split() for line in (folder / "memory.stat").read_text().splitlines() if len(line.split()) == 2)
+                return max(used - int(detail.get("total_inactive_file" if v1 else "inactive_file", 0)), 0)
+            except (OSError, ValueError):
+                pass
         stats = (self._stats(handle) or {}).get("memory_stats") or {}
         detail = stats.get("stats") or {}
         cache = detail.get("total_inactive_file", detail.get("inactive_file", 0)) or 0
-        memory = max(int(stats.get("usage") or 0) - int(cache), 0)
-        return ResourceUsage(memory, self._disk_bytes(handle))
+        return max(int(stats.get("usage") or 0) - int(cache), 0)
 
     def _disk_bytes(self, handle: DockerHandle) -> int:
         """Bytes of the data volume: read where it lies when this host sees it, else ``du`` inside the container (at most every DU_EVERY_S)."""
