@@ -118,9 +118,11 @@ class Stack:
         return res.stdout
 
     def diagnostics(self) -> str:
+        """What a failed step leaves to read: the services' states and the last lines of each one's log."""
         res = self.run("compose", "ps", check=False)
-        logs = self.run("compose", "logs", "--tail", "40", check=False)
-        return res.stdout + "\n" + logs.stdout[-12000:]
+        logs = [self.run("compose", "logs", "--no-color", "--tail", "25", name, check=False).stdout[-2500:]
+                for name in ("airflow-init", "airflow-scheduler", "airflow-bench-worker", "airflow-bench-worker-2", "airflow-worker")]
+        return res.stdout + "\n" + "\n".join(logs)
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +137,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     mode = st.env_file.stat().st_mode & 0o777
     assert mode == 0o600, oct(mode)  # secrets readable by their owner only
     try:
-        st.run("up", timeout=1800)
+        up = st.run("up", timeout=1800, check=False)
+        if up.returncode != 0:
+            raise AssertionError(f"./bin/stack up exited {up.returncode}:\n{up.stdout[-3000:]}\n{up.stderr[-3000:]}\n{st.diagnostics()}")
         yield st
     finally:
         st.run("down", timeout=600, check=False)  # also when a step failed; idempotent
@@ -173,7 +177,7 @@ def test_two_labels_through_the_scheduler_a_backfill_for_a_new_label_and_nothing
 
     # -- 2. trigger both labels over the REST API, in the slot of the next scheduled run -----------------
     for dag_id in dags.values():
-        dag = api.wait_for_dag(dag_id, timeout=600)
+        dag = api.wait_for_dag(dag_id, timeout=1200)
         assert dag["is_paused"], f"{dag_id} should start paused (unpausing starts a run at once)"
     report = api.wait_for_dag("jsonb_benchmark_report", timeout=300)
     assert not report["is_paused"], "the report DAG must not stay paused, or no report follows a nightly run"
@@ -219,7 +223,7 @@ def test_two_labels_through_the_scheduler_a_backfill_for_a_new_label_and_nothing
     airflow_api.wait_for_api(stack.url, 600)
     api = stack.api()
     new_dag = f"jsonb_benchmark_matrix__{LABEL_NEW}"
-    slot = _iso(api.wait_for_dag(new_dag, timeout=600)["next_dagrun_logical_date"])
+    slot = _iso(api.wait_for_dag(new_dag, timeout=1200)["next_dagrun_logical_date"])
     from_date = (slot - timedelta(days=2)).date().isoformat()
     to_date = (slot + timedelta(days=1)).date().isoformat()  # midnight after the last slot: the slot is included
     out = stack.airflow("backfill", "create", "--dag-id", new_dag, "--from-date", from_date, "--to-date", to_date,
