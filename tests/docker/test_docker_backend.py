@@ -83,7 +83,8 @@ def _dags_test(env: dict[str, str], conf: dict[str, Any], logical_date: str | No
     from tests.conftest import _FINISHED
 
     airflow = str(Path(sys.executable).parent / "airflow")
-    argv = [airflow, "dags", "test", "jsonb_benchmark_matrix", "-c", json.dumps(conf)] + ([logical_date] if logical_date else [])
+    # The logical date right after the DAG id: after an option, argparse no longer takes it as the optional positional.
+    argv = [airflow, "dags", "test", "jsonb_benchmark_matrix", *([logical_date] if logical_date else []), "-c", json.dumps(conf)]
     lines: list[str] = []
     with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) as proc:
         deadline = time.monotonic() + timeout
