@@ -108,7 +108,13 @@ class AirflowApi:
         """Poll until the run succeeded or failed; raise :class:`TimeoutError` after ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
         while True:
-            run = self.run(dag_id, run_id)
+            try:
+                run = self.run(dag_id, run_id)
+            except ApiError as exc:  # a busy API server: ask again until the deadline
+                if "no answer" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(poll)
+                continue
             if run.get("state") in FINISHED:
                 return run
             if time.monotonic() > deadline:
@@ -122,7 +128,8 @@ class AirflowApi:
             try:
                 return self.dag(dag_id)
             except ApiError as exc:
-                if "HTTP 404" not in str(exc) or time.monotonic() > deadline:
+                # Not parsed yet (404), or an API server too busy to answer in time: ask again until the deadline.
+                if not ("HTTP 404" in str(exc) or "no answer" in str(exc)) or time.monotonic() > deadline:
                     raise
             time.sleep(poll)
 
