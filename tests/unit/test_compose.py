@@ -20,12 +20,19 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yaml"
-AIRFLOW_SERVICES = ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer", "airflow-worker", "airflow-bench-worker", "airflow-init")
+AIRFLOW_SERVICES = ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer", "airflow-worker",
+                    "airflow-bench-worker", "airflow-bench-worker-2", "airflow-init")
+WORKERS = ("airflow-worker", "airflow-bench-worker", "airflow-bench-worker-2")
+SECRETS = ("JSONBENCH_METADATA_DB_PASSWORD", "AIRFLOW_JWT_SECRET", "AIRFLOW_API_SECRET_KEY", "AIRFLOW_FERNET_KEY", "JSONBENCH_ADMIN_PASSWORD")
 ENV = {
     "JSONBENCH_METADATA_DB_PASSWORD": "from-env-db",
     "AIRFLOW_JWT_SECRET": "from-env-jwt",
+    "AIRFLOW_API_SECRET_KEY": "from-env-api-key",
+    "AIRFLOW_FERNET_KEY": "from-env-fernet",
     "JSONBENCH_ADMIN_PASSWORD": "from-env-admin",
     "JSONBENCH_HARDWARE_LABEL": "rack7-epyc",
+    "JSONBENCH_HARDWARE_LABEL_2": "rack8-xeon",
+    "JSONBENCH_HARDWARE_LABELS": "rack7-epyc,rack8-xeon",
 }
 _VAR = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}")
 
@@ -78,22 +85,40 @@ def _mounts(service: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def _commands(services: dict[str, Any]) -> dict[str, str]:
+    return {name: s["command"] for name, s in services.items() if isinstance(s.get("command"), str)}
+
+
+def _queues(command: str) -> list[str]:
+    return command.split("--queues", 1)[1].split()[0].split(",") if "--queues" in command else []
+
+
 def test_all_airflow_components_and_their_backing_services(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    assert set(services) >= {"postgres", "redis", *AIRFLOW_SERVICES}
+    assert set(services) == {"postgres", "redis", *AIRFLOW_SERVICES}
     commands = {name: services[name]["command"] for name in ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer")}
     assert commands == {"airflow-apiserver": "api-server", "airflow-scheduler": "scheduler", "airflow-dag-processor": "dag-processor", "airflow-triggerer": "triggerer"}
     for name in AIRFLOW_SERVICES:
         env = _env(services[name])
         assert env["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor", name
-        assert env["AIRFLOW__CELERY__BROKER_URL"].startswith("redis://") and "@redis:" in env["AIRFLOW__CELERY__BROKER_URL"]
+        assert env["AIRFLOW__CORE__AUTH_MANAGER"].endswith("FabAuthManager")
+        assert env["AIRFLOW__CELERY__BROKER_URL"] == "redis://redis:6379/0"
         assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].endswith("@postgres/airflow")
         assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://airflow-apiserver:8080/execution/"
         assert env["JSONBENCH_BACKEND"] == "docker"
+        assert services[name]["image"] == "jsonbench/airflow:3.3.2" and "build" not in services[name]
     for name, service in services.items():
         for dep in service.get("depends_on") or {}:
             assert dep in services, (name, dep)
-    assert services["airflow-apiserver"]["ports"] == ["127.0.0.1:8080:8080"]  # the UI on loopback unless asked otherwise
+    # Every image is one ./bin/setup --docker builds here (no registry is reachable).
+    assert services["postgres"]["image"] == "jsonbench/postgres:16" and services["redis"]["image"] == "jsonbench/redis:7"
+
+
+def test_nothing_listens_beyond_loopback(compose: dict[str, Any]) -> None:
+    published = {name: s["ports"] for name, s in compose["services"].items() if s.get("ports")}
+    assert published == {"airflow-apiserver": ["127.0.0.1:8080:8080"]}  # the UI and API, on loopback unless asked otherwise
+    moved = load({**ENV, "AIRFLOW_UI_PORT": "18080"})
+    assert moved["services"]["airflow-apiserver"]["ports"] == ["127.0.0.1:18080:8080"]
 
 
 def test_project_folders_and_results_are_mounted_where_the_code_looks(compose: dict[str, Any]) -> None:
@@ -105,24 +130,36 @@ def test_project_folders_and_results_are_mounted_where_the_code_looks(compose: d
             assert mounts[f"{home}/{folder}"] == f"./{folder}", (name, folder)
         assert mounts[_env(service)["JSONBENCH_RESULTS_DIR"]] == "./results"
         assert _env(service)["JSONBENCH_SCRATCH_DIR"] in mounts
+        assert mounts[_env(service)["JSONBENCH_SQLITE_VENVS"]] == "sqlite-venvs"
+    moved = load({**ENV, "JSONBENCH_RESULTS_HOST_DIR": "/srv/results"})
+    assert _mounts(moved["services"]["airflow-bench-worker"])["/opt/airflow/results"] == "/srv/results"
     # paths.PROJECT_ROOT is two folders above plugins/jsonbench: the mount layout must keep that true.
     assert (ROOT / "plugins" / "jsonbench" / "paths.py").exists()
 
 
-def test_benchmark_worker_owns_its_hosts_queue_one_task_at_a_time(compose: dict[str, Any]) -> None:
+def test_two_benchmark_workers_one_per_label_one_task_at_a_time(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    bench = services["airflow-bench-worker"]
-    queue = _env(bench)["JSONBENCH_QUEUE"]
-    assert queue == "bench-rack7-epyc" == f"bench-{ENV['JSONBENCH_HARDWARE_LABEL']}"
-    assert bench["command"] == f"celery worker --queues {queue} --concurrency 1"
-    assert _env(bench)["JSONBENCH_HARDWARE_LABEL"] == "rack7-epyc"
-    consumers = [n for n, s in services.items() if isinstance(s.get("command"), str) and "--queues" in s["command"] and queue in s["command"].split("--queues", 1)[1].split()[0].split(",")]
-    assert consumers == ["airflow-bench-worker"]
-    assert services["airflow-worker"]["command"].split("--queues ")[1].split()[0] == "default"
-    # Every component parses the DAG with the same queue (the dag-processor's value is the one that counts).
-    assert {_env(services[n])["JSONBENCH_QUEUE"] for n in AIRFLOW_SERVICES} == {queue}
+    commands = _commands(services)
+    assert commands["airflow-bench-worker"] == "celery worker --queues bench-rack7-epyc --concurrency 1"
+    assert commands["airflow-bench-worker-2"] == "celery worker --queues bench-rack8-xeon --concurrency 1"
+    assert _queues(commands["airflow-worker"]) == ["default"]
+    for label in ("rack7-epyc", "rack8-xeon"):
+        consumers = [n for n, c in commands.items() if f"bench-{label}" in _queues(c)]
+        assert len(consumers) == 1, (label, consumers)
+    # Every component parses the DAG files with the same label, labels and queue (a worker whose parse
+    # lacked a DAG could not run its tasks); the benchmark workers differ by --queues only.
+    for var in ("JSONBENCH_HARDWARE_LABEL", "JSONBENCH_HARDWARE_LABELS", "JSONBENCH_QUEUE"):
+        assert len({_env(services[n])[var] for n in AIRFLOW_SERVICES}) == 1, var
+    env = _env(services["airflow-bench-worker-2"])
+    assert env["JSONBENCH_HARDWARE_LABELS"] == "rack7-epyc,rack8-xeon" and env["JSONBENCH_QUEUE"] == "bench-rack7-epyc"
+    # Both benchmark workers of this machine share its host lease: their engines never run side by side.
+    for name in ("airflow-bench-worker", "airflow-bench-worker-2"):
+        assert _mounts(services[name])[_env(services[name])["JSONBENCH_HOST_LOCK_DIR"]] == "host-lock"
+    assert _env(services["airflow-init"])["JSONBENCH_BENCH_HOSTS"] == "2"
     # Without a label in .env, the queue and the label still agree.
-    assert _env(load({k: v for k, v in ENV.items() if k != "JSONBENCH_HARDWARE_LABEL"})["services"]["airflow-bench-worker"])["JSONBENCH_QUEUE"] == "bench-local"
+    unlabelled = load({k: v for k, v in ENV.items() if not k.startswith("JSONBENCH_HARDWARE_LABEL_") and k != "JSONBENCH_HARDWARE_LABEL"})
+    assert _env(unlabelled["services"]["airflow-bench-worker"])["JSONBENCH_QUEUE"] == "bench-local"
+    assert _commands(unlabelled["services"])["airflow-bench-worker"] == "celery worker --queues bench-local --concurrency 1"
 
 
 def test_dag_sends_benchmark_tasks_to_the_queue_named_in_the_environment() -> None:
@@ -154,51 +191,58 @@ def test_dag_sends_benchmark_tasks_to_the_queue_named_in_the_environment() -> No
 
 def test_workers_reach_the_docker_engine_and_the_private_bench_network(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    for name in ("airflow-worker", "airflow-bench-worker"):
+    for name in WORKERS:
         assert _mounts(services[name])["/var/run/docker.sock"] == "/var/run/docker.sock", name
-    for name in ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"):
+        assert "bench" in services[name]["networks"], name
+        assert services[name]["environment"]["DUMB_INIT_SETSID"] == "0"
+        cgroup = _env(services[name])["JSONBENCH_HOST_CGROUP"]
+        assert "/sys/fs/cgroup:" + cgroup + ":ro" in services[name]["volumes"], name  # read-only, for the sampler
+    for name in ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer", "airflow-init"):
         assert "/var/run/docker.sock" not in _mounts(services[name]), name  # only workers may start containers
-    bench = services["airflow-bench-worker"]
-    network = _env(bench)["JSONBENCH_DOCKER_NETWORK"]
-    assert "bench" in bench["networks"] and compose["networks"]["bench"]["name"] == network
+    network = _env(services["airflow-bench-worker"])["JSONBENCH_DOCKER_NETWORK"]
+    assert compose["networks"]["bench"]["name"] == network == "jsonbench-bench"
+    assert load({**ENV, "JSONBENCH_BENCH_NETWORK": "other-bench"})["networks"]["bench"]["name"] == "other-bench"
 
 
 def test_no_credential_is_written_in_the_file() -> None:
     text = COMPOSE.read_text()
-    for secret in ("JSONBENCH_METADATA_DB_PASSWORD", "AIRFLOW_JWT_SECRET", "JSONBENCH_ADMIN_PASSWORD"):
+    for secret in (*SECRETS, "JSONBENCH_HARDWARE_LABELS"):
         with pytest.raises(KeyError, match=secret):
             load({k: v for k, v in ENV.items() if k != secret})  # Compose refuses to start without it
         assert re.search(rf"\$\{{{secret}:\?", text)
     assert "airflow:airflow@" not in text
     resolved = load()
     assert resolved["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"] == "from-env-db"
+    ignored = (ROOT / ".gitignore").read_text().splitlines()
+    assert ".env" in ignored  # ./bin/stack env writes it; it never goes into git
 
 
-def test_init_migrates_creates_the_admin_and_the_pool(compose: dict[str, Any]) -> None:
+def test_init_migrates_creates_the_admin_the_pool_and_the_sqlite_venvs(compose: dict[str, Any]) -> None:
     script = "\n".join(compose["services"]["airflow-init"]["command"])
     assert "airflow db migrate" in script
     assert re.search(r"airflow users create --role Admin --username admin", script)
     assert '--password "${JSONBENCH_ADMIN_PASSWORD}"' in script  # from the environment, expanded by the shell
     assert re.search(r"airflow pools set benchmark_host ", script)
+    assert "python -m jsonbench.cli install-sqlite" in script
 
 
 def test_image_is_airflow_3_3_2_with_the_pinned_requirements() -> None:
     dockerfile = (ROOT / "docker" / "airflow" / "Dockerfile").read_text()
-    assert re.search(r"^ARG AIRFLOW_IMAGE=apache/airflow:3\.3\.2-python3\.11$", dockerfile, re.M)
-    assert "pip install --no-cache-dir -r /opt/jsonbench/requirements.txt -c /opt/jsonbench/constraints.txt" in dockerfile
+    assert re.search(r"^ARG BASE_IMAGE=jsonbench/debian:bookworm$", dockerfile, re.M)
     assert "apache-airflow==3.3.2" in (ROOT / "constraints.txt").read_text().splitlines()
-    ignore = (ROOT / ".dockerignore").read_text().splitlines()
-    assert "*" in ignore and "!requirements.txt" in ignore and "!constraints.txt" in ignore  # the venv never goes to the daemon
+    assert "apache-airflow==3.3.2" in (ROOT / "requirements.txt").read_text().splitlines()
 
 
 @pytest.mark.skipif(not (shutil.which("docker-compose") or shutil.which("docker")), reason="no Compose client installed")
 def test_compose_client_accepts_the_file(tmp_path: Path) -> None:
-    """``config`` parses and validates the file without a daemon (when a Compose client is installed)."""
+    """``config`` parses and validates the file without a daemon (with each Compose client installed)."""
     env = {"PATH": "/usr/bin:/usr/local/bin:/bin", **ENV}
+    checked = []
     for argv in (["docker", "compose"], ["docker-compose"]):
         if not shutil.which(argv[0]) or subprocess.run([*argv, "version"], capture_output=True, env=env, timeout=60).returncode != 0:
             continue  # not installed, or the docker client without its compose plugin
         res = subprocess.run([*argv, "-f", str(COMPOSE), "config", "-q"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
         assert res.returncode == 0, res.stdout + res.stderr
-        return
-    pytest.skip("no Compose implementation (docker compose plugin or docker-compose) installed")
+        checked.append(argv[0])
+    if not checked:
+        pytest.skip("no Compose implementation (docker compose plugin or docker-compose) installed")

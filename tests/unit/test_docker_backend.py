@@ -1,10 +1,12 @@
-"""The Docker backend without a Docker engine: container specification, selection, lifecycle, pgbench argv.
+"""The Docker backend at unit speed: container specification, selection, engine and connection, lifecycle, pgbench argv.
 
-No Docker engine runs on these machines. What needs none is tested for real: the specification
-(checked through the docker SDK's own translation into Engine API arguments), the selection of
-the adapter, and the clear error when no engine answers (a real connection attempt to a socket
-that does not exist). The lifecycle tests use :class:`FakeDocker`, a stand-in for the Docker
-engine, and say so.
+The real thing runs in tests/docker/ (a Docker engine and the images of ``./bin/setup --docker``):
+the smoke matrix in real containers, a container killed mid-statement, a killed provision swept.
+Here, what needs no engine is tested for real: the specification (through the docker SDK's own
+translation into Engine API arguments), the selection of the adapter, which engine and connection the
+DockerHook gets, and the clear error when no engine answers (a real connection attempt to a socket that
+does not exist). The lifecycle tests use :class:`FakeDocker`, a stand-in for the Docker engine, for
+speed and for failures a real engine gives only rarely; they say so.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from jsonbench import hostfacts, paths, tasks
 from jsonbench.engines import docker_exec
 from jsonbench.engines.base import engine_for
 from jsonbench.engines.postgres_common import scaled_settings
-from jsonbench.engines.postgres_docker import DockerPostgres, container_labels, container_spec, initdb_args
+from jsonbench.engines import postgres_docker
+from jsonbench.engines.postgres_docker import DockerPostgres, DockerTarget, container_labels, container_spec, docker_target, initdb_args
 from jsonbench.errors import EngineUnavailable
 
 SUITE = "large_document_update"
@@ -133,7 +136,7 @@ def fake_docker(monkeypatch: pytest.MonkeyPatch) -> FakeDocker:
 # -- the specification ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("engine_id,image", [("postgres-16", "postgres:16"), ("postgres-17", "postgres:17"), ("postgres-18", "postgres:18")])
+@pytest.mark.parametrize("engine_id,image", [("postgres-16", "jsonbench/postgres:16"), ("postgres-17", "jsonbench/postgres:17"), ("postgres-18", "jsonbench/postgres:18")])
 def test_spec_runs_the_official_image_with_the_cells_settings_on_loopback(make_cells: Any, engine_id: str, image: str) -> None:
     cell = make_cells(SUITE, [engine_id], backend="docker")[0]
     workdir = cell.identity.workdir()
@@ -194,7 +197,7 @@ def test_spec_uses_the_run_parameters_server_settings(make_cells: Any) -> None:
 def test_backend_docker_selects_the_docker_adapter(make_cells: Any) -> None:
     for engine_id in ("postgres-16", "postgres-17", "postgres-18"):
         cell = make_cells(SUITE, [engine_id], backend="docker")[0]
-        assert cell.backend == "docker" and cell.backend_options["image"] == f"postgres:{engine_id[-2:]}"
+        assert cell.backend == "docker" and cell.backend_options["image"] == f"jsonbench/postgres:{engine_id[-2:]}"
         assert type(engine_for(cell)) is DockerPostgres
 
 
@@ -229,7 +232,7 @@ def test_failed_start_reports_the_server_log_and_removes_the_container(make_cell
     workdir = cell.identity.workdir()
     with pytest.raises(EngineUnavailable, match=r"(?s)exited during start.*invalid value for parameter"):
         engine.provision()
-    assert fake_docker.pulled == [("postgres", "17")]  # absent image pulled first
+    assert fake_docker.pulled == [("jsonbench/postgres", "17")]  # absent image pulled first
     (container,) = fake_docker.created
     assert container.removed_with == {"force": True, "v": True}  # with its data volume
     assert not fake_docker.live and not workdir.exists()
@@ -240,7 +243,7 @@ def test_failed_start_reports_the_server_log_and_removes_the_container(make_cell
 def test_passwords_differ_per_container(make_cells: Any, fake_docker: FakeDocker) -> None:
     """The Docker engine is mocked (none can run here)."""
     fake_docker.behaviour = lambda c: setattr(c, "status", "exited")
-    fake_docker.images_present.add("postgres:16")
+    fake_docker.images_present.add("jsonbench/postgres:16")
     for run_id in ("run_a", "run_b"):
         cell = make_cells(SUITE, ["postgres-16"], backend="docker", run_id=run_id)[0]
         with pytest.raises(EngineUnavailable):
@@ -252,7 +255,7 @@ def test_passwords_differ_per_container(make_cells: Any, fake_docker: FakeDocker
 
 def test_teardown_and_sweep_find_the_container_by_label_only(make_cells: Any, fake_docker: FakeDocker, results_dir: Path) -> None:
     """The Docker engine is mocked (none can run here). A setup task 'died' after starting its container."""
-    fake_docker.images_present.update({"postgres:16", "postgres:17"})
+    fake_docker.images_present.update({"jsonbench/postgres:16", "jsonbench/postgres:17"})
     mine = make_cells(SUITE, ["postgres-17"], backend="docker", run_id="killed_run")[0]
     other = make_cells(SUITE, ["postgres-16"], backend="docker", run_id="someone_else")[0]
     for cell in (mine, other):
@@ -288,7 +291,7 @@ def test_pgbench_runs_inside_this_cells_container(make_cells: Any) -> None:
     assert argv is not None and argv[-1] == "pgbench" and argv[-2] == "--"
     assert Path(argv[1]) == Path(docker_exec.__file__)
     assert argv[argv.index("--container") + 1] == cell.identity.name  # the container's name
-    assert argv[argv.index("--image") + 1] == "postgres:18"
+    assert argv[argv.index("--image") + 1] == "jsonbench/postgres:18"
 
 
 def test_exec_helper_copies_scripts_in_and_knows_where_logs_go(tmp_path: Path) -> None:
@@ -382,3 +385,127 @@ def test_exec_helper_runs_in_the_container_and_returns_its_output_logs_and_exit_
         names = set(tar.getnames())
     assert path == "/" and str(script).lstrip("/") in names and str(logs).lstrip("/") in names
     assert (logs / "txlog.77").read_text() == "0 1 1500 0 1 2\n" and not (logs / "unrelated.txt").exists()
+
+
+# -- which engine, through Airflow's DockerHook ----------------------------------------------------
+
+
+class _Conn:
+    def __init__(self, host: str | None = None, extra: dict[str, Any] | None = None) -> None:
+        self.host = host
+        self.extra_dejson = extra or {}
+
+
+def test_engine_url_and_registry_login_come_from_the_options_the_connection_or_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.delenv("JSONBENCH_DOCKER_CONN_ID", raising=False)
+    none = lambda conn_id: None  # noqa: E731 - no connection defined
+    assert docker_target({}, none) == DockerTarget("unix:///var/run/docker.sock", None, None, "the local socket")
+    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:2375")
+    assert docker_target({}, none).base_url == "tcp://127.0.0.1:2375"
+    seen: list[str] = []
+
+    def conn(conn_id: str) -> _Conn:
+        seen.append(conn_id)
+        return _Conn(extra={"docker_url": "unix:///run/other.sock"})
+
+    t = docker_target({}, conn)
+    assert seen == ["jsonbench_docker"] and t.base_url == "unix:///run/other.sock" and t.conn_id == "jsonbench_docker"
+    assert t.login_conn_id is None  # no registry named: the hook logs into nothing
+    assert docker_target({"base_url": "unix:///x.sock"}, conn).base_url == "unix:///x.sock"  # the matrix or run wins
+    registry = docker_target({"docker_conn_id": "my_registry"}, lambda c: _Conn(host="registry.example:5000"))
+    assert registry.login_conn_id == "my_registry" and registry.base_url == "tcp://127.0.0.1:2375"
+    seen.clear()
+    assert docker_target({"docker_conn_id": ""}, conn).conn_id is None and seen == []  # "" = no connection at all
+    monkeypatch.setenv("JSONBENCH_DOCKER_CONN_ID", "site_docker")
+    docker_target({}, conn)
+    assert seen == ["site_docker"]
+
+
+def test_the_client_is_the_docker_hooks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The adapter's default client wraps the APIClient the provider's DockerHook made (pinged, logged in if asked)."""
+    import airflow.providers.docker.hooks.docker as hook_module
+
+    made: list[dict[str, Any]] = []
+
+    class FakeHook:
+        def __init__(self, **kwargs: Any) -> None:
+            made.append(kwargs)
+
+        def get_conn(self) -> str:
+            return "the hook's APIClient"
+
+    monkeypatch.setattr(hook_module, "DockerHook", FakeHook)
+    client = postgres_docker._default_client(DockerTarget("unix:///run/d.sock", "jsonbench_docker", "jsonbench_docker", "test"))
+    assert made == [{"docker_conn_id": "jsonbench_docker", "base_url": "unix:///run/d.sock", "version": "auto", "timeout": postgres_docker.CLIENT_TIMEOUT_S}]
+    assert client.api == "the hook's APIClient" and hasattr(client, "containers") and hasattr(client, "images")
+
+
+def test_locally_built_image_missing_fails_the_plan_naming_the_setup(make_cells: Any, fake_docker: FakeDocker) -> None:
+    cell = make_cells(SUITE, ["postgres-17"], backend="docker")[0]
+    with pytest.raises(EngineUnavailable, match=r"jsonbench/postgres:17 is not built on this Docker engine .*\./bin/setup --docker"):
+        engine_for(cell).check()
+    fake_docker.images_present.add("jsonbench/postgres:17")
+    engine_for(cell).check()
+
+
+# -- what the quiet-window sampler reads -------------------------------------------------------------
+
+
+class _SamplingApi:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    def top(self, container: str, ps_args: str | None = None) -> dict[str, Any]:
+        self.calls.append(("top", ps_args))
+        return {"Titles": ["PID"], "Processes": [["4101"], ["4120"], ["4133"]]}
+
+    def stats(self, container: str, stream: bool = True, one_shot: bool = False) -> dict[str, Any]:
+        self.calls.append(("stats", (stream, one_shot)))
+        return {"cpu_stats": {"cpu_usage": {"total_usage": 12_500_000_000}},
+                "memory_stats": {"usage": 300_000_000, "stats": {"total_inactive_file": 100_000_000}}}
+
+
+def test_sampler_reads_host_pids_cgroup_cpu_and_memory_without_cache(make_cells: Any, fake_docker: FakeDocker, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_docker.images_present.add("jsonbench/postgres:16")
+    api = _SamplingApi()
+    fake_docker.api = api  # type: ignore[attr-defined]  # the stand-in's low-level API
+    cell = make_cells(SUITE, ["postgres-16"], backend="docker")[0]
+    engine = engine_for(cell)
+    monkeypatch.setattr(type(engine), "_disk_bytes", lambda self, handle: 42)
+    handle = engine.handle_for()
+    handle.container_id = "c1"
+    assert engine.pids(handle) == [4101, 4120, 4133]
+    assert engine.cpu_seconds(handle) == 12.5  # nanoseconds of the container's cgroup, exited processes included
+    use = engine.usage(handle)
+    assert use.memory_bytes == 200_000_000 and use.disk_bytes == 42
+    assert ("stats", (False, True)) in api.calls  # one reading, no wait for a second sample
+
+
+@pytest.mark.parametrize("layout", ["v1-cgroupfs", "v2-systemd"])
+def test_sampler_reads_the_containers_cgroup_files_when_this_host_sees_them(layout: str, make_cells: Any, fake_docker: FakeDocker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Microseconds per reading instead of the engine's one-second stats call (which stays the fallback)."""
+    cid = "ab" * 32
+    if layout == "v1-cgroupfs":
+        (tmp_path / "cpuacct" / "docker" / cid).mkdir(parents=True)
+        (tmp_path / "cpuacct" / "docker" / cid / "cpuacct.usage").write_text("7250000000\n")
+        mem = tmp_path / "memory" / "docker" / cid
+        mem.mkdir(parents=True)
+        (mem / "memory.usage_in_bytes").write_text("500\n")
+        (mem / "memory.stat").write_text("total_cache 300\ntotal_inactive_file 120\n")
+    else:
+        folder = tmp_path / "system.slice" / f"docker-{cid}.scope"
+        folder.mkdir(parents=True)
+        (folder / "cpu.stat").write_text("usage_usec 7250000\nuser_usec 7000000\n")
+        (folder / "memory.current").write_text("500\n")
+        (folder / "memory.stat").write_text("anon 200\ninactive_file 120\n")
+    monkeypatch.setenv("JSONBENCH_HOST_CGROUP", str(tmp_path))
+    fake_docker.api = _SamplingApi()  # type: ignore[attr-defined]
+    cell = make_cells(SUITE, ["postgres-16"], backend="docker")[0]
+    engine = engine_for(cell)
+    monkeypatch.setattr(type(engine), "_disk_bytes", lambda self, handle: 0)
+    handle = engine.handle_for()
+    handle.container_id = cid
+    assert engine.cpu_seconds(handle) == 7.25
+    assert engine.usage(handle).memory_bytes == 380
+    assert not [c for c in fake_docker.api.calls if c[0] == "stats"]  # type: ignore[attr-defined]

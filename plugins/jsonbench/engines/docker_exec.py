@@ -13,9 +13,16 @@ container):
 * stdout, stderr and the exit code are the command's own.
 
 Before the container exists, ``--version`` is answered by a throwaway container of the same
-image when the image is present, else from the image's tag (``postgres:17`` ships pgbench 17).
+image when the image is present (removed with its anonymous volume), else from the image's tag
+(``postgres:17`` ships pgbench 17).
 
-Stand-alone on purpose: imports only ``docker``, so it runs with no project path set up.
+Stand-alone on purpose: imports only ``docker``, so it runs with no project path set up. It talks to
+the engine with the docker SDK directly rather than through Airflow's DockerHook, which the adapter
+uses for everything else, because it is a separate short-lived process started for each pgbench
+call: outside any task context (no connection to read), where importing Airflow would add seconds
+before every pgbench run, and with nothing the hook adds to give (it only execs into a container that
+exists, so there is no registry to log into). It gets ``--base-url`` from the adapter, which resolved
+it through the hook's connection, so both reach the same engine.
 """
 
 from __future__ import annotations
@@ -111,9 +118,17 @@ def _version_without_container(client: Any, image: str | None) -> int:
     if image:
         try:
             client.images.get(image)
-            out = client.containers.run(image, ["pgbench", "--version"], remove=True)
-            sys.stdout.write(out.decode() if isinstance(out, bytes) else str(out))
-            return 0
+            # Not containers.run(remove=True): that removes the container but keeps the anonymous volume the
+            # image's VOLUME creates (one per call, left behind). Remove both, whatever happens.
+            container = client.containers.create(image, ["pgbench", "--version"], entrypoint=[], labels={"io.jsonbench.probe": "pgbench-version"})
+            try:
+                container.start()
+                code = container.wait(timeout=120).get("StatusCode", 1)
+                out = container.logs(stdout=True, stderr=True)
+            finally:
+                container.remove(force=True, v=True)
+            sys.stdout.write(out.decode(errors="replace") if isinstance(out, bytes) else str(out))
+            return int(code)
         except docker.errors.ImageNotFound:
             m = re.match(r"^(?:.*/)?postgres:(\d+)(?:\.(\d+))?", image)
             if m:
