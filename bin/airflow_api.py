@@ -80,7 +80,9 @@ class AirflowApi:
     def set_paused(self, dag_id: str, paused: bool) -> dict[str, Any]:
         return dict(self._request("PATCH", f"/api/v2/dags/{urllib.parse.quote(dag_id)}", {"is_paused": paused}))
 
-    def trigger(self, dag_id: str, conf: dict[str, Any] | None = None, logical_date: str | None = None, run_id: str | None = None) -> dict[str, Any]:
+    def trigger(
+        self, dag_id: str, conf: dict[str, Any] | None = None, logical_date: str | None = None, run_id: str | None = None
+    ) -> dict[str, Any]:
         """``POST /api/v2/dags/{dag_id}/dagRuns``; ``logical_date`` ``"next"`` takes the DAG's next scheduled slot."""
         if logical_date == "next":
             logical_date = self.dag(dag_id).get("next_dagrun_logical_date")
@@ -101,7 +103,9 @@ class AirflowApi:
         return list(answer["dag_runs"])
 
     def task_instances(self, dag_id: str, run_id: str) -> list[dict[str, Any]]:
-        answer = self._request("GET", f"/api/v2/dags/{urllib.parse.quote(dag_id)}/dagRuns/{urllib.parse.quote(run_id)}/taskInstances?limit=1000")
+        answer = self._request(
+            "GET", f"/api/v2/dags/{urllib.parse.quote(dag_id)}/dagRuns/{urllib.parse.quote(run_id)}/taskInstances?limit=1000"
+        )
         return list(answer["task_instances"])
 
     def wait(self, dag_id: str, run_id: str, timeout: float = 3600, poll: float = 10) -> dict[str, Any]:

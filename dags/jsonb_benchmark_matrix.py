@@ -29,7 +29,7 @@ with parameters from the form, or `airflow dags test jsonb_benchmark_matrix -c '
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pendulum
@@ -109,9 +109,11 @@ def build(spec: BenchmarkDag) -> Any:
                 run_id = planned["run"]["run_id"]
                 waited = hostlease.waited_s(run_id, cell_id)
                 if waited > HOST_WAIT_LIMIT.total_seconds():
-                    raise AirflowFailException(f"{exc}; waited {waited / 3600:.1f} h. If that run is dead, release the host: python -m jsonbench.cli host release") from None
+                    raise AirflowFailException(
+                        f"{exc}; waited {waited / 3600:.1f} h. If that run is dead, release the host: python -m jsonbench.cli host release"
+                    ) from None
                 print(f"{exc}; waiting (rescheduled; {waited:.0f} s so far)")
-                raise AirflowRescheduleException(datetime.now(timezone.utc) + HOST_RECHECK) from None
+                raise AirflowRescheduleException(datetime.now(UTC) + HOST_RECHECK) from None
 
         @task(pool=POOL, queue=spec.queue, execution_timeout=timedelta(hours=6))
         def workload(cell_id: str, handle: dict[str, Any], name: str) -> dict[str, Any]:
@@ -152,7 +154,10 @@ def build(spec: BenchmarkDag) -> Any:
             """Announce the run's validations (passed or failed) so the report is rebuilt, saying which run and where."""
             ctx = get_current_context()
             planned = ctx["ti"].xcom_pull(task_ids="plan") or {}
-            ctx["outlet_events"][VALIDATIONS].extra = {"run_id": ctx["run_id"], "results_dir": (planned.get("run") or {}).get("results_dir")}
+            ctx["outlet_events"][VALIDATIONS].extra = {
+                "run_id": ctx["run_id"],
+                "results_dir": (planned.get("run") or {}).get("results_dir"),
+            }
 
         @task(trigger_rule="all_done", retries=0, on_failure_callback=RunFailureNotifier())
         def outcome() -> dict[str, Any]:

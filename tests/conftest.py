@@ -148,8 +148,14 @@ def make_cells(results_dir: Path) -> Callable[..., list[Any]]:
     def make(suite: str, engines: list[str], run_id: str = "test_run", matrix: Any = None, **params: Any) -> list[Any]:
         params = {"scale": "smoke", "results_dir": str(results_dir), "suites": [suite], "engines": engines, **params}
         cfg = resolve(params, matrix)
-        run = RunRef(run_id=run_id, logical_date="2026-11-29T02:00:00+00:00", hardware_label=cfg.hardware_label,
-                     results_dir=cfg.results_dir, scale=cfg.scale, git_revision="test")
+        run = RunRef(
+            run_id=run_id,
+            logical_date="2026-11-29T02:00:00+00:00",
+            hardware_label=cfg.hardware_label,
+            results_dir=cfg.results_dir,
+            scale=cfg.scale,
+            git_revision="test",
+        )
         return [c for c in plan_cells(cfg, run, matrix) if c.suite == suite]
 
     return make
@@ -196,7 +202,9 @@ def dags_test(airflow_env: dict[str, str]) -> Callable[..., dict[str, Any]]:
     def run(dag_id: str, conf: dict[str, Any], extra_env: dict[str, str] | None = None, timeout: int = 900) -> dict[str, Any]:
         env = {**airflow_env, **(extra_env or {})}
         airflow = str(Path(sys.executable).parent / "airflow")
-        res = subprocess.run([airflow, "dags", "test", dag_id, "-c", json.dumps(conf)], env=env, capture_output=True, text=True, timeout=timeout)
+        res = subprocess.run(
+            [airflow, "dags", "test", dag_id, "-c", json.dumps(conf)], env=env, capture_output=True, text=True, timeout=timeout
+        )
         log = res.stdout + res.stderr
         m = _FINISHED.search(log)
         return {"returncode": res.returncode, "log": log, "run_id": m.group(2) if m else None, "state": m.group(3) if m else None}

@@ -1,6 +1,6 @@
 """Merge pip constraint files: later files override earlier ones package by package (names normalised).
 
-    python3 merge-constraints.py constraints.txt constraints-stack.txt > merged.txt
+python3 merge-constraints.py constraints.txt constraints-stack.txt > merged.txt
 """
 
 import re

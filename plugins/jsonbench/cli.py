@@ -105,7 +105,9 @@ def preview(conf: dict[str, Any]) -> tuple[str, dict[str, float]]:
     return costs.describe(estimate), {k: max(v.duration_s, 1.0) for k, v in estimate.cells.items()}
 
 
-def run_dag(conf: dict[str, Any], log_path: Path | None = None, quiet: bool = False, logical_date: str | None = None) -> tuple[str | None, str, float, dict[str, float]]:
+def run_dag(
+    conf: dict[str, Any], log_path: Path | None = None, quiet: bool = False, logical_date: str | None = None
+) -> tuple[str | None, str, float, dict[str, float]]:
     """Run the DAG once on this machine with ``airflow dags test`` (again for ``logical_date``: a resume).
 
     Returns (run id, state, wall seconds, seconds per task kind), where a task kind is the task id
@@ -124,7 +126,10 @@ def run_dag(conf: dict[str, Any], log_path: Path | None = None, quiet: bool = Fa
     starts: dict[tuple[str, str], float] = {}
     task_seconds: dict[str, float] = {}
     progress = Progress(expected)
-    with open(log_path, "w", encoding="utf-8") as log, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) as proc:
+    with (
+        open(log_path, "w", encoding="utf-8") as log,
+        subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) as proc,
+    ):
         assert proc.stdout is not None
         for line in proc.stdout:
             log.write(line)
@@ -200,7 +205,9 @@ def summary(results_dir: str | None = None, run_id: str | None = None) -> str:
     if not na.empty:
         lines.append(f"\n{len(na)} metrics not applicable on some builds, e.g. {na['metric'].iloc[0]}: {na['reason'].iloc[0]}")
     parts = sorted({str(p) for p in (root / "measurements").glob("hardware_label=*/run_date=*/run_key=*")})
-    lines.append(f"\nParquet dataset: {root / 'measurements'} ({len(parts)} runs); this run: {[p for p in parts if p.endswith(_key(run_id))]}")
+    lines.append(
+        f"\nParquet dataset: {root / 'measurements'} ({len(parts)} runs); this run: {[p for p in parts if p.endswith(_key(run_id))]}"
+    )
     return "\n".join(lines)
 
 
@@ -251,12 +258,17 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--hardware-label", dest="hardware_label")
         p.add_argument("--results-dir", dest="results_dir")
         p.add_argument("--conf", help="extra DAG params as JSON")
-        p.add_argument("--resume", metavar="RUN_ID", help="run an earlier run again with its parameters: completed cells are kept, the rest measured")
+        p.add_argument(
+            "--resume", metavar="RUN_ID", help="run an earlier run again with its parameters: completed cells are kept, the rest measured"
+        )
     p = sub.add_parser("plan", help="print what a run would cost (per cell: load, disk and memory peak, duration) without running it")
     for opt in ("--scale", "--engines", "--suites", "--backend", "--hardware-label", "--results-dir", "--conf"):
         p.add_argument(opt, dest=opt[2:].replace("-", "_"))
     p.add_argument("--repetitions", type=int)
-    p = sub.add_parser("scheduler-run", help="one run through a private Airflow scheduler (LocalExecutor), triggered over the REST API: wall time and engines alive at once")
+    p = sub.add_parser(
+        "scheduler-run",
+        help="one run through a private Airflow scheduler (LocalExecutor), triggered over the REST API: wall time and engines alive at once",
+    )
     for opt in ("--scale", "--engines", "--suites", "--backend", "--hardware-label", "--results-dir", "--conf"):
         p.add_argument(opt, dest=opt[2:].replace("-", "_"))
     p.add_argument("--repetitions", type=int)
@@ -280,25 +292,43 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=1)
     sub.add_parser("link-engines")
     sub.add_parser("install-sqlite")
-    p = sub.add_parser("pgbench-overhead", help="catalogue pgbench scripts through the pipeline vs by hand, same server: both tps, their ratio and the paired ratio")
+    p = sub.add_parser(
+        "pgbench-overhead",
+        help="catalogue pgbench scripts through the pipeline vs by hand, same server: both tps, their ratio and the paired ratio",
+    )
     p.add_argument("--engine", default="postgres-17")
-    p.add_argument("--script", default="cb_rel", help="comma-separated catalogue scripts (cb_rel, upd_doc, upd_fat_doc, ...) or groups: reads, updates, all")
+    p.add_argument(
+        "--script",
+        default="cb_rel",
+        help="comma-separated catalogue scripts (cb_rel, upd_doc, upd_fat_doc, ...) or groups: reads, updates, all",
+    )
     p.add_argument("--seconds", type=int, default=5)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--scale", default="smoke", help="catalogue size to load (smoke, laptop, full)")
     p = sub.add_parser("report", help="build the static HTML report (<results>/report/index.html) without Airflow")
     p.add_argument("--results-dir")
     p.add_argument("--run-id", help="the run to report on (default: the latest)")
-    p = sub.add_parser("calibrate", help="observed min/median/max per finding and engine over recorded runs of one scale, and the band a stated rule proposes")
+    p = sub.add_parser(
+        "calibrate",
+        help="observed min/median/max per finding and engine over recorded runs of one scale, and the band a stated rule proposes",
+    )
     p.add_argument("--scale", required=True)
     p.add_argument("--results-dir")
     p.add_argument("--hardware-label")
     p.add_argument("--suites", help="comma-separated suite names")
-    p.add_argument("--margin", type=float, default=1.5, help="timing findings: widen the observed range by this factor each way (default 1.5)")
-    p.add_argument("--fact-tolerance", type=float, default=0.01, help="deterministic findings: widen the observed range by this share (default 0.01)")
+    p.add_argument(
+        "--margin", type=float, default=1.5, help="timing findings: widen the observed range by this factor each way (default 1.5)"
+    )
+    p.add_argument(
+        "--fact-tolerance", type=float, default=0.01, help="deterministic findings: widen the observed range by this share (default 0.01)"
+    )
     p.add_argument("--json", dest="as_json", action="store_true", help="print the proposals as JSON")
-    p.add_argument("--include-disturbed", action="store_true", help="also use timing findings measured while the host was busy (quiet false)")
-    p = sub.add_parser("checkcheck", help="plant wrong results into copies of real runs, rerun the real check, report the share caught and false alarms")
+    p.add_argument(
+        "--include-disturbed", action="store_true", help="also use timing findings measured while the host was busy (quiet false)"
+    )
+    p = sub.add_parser(
+        "checkcheck", help="plant wrong results into copies of real runs, rerun the real check, report the share caught and false alarms"
+    )
     p.add_argument("--results-dir", help="the results folder holding the real published runs (read only)")
     p.add_argument("--hardware-label")
     p.add_argument("--scale")
@@ -310,7 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("install-otava", help="create the venv of Apache Otava, the drift check's change-point detector")
     p = sub.add_parser("damaged", help="list damaged dataset files and leftovers of killed publishes; --quarantine moves them aside")
     p.add_argument("--results-dir")
-    p.add_argument("--quarantine", action="store_true", help="move damaged files under <results>/_quarantine/ (with a note) and sweep leftovers")
+    p.add_argument(
+        "--quarantine", action="store_true", help="move damaged files under <results>/_quarantine/ (with a note) and sweep leftovers"
+    )
     args = parser.parse_args(argv)
 
     if args.cmd == "damaged":
@@ -321,16 +353,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "calibrate":
         from jsonbench.checks.calibrate import as_json, calibrate, render
 
-        cals = calibrate(paths.results_dir(args.results_dir), args.scale, args.hardware_label,
-                         [s for s in (args.suites or "").split(",") if s] or None, args.margin, args.fact_tolerance,
-                         include_disturbed=args.include_disturbed)
+        cals = calibrate(
+            paths.results_dir(args.results_dir),
+            args.scale,
+            args.hardware_label,
+            [s for s in (args.suites or "").split(",") if s] or None,
+            args.margin,
+            args.fact_tolerance,
+            include_disturbed=args.include_disturbed,
+        )
         print(as_json(cals) if args.as_json else render(cals, args.scale, args.margin, args.fact_tolerance))
         return 0
     if args.cmd == "checkcheck":
         from jsonbench.checks.checkcheck import checkcheck, render_checkcheck
 
-        report = checkcheck(paths.results_dir(args.results_dir), hardware_label=args.hardware_label, scale=args.scale, work_dir=args.work_dir,
-                            kinds=[k for k in (args.kinds or "").split(",") if k] or None, honest=args.honest, target=args.target)
+        report = checkcheck(
+            paths.results_dir(args.results_dir),
+            hardware_label=args.hardware_label,
+            scale=args.scale,
+            work_dir=args.work_dir,
+            kinds=[k for k in (args.kinds or "").split(",") if k] or None,
+            honest=args.honest,
+            target=args.target,
+        )
         print(json.dumps(report, indent=1, default=str) if args.as_json else render_checkcheck(report))
         return 0 if report.get("ok") else 1
     if args.cmd == "install-otava":
@@ -378,7 +423,11 @@ def main(argv: list[str] | None = None) -> int:
 
         lease = hostlease.holder() if args.action == "status" else hostlease.force_release()
         what = "holds" if args.action == "status" else "released; it held"
-        print(f"{lease.cell_id} of run {lease.run_id} {what} the host since {lease.acquired_at} (engine folder {lease.workdir})" if lease else "the host is free")
+        print(
+            f"{lease.cell_id} of run {lease.run_id} {what} the host since {lease.acquired_at} (engine folder {lease.workdir})"
+            if lease
+            else "the host is free"
+        )
         return 0
     from jsonbench.errors import BenchmarkError
 

@@ -124,7 +124,9 @@ def plan_costs(cells: list[Cell], results_dir: str) -> RunCost:
         seen = history.get(cell.cell_id)
         if seen is not None:
             # The recorded run knows the duration and the peaks; the estimate still knows the load size.
-            table[cell.cell_id] = CellCost(guess.load_bytes, max(seen.disk_peak_bytes, 1), max(seen.memory_peak_bytes, 1), seen.duration_s, seen.source)
+            table[cell.cell_id] = CellCost(
+                guess.load_bytes, max(seen.disk_peak_bytes, 1), max(seen.memory_peak_bytes, 1), seen.duration_s, seen.source
+            )
         else:
             table[cell.cell_id] = guess
     scratch = paths.scratch_dir()
@@ -149,7 +151,9 @@ def describe(cost: RunCost, resumed: list[str] | None = None) -> str:
     """The plan's cost table as text (the plan task logs it; the command line prints it)."""
     lines = [f"{'cell':<44} {'load':>10} {'disk peak':>10} {'memory':>10} {'duration':>9}  source"]
     for cell_id, c in cost.cells.items():
-        lines.append(f"{cell_id:<44} {_size(c.load_bytes):>10} {_size(c.disk_peak_bytes):>10} {_size(c.memory_peak_bytes):>10} {_duration(c.duration_s):>9}  {c.source}")
+        lines.append(
+            f"{cell_id:<44} {_size(c.load_bytes):>10} {_size(c.disk_peak_bytes):>10} {_size(c.memory_peak_bytes):>10} {_duration(c.duration_s):>9}  {c.source}"
+        )
     for cell_id in resumed or []:
         lines.append(f"{cell_id:<44} {'(completed by an earlier attempt: not rerun)':>45}")
     lines.append(

@@ -53,7 +53,22 @@ class Psql:
     """``psql`` against a provisioned server, one script per call, with ``\\timing`` on."""
 
     def __init__(self, handle: dict[str, Any]) -> None:
-        self.argv = [_psql_binary(), "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", handle["socket_dir"], "-p", str(handle["port"]), "-U", handle["user"], "-d", handle["dbname"]]
+        self.argv = [
+            _psql_binary(),
+            "-X",
+            "-q",
+            "-At",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            handle["socket_dir"],
+            "-p",
+            str(handle["port"]),
+            "-U",
+            handle["user"],
+            "-d",
+            handle["dbname"],
+        ]
 
     def run(self, script: str) -> tuple[str, list[float]]:
         res = subprocess.run([*self.argv, "-f", "-"], input="\\timing on\n" + script, capture_output=True, text=True, timeout=600)
@@ -80,7 +95,9 @@ def _by_hand(psql: Psql, workload: str, rows: int) -> dict[str, float]:
     if table.expression_index:
         psql.run(_render("index_status", name))
     psql.run(f"VACUUM ANALYZE {name};")
-    toast_before, _ = psql.run(f"SELECT coalesce(pg_total_relation_size(nullif(reltoastrelid, 0)), 0) FROM pg_class WHERE oid = '{name}'::regclass;")
+    toast_before, _ = psql.run(
+        f"SELECT coalesce(pg_total_relation_size(nullif(reltoastrelid, 0)), 0) FROM pg_class WHERE oid = '{name}'::regclass;"
+    )
     lsn, _ = psql.run("CHECKPOINT; SELECT pg_current_wal_lsn();")
     explain, _ = psql.run("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + _render(f"update_{table.layout}", name, half=rows // 2))
     wal, _ = psql.run(f"SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '{lsn.splitlines()[-1]}');")
@@ -88,7 +105,9 @@ def _by_hand(psql: Psql, workload: str, rows: int) -> dict[str, float]:
     time.sleep(1.0)  # by hand: wait out the statistics flush rather than poll for it
     psql.run(f"ANALYZE {name};")
     stats, _ = psql.run(f"SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = '{name}';")
-    toast_after, _ = psql.run(f"SELECT coalesce(pg_total_relation_size(nullif(reltoastrelid, 0)), 0) FROM pg_class WHERE oid = '{name}'::regclass;")
+    toast_after, _ = psql.run(
+        f"SELECT coalesce(pg_total_relation_size(nullif(reltoastrelid, 0)), 0) FROM pg_class WHERE oid = '{name}'::regclass;"
+    )
     upd, hot = (int(v) for v in stats.split("|"))
     return {
         "load_time": t_load[0],
@@ -108,8 +127,11 @@ def handcheck(engine_id: str = "postgres-16", rows: int = 5000, repetitions: int
     from jsonbench.cell import Cell
 
     with tempfile.TemporaryDirectory(prefix="jsonbench-handcheck-") as results:
-        planned = tasks.plan({"engines": [engine_id], "suites": [NAME], "scale": "laptop", "repetitions": repetitions, "results_dir": results},
-                             f"handcheck-{time.time_ns()}", None)
+        planned = tasks.plan(
+            {"engines": [engine_id], "suites": [NAME], "scale": "laptop", "repetitions": repetitions, "results_dir": results},
+            f"handcheck-{time.time_ns()}",
+            None,
+        )
         planned["cells"][0]["scale_params"] = {**planned["cells"][0]["scale_params"], "rows": rows}
         cell = Cell.from_json(planned["cells"][0])
         engine = engine_for(cell)
@@ -132,7 +154,9 @@ def handcheck(engine_id: str = "postgres-16", rows: int = 5000, repetitions: int
         finally:
             tasks.teardown(planned, cell.cell_id, handle_json)
 
-    lines = [f"seed 004 on PostgreSQL {facts['version']} ({facts['build']}), {rows} rows, median of {repetitions}: pipeline vs psql by hand"]
+    lines = [
+        f"seed 004 on PostgreSQL {facts['version']} ({facts['build']}), {rows} rows, median of {repetitions}: pipeline vs psql by hand"
+    ]
     head = f"{'workload':<13} {'load ms':>17} {'ratio':>6} {'update ms':>19} {'WAL bytes':>23} {'HOT':>11} {'TOAST growth':>25}"
     lines.append(head)
     ratios = []
@@ -142,7 +166,8 @@ def handcheck(engine_id: str = "postgres-16", rows: int = 5000, repetitions: int
         ratios.append(ratio)
         lines.append(
             f"{w:<13} {p['load_time']:8.1f}/{h['load_time']:8.1f} {ratio:6.2f} {p['update_time']:9.1f}/{h['update_time']:9.1f} "
-            f"{p['wal_bytes']:11.0f}/{h['wal_bytes']:11.0f} {p['n_tup_hot_upd']:5.0f}/{h['n_tup_hot_upd']:5.0f} {p['toast_growth']:12.0f}/{h['toast_growth']:12.0f}"
+            f"{p['wal_bytes']:11.0f}/{h['wal_bytes']:11.0f} {p['n_tup_hot_upd']:5.0f}/{h['n_tup_hot_upd']:5.0f} "
+            f"{p['toast_growth']:12.0f}/{h['toast_growth']:12.0f}"
         )
     lines.append(f"load time pipeline / by hand, median over workloads: {statistics.median(ratios):.2f} (1.00 = no harness cost)")
     return "\n".join(lines)
@@ -169,7 +194,9 @@ def fat_update_handcheck(engine_id: str = "postgres-17", scale: str = "laptop", 
     from jsonbench.suites.catalogue import NAME as CATALOGUE
 
     with tempfile.TemporaryDirectory(prefix="jsonbench-fat-handcheck-") as results:
-        planned = tasks.plan({"engines": [engine_id], "suites": [CATALOGUE], "scale": scale, "results_dir": results}, f"fat-handcheck-{time.time_ns()}", None)
+        planned = tasks.plan(
+            {"engines": [engine_id], "suites": [CATALOGUE], "scale": scale, "results_dir": results}, f"fat-handcheck-{time.time_ns()}", None
+        )
         cell = Cell.from_json(planned["cells"][0])
         if not cell.scale_params.get("update_seconds") or cell.scale_params.get("update_transactions"):
             raise SystemExit(f"the {scale} profile runs updates for a number of transactions, not seconds: compare at laptop or full")
@@ -182,8 +209,10 @@ def fat_update_handcheck(engine_id: str = "postgres-17", scale: str = "laptop", 
             facts = engine.facts(engine.load_handle(handle_json))
             for i in range(rounds):
                 got: dict[str, dict[str, list[float]]] = {}
-                for side in (("matrix", "hand") if i % 2 == 0 else ("hand", "matrix")):
-                    got[side] = _fat_matrix_side(planned, cell, handle_json) if side == "matrix" else _fat_hand_side(cell, engine, handle_json)
+                for side in ("matrix", "hand") if i % 2 == 0 else ("hand", "matrix"):
+                    got[side] = (
+                        _fat_matrix_side(planned, cell, handle_json) if side == "matrix" else _fat_hand_side(cell, engine, handle_json)
+                    )
                 for design in ("doc", "rel"):
                     matrix[design] += got["matrix"][design]
                     hand[design] += got["hand"][design]
@@ -192,12 +221,17 @@ def fat_update_handcheck(engine_id: str = "postgres-17", scale: str = "laptop", 
             tasks.teardown(planned, cell.cell_id, handle_json)
 
     p = cell.scale_params
-    lines = [f"8 kB document update (catalogue fat_update) on PostgreSQL {facts['version']} ({facts['build']}), {scale}: {p['fat_docs']} documents, "
-             f"{p.get('update_seconds')} s runs, {p['pgbench_repetitions']} repetitions x {rounds} rounds; matrix task vs pgbench by hand, fresh copies on both sides"]
+    lines = [
+        f"8 kB document update (catalogue fat_update) on PostgreSQL {facts['version']} ({facts['build']}), {scale}: {p['fat_docs']} documents, "
+        f"{p.get('update_seconds')} s runs, {p['pgbench_repetitions']} repetitions x {rounds} rounds; matrix task vs pgbench by "
+        f"hand, fresh copies on both sides"
+    ]
     lines.append(f"  {'design':<8}{'matrix tps (runs)':>40}  {'hand tps (runs)':>40}  {'matrix/hand':>11}")
     for design in ("doc", "rel"):
         m, h = statistics.median(matrix[design]), statistics.median(hand[design])
-        lines.append(f"  {design:<8}{', '.join(f'{v:,.0f}' for v in matrix[design]):>40}  {', '.join(f'{v:,.0f}' for v in hand[design]):>40}  {m / h:>11.3f}")
+        lines.append(
+            f"  {design:<8}{', '.join(f'{v:,.0f}' for v in matrix[design]):>40}  {', '.join(f'{v:,.0f}' for v in hand[design]):>40}  {m / h:>11.3f}"
+        )
     paired = statistics.median(a / b for a, b in per_round)
     lines.append(f"  doc, median of per-round ratios: {paired:.3f} (target: within 5 % of 1)")
     return "\n".join(lines)
@@ -232,8 +266,17 @@ def _fat_hand_side(cell: Any, engine: Any, handle_json: dict[str, Any]) -> dict[
                     fat_update.fresh_copy(ctx, design)
                     session.checkpoint()
                     assert session.pgbench is not None, "this engine's sessions have no pgbench"
-                    runs[design].append(by_hand(session.pgbench, session.pgbench_env, f"upd_fat_{design}", clients, int(p.get("update_seconds") or 1),
-                                                {"rows": int(p["fat_docs"])}, fat_update.OPTIONS))
+                    runs[design].append(
+                        by_hand(
+                            session.pgbench,
+                            session.pgbench_env,
+                            f"upd_fat_{design}",
+                            clients,
+                            int(p.get("update_seconds") or 1),
+                            {"rows": int(p["fat_docs"])},
+                            fat_update.OPTIONS,
+                        )
+                    )
                     session.run_file(CATALOGUE, "drop_table", table=fat_update.table(design))
         finally:
             fat_update.drop(ctx)
@@ -270,7 +313,11 @@ def load_handcheck(engine_id: str = "postgres-17", scale: str = "full", rounds: 
     pipe: list[float] = []
     hand: list[float] = []
     with tempfile.TemporaryDirectory(prefix="jsonbench-load-handcheck-") as results:
-        planned = tasks.plan({"engines": [engine_id], "suites": [CATALOGUE], "scale": scale, "results_dir": results}, f"load-handcheck-{time.time_ns()}", None)
+        planned = tasks.plan(
+            {"engines": [engine_id], "suites": [CATALOGUE], "scale": scale, "results_dir": results},
+            f"load-handcheck-{time.time_ns()}",
+            None,
+        )
         cell = Cell.from_json(planned["cells"][0])
         products = int(cell.scale_params["products"])
         engine = engine_for(cell)
@@ -295,14 +342,17 @@ def load_handcheck(engine_id: str = "postgres-17", scale: str = "full", rounds: 
 
             by_hand()  # round 1: the setup task's load, then by hand; later rounds alternate which goes first
             for i in range(1, rounds):
-                for side in ((by_hand, pipeline) if i % 2 else (pipeline, by_hand)):
+                for side in (by_hand, pipeline) if i % 2 else (pipeline, by_hand):
                     side()
         finally:
             tasks.teardown(planned, cell.cell_id, handle_json)
     ratio = statistics.median(pipe) / statistics.median(hand)
-    return "\n".join([
-        f"catalogue load at {scale} ({products:,} products) on PostgreSQL {facts['version']} ({facts['build']}): pipeline vs psql by hand, same SQL, same server",
-        f"  pipeline load steps (s): {', '.join(f'{v:.1f}' for v in pipe)}",
-        f"  by hand with psql (s):   {', '.join(f'{v:.1f}' for v in hand)}",
-        f"  pipeline / hand: {ratio:.3f} (target <= 1.10); the shared machine's other load is not controlled",
-    ])
+    return "\n".join(
+        [
+            f"catalogue load at {scale} ({products:,} products) on PostgreSQL {facts['version']} ({facts['build']}): pipeline "
+            f"vs psql by hand, same SQL, same server",
+            f"  pipeline load steps (s): {', '.join(f'{v:.1f}' for v in pipe)}",
+            f"  by hand with psql (s):   {', '.join(f'{v:.1f}' for v in hand)}",
+            f"  pipeline / hand: {ratio:.3f} (target <= 1.10); the shared machine's other load is not controlled",
+        ]
+    )

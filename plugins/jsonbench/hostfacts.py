@@ -49,8 +49,12 @@ def git_revision() -> str:
     if os.environ.get("JSONBENCH_GIT_REVISION"):
         return os.environ["JSONBENCH_GIT_REVISION"]
     try:
-        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=paths.PROJECT_ROOT, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=paths.PROJECT_ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
+        rev = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=paths.PROJECT_ROOT, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=paths.PROJECT_ROOT, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
         return rev + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from jsonbench import paths
@@ -61,7 +61,7 @@ class Lease:
 
     @property
     def age_s(self) -> float:
-        return (datetime.now(timezone.utc) - datetime.fromisoformat(self.acquired_at)).total_seconds()
+        return (datetime.now(UTC) - datetime.fromisoformat(self.acquired_at)).total_seconds()
 
 
 def _dir() -> Path:
@@ -110,8 +110,13 @@ def acquire(run_id: str, cell_id: str, workdir: Path) -> Lease:
         if current is not None and (current.run_id, current.cell_id) != (run_id, cell_id):
             if not _stale(current):
                 raise HostBusy(current)
-            log.warning("taking over a stale host lease of %s (run %s): its engine folder %s is gone", current.cell_id, current.run_id, current.workdir)
-        lease = Lease(run_id, cell_id, str(workdir), datetime.now(timezone.utc).isoformat(), os.getpid(), socket.gethostname())
+            log.warning(
+                "taking over a stale host lease of %s (run %s): its engine folder %s is gone",
+                current.cell_id,
+                current.run_id,
+                current.workdir,
+            )
+        lease = Lease(run_id, cell_id, str(workdir), datetime.now(UTC).isoformat(), os.getpid(), socket.gethostname())
         tmp = _dir() / f".{LEASE}.{os.getpid()}"
         tmp.write_text(json.dumps(asdict(lease)), encoding="utf-8")
         os.replace(tmp, _dir() / LEASE)

@@ -150,7 +150,9 @@ class WindowSampler:
     live processes (so their CPU is not counted twice as the harness's descendants).
     """
 
-    def __init__(self, engine_cpu: Callable[[], float | None], engine_pids: Callable[[], list[int]], max_other_cpu: float, max_steal: float) -> None:
+    def __init__(
+        self, engine_cpu: Callable[[], float | None], engine_pids: Callable[[], list[int]], max_other_cpu: float, max_steal: float
+    ) -> None:
         self._engine_cpu = engine_cpu
         self._engine_pids = engine_pids
         self.max_other_cpu = max_other_cpu

@@ -93,8 +93,22 @@ class MatrixFileError(ConfigError):
         self.path, self.field = str(path), field
 
 
-_TOP_LEVEL = ("hardware_label", "families", "engines", "default_engines", "default_backend", "suites", "default_suites", "scales",
-              "default_scale", "server_settings", "suite_settings", "initdb", "quiet_window", "memory_caps")
+_TOP_LEVEL = (
+    "hardware_label",
+    "families",
+    "engines",
+    "default_engines",
+    "default_backend",
+    "suites",
+    "default_suites",
+    "scales",
+    "default_scale",
+    "server_settings",
+    "suite_settings",
+    "initdb",
+    "quiet_window",
+    "memory_caps",
+)
 _SCALAR = (str, int, float, bool)
 
 
@@ -127,24 +141,39 @@ def _check_matrix(m: Matrix, path: str | Path | None = None) -> None:
     families = mapping(raw["families"], "matrix.families")
     for fname, fam in families.items():
         backends = fam.get("backends") if isinstance(fam, dict) else None
-        need(isinstance(backends, dict) and bool(backends),
-             f"matrix.families.{fname}.backends", "must map each backend to its adapter (module:Class)")
+        need(
+            isinstance(backends, dict) and bool(backends),
+            f"matrix.families.{fname}.backends",
+            "must map each backend to its adapter (module:Class)",
+        )
         for bname, target in backends.items():
-            need(isinstance(target, str) and ":" in target, f"matrix.families.{fname}.backends.{bname}",
-                 f"must be an import path 'module:Class', got {target!r}")
+            need(
+                isinstance(target, str) and ":" in target,
+                f"matrix.families.{fname}.backends.{bname}",
+                f"must be an import path 'module:Class', got {target!r}",
+            )
     engines = mapping(raw["engines"], "matrix.engines")
     for eid, eng in engines.items():
         eng = mapping(eng, f"matrix.engines.{eid}")
         for k in ("family", "version", "backends"):
             need(k in eng, f"matrix.engines.{eid}.{k}", "missing")
         need(eng["family"] in families, f"matrix.engines.{eid}.family", f"{eng['family']!r} is not declared under families")
-        need(isinstance(eng["version"], (str, int, float)) and not isinstance(eng["version"], bool), f"matrix.engines.{eid}.version",
-             f"must be a version like 17 or 3.46.1, got {eng['version']!r}")
+        need(
+            isinstance(eng["version"], (str, int, float)) and not isinstance(eng["version"], bool),
+            f"matrix.engines.{eid}.version",
+            f"must be a version like 17 or 3.46.1, got {eng['version']!r}",
+        )
         for bname, options in mapping(eng["backends"], f"matrix.engines.{eid}.backends").items():
-            need(bname in families[eng["family"]]["backends"], f"matrix.engines.{eid}.backends.{bname}",
-                 f"family {eng['family']!r} has no adapter for backend {bname!r}")
-            need(options is None or isinstance(options, dict), f"matrix.engines.{eid}.backends.{bname}",
-                 f"must be a mapping of options, got {options!r}")
+            need(
+                bname in families[eng["family"]]["backends"],
+                f"matrix.engines.{eid}.backends.{bname}",
+                f"family {eng['family']!r} has no adapter for backend {bname!r}",
+            )
+            need(
+                options is None or isinstance(options, dict),
+                f"matrix.engines.{eid}.backends.{bname}",
+                f"must be a mapping of options, got {options!r}",
+            )
     suites = mapping(raw["suites"], "matrix.suites")
     scales = mapping(raw["scales"], "matrix.scales")
     for sname, suite in suites.items():
@@ -152,21 +181,33 @@ def _check_matrix(m: Matrix, path: str | Path | None = None) -> None:
         for k in ("family", "module"):
             need(k in suite, f"matrix.suites.{sname}.{k}", "missing")
         need(suite["family"] in families, f"matrix.suites.{sname}.family", f"{suite['family']!r} is not declared under families")
-        need(isinstance(suite["module"], str) and bool(suite["module"]), f"matrix.suites.{sname}.module",
-             f"must be a module name, got {suite['module']!r}")
+        need(
+            isinstance(suite["module"], str) and bool(suite["module"]),
+            f"matrix.suites.{sname}.module",
+            f"must be a module name, got {suite['module']!r}",
+        )
         for scale_name, scale in scales.items():
             need(isinstance(scale, dict) and sname in scale, f"matrix.scales.{scale_name}.{sname}", "no parameters for this suite")
     for scale_name, scale in scales.items():
         reps = scale.get("repetitions")
-        need(isinstance(reps, int) and not isinstance(reps, bool) and reps >= 1, f"matrix.scales.{scale_name}.repetitions",
-             f"must be an integer >= 1, got {reps!r}")
+        need(
+            isinstance(reps, int) and not isinstance(reps, bool) and reps >= 1,
+            f"matrix.scales.{scale_name}.repetitions",
+            f"must be an integer >= 1, got {reps!r}",
+        )
         timeout = scale.get("statement_timeout_s", 0)
-        need(isinstance(timeout, int) and not isinstance(timeout, bool) and timeout >= 0, f"matrix.scales.{scale_name}.statement_timeout_s",
-             f"must be a whole number of seconds >= 0, got {timeout!r}")
+        need(
+            isinstance(timeout, int) and not isinstance(timeout, bool) and timeout >= 0,
+            f"matrix.scales.{scale_name}.statement_timeout_s",
+            f"must be a whole number of seconds >= 0, got {timeout!r}",
+        )
         for sname in suites:
             for k, v in mapping(scale[sname], f"matrix.scales.{scale_name}.{sname}").items():
-                need(isinstance(v, _SCALAR) or v is None, f"matrix.scales.{scale_name}.{sname}.{k}",
-                     f"must be a number, string or boolean, got {v!r}")
+                need(
+                    isinstance(v, _SCALAR) or v is None,
+                    f"matrix.scales.{scale_name}.{sname}.{k}",
+                    f"must be a number, string or boolean, got {v!r}",
+                )
     for key, known in (("default_engines", engines), ("default_suites", suites)):
         value = raw[key]
         need(isinstance(value, list) and bool(value), f"matrix.{key}", f"must be a non-empty list, got {value!r}")
@@ -176,26 +217,38 @@ def _check_matrix(m: Matrix, path: str | Path | None = None) -> None:
     if "default_backend" in raw:
         need(raw["default_backend"] in BACKENDS, "matrix.default_backend", f"{raw['default_backend']!r} is not one of {list(BACKENDS)}")
     if "hardware_label" in raw:
-        need(isinstance(raw["hardware_label"], str) and bool(_LABEL_RE.match(raw["hardware_label"])), "matrix.hardware_label",
-             f"{raw['hardware_label']!r} must match {_LABEL_RE.pattern}")
+        need(
+            isinstance(raw["hardware_label"], str) and bool(_LABEL_RE.match(raw["hardware_label"])),
+            "matrix.hardware_label",
+            f"{raw['hardware_label']!r} must match {_LABEL_RE.pattern}",
+        )
     for name, value in mapping(raw.get("server_settings") or {}, "matrix.server_settings").items():
         need(bool(_SETTING_NAME_RE.match(str(name))), f"matrix.server_settings.{name}", "not a valid setting name")
         need(isinstance(value, _SCALAR), f"matrix.server_settings.{name}", f"value must be a string or number, got {value!r}")
     for sname, settings in mapping(raw.get("suite_settings") or {}, "matrix.suite_settings").items():
         need(sname in suites, f"matrix.suite_settings.{sname}", "not a suite declared under suites")
         for name, value in mapping(settings or {}, f"matrix.suite_settings.{sname}").items():
-            need(bool(_SETTING_NAME_RE.match(str(name))) and isinstance(value, _SCALAR), f"matrix.suite_settings.{sname}.{name}",
-                 f"must be a valid setting name with a string or number value, got {value!r}")
+            need(
+                bool(_SETTING_NAME_RE.match(str(name))) and isinstance(value, _SCALAR),
+                f"matrix.suite_settings.{sname}.{name}",
+                f"must be a valid setting name with a string or number value, got {value!r}",
+            )
     initdb = mapping(raw.get("initdb") or {}, "matrix.initdb")
-    need(isinstance(initdb.get("data_checksums", True), bool), "matrix.initdb.data_checksums",
-         f"must be true or false, got {initdb.get('data_checksums')!r}")
+    need(
+        isinstance(initdb.get("data_checksums", True), bool),
+        "matrix.initdb.data_checksums",
+        f"must be true or false, got {initdb.get('data_checksums')!r}",
+    )
     known_quiet = {f.name for f in dataclasses.fields(QuietPolicy)}
     for key, value in mapping(raw.get("quiet_window") or {}, "matrix.quiet_window").items():
         need(key in known_quiet, f"matrix.quiet_window.{key}", f"unknown key (known: {sorted(known_quiet)})")
         need(_is_number(value) and 0 <= value <= 1, f"matrix.quiet_window.{key}", f"must be a share between 0 and 1, got {value!r}")
     for key, value in mapping(raw.get("memory_caps") or {}, "matrix.memory_caps").items():
-        need(_is_number(value) and 0 < value <= 1, f"matrix.memory_caps.{key}",
-             f"must be a share of the machine's memory in (0, 1], got {value!r}")
+        need(
+            _is_number(value) and 0 < value <= 1,
+            f"matrix.memory_caps.{key}",
+            f"must be a share of the machine's memory in (0, 1], got {value!r}",
+        )
 
 
 def params_schema(matrix: Matrix | None = None, hardware_label: str | None = None) -> dict[str, dict[str, Any]]:
@@ -213,12 +266,16 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
         "type": ["null", "string"],
         "pattern": _LABEL_RE.pattern,
         "title": "Hardware label",
-        "description": "Names the machine in results and drift history. Empty: "
-        "$JSONBENCH_HARDWARE_LABEL or the matrix default.",
+        "description": "Names the machine in results and drift history. Empty: $JSONBENCH_HARDWARE_LABEL or the matrix default.",
     }
     if hardware_label:
-        label_param = {"default": hardware_label, "type": "string", "enum": [hardware_label], "title": "Hardware label",
-                       "description": f"This DAG measures the host labelled {hardware_label!r} (its tasks go to that host's queue)."}
+        label_param = {
+            "default": hardware_label,
+            "type": "string",
+            "enum": [hardware_label],
+            "title": "Hardware label",
+            "description": f"This DAG measures the host labelled {hardware_label!r} (its tasks go to that host's queue).",
+        }
     return {
         "engines": {
             "default": list(m.raw["default_engines"]),
@@ -291,7 +348,9 @@ class RunConfig:
     server_settings: dict[str, str] = field(default_factory=dict)
 
 
-def resolve(params: dict[str, Any] | None, matrix: Matrix | None = None, env: dict[str, str] | None = None, bound_label: str | None = None) -> RunConfig:
+def resolve(
+    params: dict[str, Any] | None, matrix: Matrix | None = None, env: dict[str, str] | None = None, bound_label: str | None = None
+) -> RunConfig:
     """Validate run parameters against the matrix; raise ``ConfigError(field, ...)`` on the first bad one.
 
     Airflow's JSON-schema validation already rejects most bad values at trigger time; this
@@ -350,7 +409,10 @@ def resolve(params: dict[str, Any] | None, matrix: Matrix | None = None, env: di
     wanted_families = {m.suites[s]["family"] for s in suites}
     have_families = {m.engines[e]["family"] for e in engines}
     if not wanted_families & have_families:
-        raise ConfigError("suites", f"no selected engine can run the selected suites (suite families: {sorted(wanted_families)}, engine families: {sorted(have_families)})")
+        raise ConfigError(
+            "suites",
+            f"no selected engine can run the selected suites (suite families: {sorted(wanted_families)}, engine families: {sorted(have_families)})",
+        )
 
     results = str(paths.results_dir(p.get("results_dir")))
     return RunConfig(

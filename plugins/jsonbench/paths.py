@@ -31,6 +31,7 @@ def sql_dir() -> Path:
 def expectations_dir() -> Path:
     return include_dir() / "expectations"
 
+
 #: Engine builds fetched by the setup (``engines/postgres/node_modules`` holds the npm packages).
 ENGINES_DIR = Path(os.environ.get("JSONBENCH_ENGINES_DIR") or PROJECT_ROOT / "engines")
 

@@ -124,7 +124,9 @@ def check_version(command: Sequence[str] | None, env: Mapping[str, str] | None =
     except subprocess.TimeoutExpired:
         raise PgbenchUnavailable(f"pgbench {' '.join(command)!r} did not answer --version within 30 s") from None
     if res.returncode != 0:
-        raise PgbenchUnavailable(f"pgbench {' '.join(command)!r} --version failed ({res.returncode}): {(res.stdout + res.stderr).strip()[:500]}")
+        raise PgbenchUnavailable(
+            f"pgbench {' '.join(command)!r} --version failed ({res.returncode}): {(res.stdout + res.stderr).strip()[:500]}"
+        )
     try:
         major, minor = parse_version(res.stdout)
     except ValueError as exc:
@@ -174,8 +176,19 @@ def progress_interval(seconds: float | None) -> int | None:
     return int(min(max(round(seconds / 5), 1), 10))
 
 
-def build_argv(command: Sequence[str], script: Path, *, clients: int, threads: int, seconds: float | None = None, transactions: int | None = None,
-               defines: Mapping[str, Any] | None = None, log_prefix: Path | None = None, sampling: float = 1.0, progress_s: int | None = None) -> list[str]:
+def build_argv(
+    command: Sequence[str],
+    script: Path,
+    *,
+    clients: int,
+    threads: int,
+    seconds: float | None = None,
+    transactions: int | None = None,
+    defines: Mapping[str, Any] | None = None,
+    log_prefix: Path | None = None,
+    sampling: float = 1.0,
+    progress_s: int | None = None,
+) -> list[str]:
     """The full pgbench command line for one custom script (``-n``: no vacuum of pgbench's own tables).
 
     ``log_prefix`` turns the per-transaction log on (``-l``), ``sampling`` < 1 samples it
@@ -197,9 +210,22 @@ def build_argv(command: Sequence[str], script: Path, *, clients: int, threads: i
     return argv
 
 
-def run(command: Sequence[str], env: Mapping[str, str], script: Path, *, clients: int, threads: int, seconds: float | None = None, transactions: int | None = None,
-        defines: Mapping[str, Any] | None = None, options: str | None = None, log: bool = True, expected_tps: float | None = None,
-        progress: bool = True, on_progress: Callable[[str], None] | None = None) -> PgbenchResult:
+def run(
+    command: Sequence[str],
+    env: Mapping[str, str],
+    script: Path,
+    *,
+    clients: int,
+    threads: int,
+    seconds: float | None = None,
+    transactions: int | None = None,
+    defines: Mapping[str, Any] | None = None,
+    options: str | None = None,
+    log: bool = True,
+    expected_tps: float | None = None,
+    progress: bool = True,
+    on_progress: Callable[[str], None] | None = None,
+) -> PgbenchResult:
     """Run one script; with ``log`` also keep a sample of the transactions' latencies (for percentiles).
 
     The log is sampled at :func:`sampling_rate` of the expected transaction count: known for a
@@ -218,8 +244,18 @@ def run(command: Sequence[str], env: Mapping[str, str], script: Path, *, clients
     report = on_progress or (lambda line: log_progress(script.name, line))
     with tempfile.TemporaryDirectory(prefix="jsonbench-pgbench-") as tmp:
         prefix = Path(tmp) / "txlog" if log else None
-        argv = build_argv(command, script, clients=clients, threads=threads, seconds=seconds, transactions=transactions, defines=defines,
-                          log_prefix=prefix, sampling=rate, progress_s=interval)
+        argv = build_argv(
+            command,
+            script,
+            clients=clients,
+            threads=threads,
+            seconds=seconds,
+            transactions=transactions,
+            defines=defines,
+            log_prefix=prefix,
+            sampling=rate,
+            progress_s=interval,
+        )
         timeout = (seconds or 0) + 300
         code, out, err = _run_streaming(argv, environment(env, options), tmp, timeout, report)
         if code != 0:
@@ -240,7 +276,9 @@ def log_progress(script: str, line: str) -> None:
     log.info("pgbench %s %s", script, line)
 
 
-def _run_streaming(argv: list[str], env: dict[str, str], cwd: str, timeout: float, on_progress: Callable[[str], None]) -> tuple[int, str, str]:
+def _run_streaming(
+    argv: list[str], env: dict[str, str], cwd: str, timeout: float, on_progress: Callable[[str], None]
+) -> tuple[int, str, str]:
     """Run pgbench, handing each ``progress:`` line of stderr to ``on_progress`` as it comes.
 
     Returns ``(exit code, stdout, stderr)``; stdout (the summary the results are parsed from) is
@@ -281,7 +319,9 @@ def _run_streaming(argv: list[str], env: dict[str, str], cwd: str, timeout: floa
     return code, "".join(out_parts), "".join(err_lines)
 
 
-def result_from(summary: dict[str, float], latencies: Iterable[float] = (), log_failed: int = 0, sampling_rate: float = 1.0) -> PgbenchResult:
+def result_from(
+    summary: dict[str, float], latencies: Iterable[float] = (), log_failed: int = 0, sampling_rate: float = 1.0
+) -> PgbenchResult:
     """A :class:`PgbenchResult` from a parsed summary and transaction-log latencies."""
     for key in ("tps", "processed"):
         if key not in summary:
@@ -339,7 +379,8 @@ def parse_aggregate_log(lines: Iterable[str]) -> dict[str, float]:
 
     Each line is ``interval_start num_transactions sum_latency sum_latency_2 min_latency
     max_latency sum_lag sum_lag_2 min_lag max_lag skipped retried retries serialization_failures
-    deadlock_failures`` (pgbench 15+; older ones wrote fewer, optional columns), latencies in µs. Percentiles cannot be had from it; use the per-transaction log.
+    deadlock_failures`` (pgbench 15+; older ones wrote fewer, optional columns), latencies in µs.
+    Percentiles cannot be had from it; use the per-transaction log.
     """
     n = 0
     total = 0.0

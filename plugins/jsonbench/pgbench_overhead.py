@@ -45,7 +45,7 @@ from jsonbench.engines.base import engine_for
 from jsonbench.engines.postgres_session import PostgresSession
 from jsonbench.hostload import WindowSampler
 from jsonbench.sqlfiles import sql_path
-from jsonbench.suites.base import MEASURE, WorkloadContext
+from jsonbench.suites.base import WorkloadContext
 from jsonbench.suites.catalogue import NAME, fat_update, hybrid, reads, updates
 from jsonbench.suites.catalogue.helpers import prewarm, run_pgbench, update_run
 
@@ -73,7 +73,11 @@ class Script:
 
 def _read(name: str) -> Script:
     def pipeline(ctx: Ctx, clients: int, seconds: int, last: float | None) -> pgbench.PgbenchResult:
-        res, _ = ctx.measure(lambda: run_pgbench(ctx, name, clients, {"seconds": seconds}, defines={"products": int(ctx.scale["products"])}, expected_tps=last))
+        res, _ = ctx.measure(
+            lambda: run_pgbench(
+                ctx, name, clients, {"seconds": seconds}, defines={"products": int(ctx.scale["products"])}, expected_tps=last
+            )
+        )
         return res
 
     return Script(name, None, pipeline, lambda ctx: {"products": int(ctx.scale["products"])}, setup=lambda ctx: prewarm(ctx))
@@ -84,8 +88,14 @@ def _small_update(design: str) -> Script:
         # measure_run makes its own fresh copy first, as the workload does.
         return updates.measure_run(ctx, design, "off", clients, {"seconds": seconds}, last)[0].result
 
-    return Script(f"upd_{design}", lambda ctx: updates.fresh_copy(ctx, design), pipeline, lambda ctx: {"products": int(ctx.scale["products"])},
-                  options="-c synchronous_commit=off", cleanup=lambda ctx: ctx.session.run_file(NAME, "drop_update_copies"))
+    return Script(
+        f"upd_{design}",
+        lambda ctx: updates.fresh_copy(ctx, design),
+        pipeline,
+        lambda ctx: {"products": int(ctx.scale["products"])},
+        options="-c synchronous_commit=off",
+        cleanup=lambda ctx: ctx.session.run_file(NAME, "drop_update_copies"),
+    )
 
 
 def _fat_update(design: str) -> Script:
@@ -93,18 +103,33 @@ def _fat_update(design: str) -> Script:
         fat_update.fresh_copy(ctx, design)
         return fat_update.measure_update(ctx, design, clients, {"seconds": seconds}, last).result
 
-    return Script(f"upd_fat_{design}", lambda ctx: fat_update.fresh_copy(ctx, design), pipeline, lambda ctx: {"rows": int(ctx.scale["fat_docs"])},
-                  options=fat_update.OPTIONS, setup=fat_update.load_base, cleanup=fat_update.drop)
+    return Script(
+        f"upd_fat_{design}",
+        lambda ctx: fat_update.fresh_copy(ctx, design),
+        pipeline,
+        lambda ctx: {"rows": int(ctx.scale["fat_docs"])},
+        options=fat_update.OPTIONS,
+        setup=fat_update.load_base,
+        cleanup=fat_update.drop,
+    )
 
 
 def _hybrid() -> Script:
     def pipeline(ctx: Ctx, clients: int, seconds: int, last: float | None) -> pgbench.PgbenchResult:
         hybrid.fresh_table(ctx)
         defines = {"products": int(ctx.scale["products"])}
-        return update_run(ctx, "upd_hybrid", hybrid.TABLE, clients, {"seconds": seconds}, defines, "-c synchronous_commit=off", last, fpi=False).result
+        return update_run(
+            ctx, "upd_hybrid", hybrid.TABLE, clients, {"seconds": seconds}, defines, "-c synchronous_commit=off", last, fpi=False
+        ).result
 
-    return Script("upd_hybrid", hybrid.fresh_table, pipeline, lambda ctx: {"products": int(ctx.scale["products"])}, options="-c synchronous_commit=off",
-                  cleanup=lambda ctx: ctx.session.run_file(NAME, "drop_hybrid"))
+    return Script(
+        "upd_hybrid",
+        hybrid.fresh_table,
+        pipeline,
+        lambda ctx: {"products": int(ctx.scale["products"])},
+        options="-c synchronous_commit=off",
+        cleanup=lambda ctx: ctx.session.run_file(NAME, "drop_hybrid"),
+    )
 
 
 #: Every script the command knows: the nine reads and the update scripts (synchronous commit off, the seeds' headline runs).
@@ -120,7 +145,9 @@ SCRIPTS: dict[str, Script] = {
 GROUPS: dict[str, tuple[str, ...]] = {"reads": reads.SCRIPTS, "updates": ("upd_doc", "upd_rel", "upd_fat_doc", "upd_fat_rel", "upd_hybrid")}
 
 
-def by_hand_summary(command: list[str], env: dict[str, str], script: str, clients: int, seconds: int, defines: dict[str, Any], options: str | None = None) -> dict[str, float]:
+def by_hand_summary(
+    command: list[str], env: dict[str, str], script: str, clients: int, seconds: int, defines: dict[str, Any], options: str | None = None
+) -> dict[str, float]:
     """pgbench's summary of the seed's own command line (no log, no progress)."""
     argv = [*command, "-n", "-c", str(clients), "-j", str(clients), "-T", str(seconds), "-f", str(sql_path(NAME, f"pgbench/{script}"))]
     for name, value in defines.items():
@@ -131,7 +158,9 @@ def by_hand_summary(command: list[str], env: dict[str, str], script: str, client
     return pgbench.parse_summary(res.stdout)
 
 
-def by_hand(command: list[str], env: dict[str, str], script: str, clients: int, seconds: int, defines: dict[str, Any], options: str | None = None) -> float:
+def by_hand(
+    command: list[str], env: dict[str, str], script: str, clients: int, seconds: int, defines: dict[str, Any], options: str | None = None
+) -> float:
     """tps of the seed's own command line (no log, no parsing beyond the summary)."""
     return by_hand_summary(command, env, script, clients, seconds, defines, options)["tps"]
 
@@ -170,7 +199,9 @@ def measure(engine: str = "postgres-17", script: str = "cb_rel", seconds: int = 
     names = scripts_of(script)
     out: dict[str, Any] = {"engine": engine, "seconds": seconds, "scale": scale, "rounds": rounds, "scripts": {}}
     with tempfile.TemporaryDirectory(prefix="jsonbench-pgbench-overhead-") as results:
-        planned = tasks.plan({"scale": scale, "engines": [engine], "suites": [NAME], "results_dir": results}, f"pgbench_overhead_{int(time.time())}", None)
+        planned = tasks.plan(
+            {"scale": scale, "engines": [engine], "suites": [NAME], "results_dir": results}, f"pgbench_overhead_{int(time.time())}", None
+        )
         cell = Cell.from_json(planned["cells"][0])
         handle_json = tasks.provision(planned, cell.cell_id)
         try:
@@ -178,7 +209,9 @@ def measure(engine: str = "postgres-17", script: str = "cb_rel", seconds: int = 
             handle = eng.load_handle(handle_json)
 
             def sampler() -> WindowSampler:
-                return WindowSampler(lambda: eng.cpu_seconds(handle), lambda: eng.pids(handle), cell.quiet.max_other_cpu, cell.quiet.max_steal)
+                return WindowSampler(
+                    lambda: eng.cpu_seconds(handle), lambda: eng.pids(handle), cell.quiet.max_other_cpu, cell.quiet.max_steal
+                )
 
             with eng.session(handle) as session:
                 ctx: Ctx = WorkloadContext(cell=cell, session=session, workload="pgbench_overhead", sampler=sampler)
@@ -203,7 +236,7 @@ def _compare(ctx: Ctx, spec: Script, clients: int, seconds: int, rounds: int) ->
     disturbed = 0
     try:
         for i in range(rounds):
-            for side in (("pipeline", "hand") if i % 2 == 0 else ("hand", "pipeline")):
+            for side in ("pipeline", "hand") if i % 2 == 0 else ("hand", "pipeline"):
                 cpu0 = _children_cpu()
                 if side == "pipeline":
                     before = len(ctx.windows)
@@ -221,25 +254,42 @@ def _compare(ctx: Ctx, spec: Script, clients: int, seconds: int, rounds: int) ->
     p, h = statistics.median(piped), statistics.median(hand)
     # Per-round ratios pair runs made seconds apart, so a slow spell of the shared machine cancels out.
     paired = statistics.median(a / b for a, b in zip(piped, hand, strict=True))
-    return {"pipeline_tps": piped, "hand_tps": hand, "pipeline_median": p, "hand_median": h, "ratio": p / h, "paired_ratio": paired,
-            "disturbed_pipeline_windows": disturbed, "pipeline_client_cpu_us": piped_cpu, "hand_client_cpu_us": hand_cpu,
-            "client_cpu_ratio": statistics.median(piped_cpu) / statistics.median(hand_cpu)}
+    return {
+        "pipeline_tps": piped,
+        "hand_tps": hand,
+        "pipeline_median": p,
+        "hand_median": h,
+        "ratio": p / h,
+        "paired_ratio": paired,
+        "disturbed_pipeline_windows": disturbed,
+        "pipeline_client_cpu_us": piped_cpu,
+        "hand_client_cpu_us": hand_cpu,
+        "client_cpu_ratio": statistics.median(piped_cpu) / statistics.median(hand_cpu),
+    }
 
 
 def report(result: dict[str, Any]) -> str:
     """The comparison as text."""
-    lines = [f"pgbench through the pipeline vs by hand on {result['engine']} ({result['scale']} catalogue), {result.get('clients')} clients/threads, "
-             f"{result['seconds']} s per run, {result['rounds']} rounds (alternating which side goes first)"]
+    lines = [
+        f"pgbench through the pipeline vs by hand on {result['engine']} ({result['scale']} catalogue), {result.get('clients')} clients/threads, "
+        f"{result['seconds']} s per run, {result['rounds']} rounds (alternating which side goes first)"
+    ]
     for name, r in result["scripts"].items():
         lines.append(f"\n{name}")
         lines.append(f"  {'round':<7}{'pipeline tps':>14}{'by hand tps':>14}{'ratio':>8}")
         for i, (p, h) in enumerate(zip(r["pipeline_tps"], r["hand_tps"], strict=True), 1):
             lines.append(f"  {i:<7}{p:>14,.1f}{h:>14,.1f}{p / h:>8.3f}")
         lines.append(f"  {'median':<7}{r['pipeline_median']:>14,.1f}{r['hand_median']:>14,.1f}{r['paired_ratio']:>8.3f}")
-        lines.append(f"  pipeline / by hand: {r['ratio']:.3f} (medians), {r['paired_ratio']:.3f} (median of per-round ratios); "
-                     f"{r['disturbed_pipeline_windows']} pipeline window(s) disturbed by other load")
-        lines.append(f"  pgbench CPU per transaction: pipeline {statistics.median(r['pipeline_client_cpu_us']):.1f} µs, by hand "
-                     f"{statistics.median(r['hand_client_cpu_us']):.1f} µs (ratio {r['client_cpu_ratio']:.3f})")
-    lines.append("\n1.000 means the harness costs nothing; the pipeline adds a sampled per-transaction log (-l --sampling-rate), -P progress, "
-                 "and for updates the counters read around the run")
+        lines.append(
+            f"  pipeline / by hand: {r['ratio']:.3f} (medians), {r['paired_ratio']:.3f} (median of per-round ratios); "
+            f"{r['disturbed_pipeline_windows']} pipeline window(s) disturbed by other load"
+        )
+        lines.append(
+            f"  pgbench CPU per transaction: pipeline {statistics.median(r['pipeline_client_cpu_us']):.1f} µs, by hand "
+            f"{statistics.median(r['hand_client_cpu_us']):.1f} µs (ratio {r['client_cpu_ratio']:.3f})"
+        )
+    lines.append(
+        "\n1.000 means the harness costs nothing; the pipeline adds a sampled per-transaction log (-l --sampling-rate), -P progress, "
+        "and for updates the counters read around the run"
+    )
     return "\n".join(lines)

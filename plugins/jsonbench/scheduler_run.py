@@ -194,9 +194,17 @@ def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: floa
             if ti.get("duration"):
                 kind = ti["task_id"].rpartition(".")[2]
                 kinds[kind] = kinds.get(kind, 0.0) + float(ti["duration"])
-        out.update(run_id=run_id, state=state, wall_s=wall, task_seconds=kinds, census_samples=census.samples,
-                   most_engines_at_once=len(census.peak), engines_at_peak=census.peak, engines_seen=len(census.seen),
-                   states={s: sum(1 for t in tis if t["state"] == s) for s in {str(t["state"]) for t in tis}})
+        out.update(
+            run_id=run_id,
+            state=state,
+            wall_s=wall,
+            task_seconds=kinds,
+            census_samples=census.samples,
+            most_engines_at_once=len(census.peak),
+            engines_at_peak=census.peak,
+            engines_seen=len(census.seen),
+            states={s: sum(1 for t in tis if t["state"] == s) for s in {str(t["state"]) for t in tis}},
+        )
     finally:
         _stop(proc, home)
         log.close()
@@ -204,10 +212,13 @@ def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: floa
 
 
 def report(out: dict[str, Any]) -> str:
-    lines = [f"run {out.get('run_id')} through the scheduler (LocalExecutor, REST API trigger): {out.get('state')} in {out.get('wall_s', 0):.1f} s",
-             f"task states: {json.dumps(out.get('states'))}",
-             f"engines alive at once, at most: {out.get('most_engines_at_once')} over {out.get('census_samples')} samples "
-             f"({out.get('engines_seen')} engines seen in all)",
-             "seconds per task kind: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(out.get("task_seconds", {}).items(), key=lambda kv: -kv[1])[:12]),
-             f"Airflow home and log: {out.get('airflow_home')} ({out.get('log')})"]
+    lines = [
+        f"run {out.get('run_id')} through the scheduler (LocalExecutor, REST API trigger): {out.get('state')} in {out.get('wall_s', 0):.1f} s",
+        f"task states: {json.dumps(out.get('states'))}",
+        f"engines alive at once, at most: {out.get('most_engines_at_once')} over {out.get('census_samples')} samples "
+        f"({out.get('engines_seen')} engines seen in all)",
+        "seconds per task kind: "
+        + ", ".join(f"{k} {v:.1f}" for k, v in sorted(out.get("task_seconds", {}).items(), key=lambda kv: -kv[1])[:12]),
+        f"Airflow home and log: {out.get('airflow_home')} ({out.get('log')})",
+    ]
     return "\n".join(lines)

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from jsonbench import hostfacts, hostlease, paths
@@ -47,11 +47,13 @@ class RunFailed(BenchmarkError):
 
     def __init__(self, summary: dict[str, Any]) -> None:
         self.summary = summary
-        super().__init__(f"run {summary['run_id']}: {len(summary['failed_tasks'])} task(s) failed: " + ", ".join(summary["failed_tasks"][:12]))
+        super().__init__(
+            f"run {summary['run_id']}: {len(summary['failed_tasks'])} task(s) failed: " + ", ".join(summary["failed_tasks"][:12])
+        )
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 # -- the plan -------------------------------------------------------------------------------------
@@ -127,7 +129,9 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, b
     estimate = costs.plan_costs(todo, cfg.results_dir)
     log.info("%s", costs.describe(estimate, resumed))
     costs.refuse_if_too_big(estimate)
-    log.info("run %s: %d cells at scale %s on %s: %s", run_id, len(cells), cfg.scale, cfg.hardware_label, ", ".join(c.cell_id for c in cells))
+    log.info(
+        "run %s: %d cells at scale %s on %s: %s", run_id, len(cells), cfg.scale, cfg.hardware_label, ", ".join(c.cell_id for c in cells)
+    )
     return {"run": run.to_json(), "cells": [c.to_json() for c in cells], "resumed": resumed, "costs": estimate.to_json()}
 
 
@@ -147,7 +151,9 @@ def _check_expectations() -> None:
 
 def _sampler_factory(engine: Engine[Any, Any], handle: Handle, cell: Cell) -> Any:
     def make() -> WindowSampler:
-        return WindowSampler(lambda: engine.cpu_seconds(handle), lambda: engine.pids(handle), cell.quiet.max_other_cpu, cell.quiet.max_steal)
+        return WindowSampler(
+            lambda: engine.cpu_seconds(handle), lambda: engine.pids(handle), cell.quiet.max_other_cpu, cell.quiet.max_steal
+        )
 
     return make
 
@@ -219,11 +225,17 @@ def provision(planned: dict[str, Any], cell_id: str) -> dict[str, Any]:
         # The machine the engine runs on, read here on the benchmark worker (the plan may run elsewhere).
         facts["host"] = hostfacts.host_facts()
         staging.write_engine(cell_id, facts)
-        log.info("%s: %s %s (%s), checksums %s", cell_id, cell.family, facts.get("version"), facts.get("build"), facts.get("data_checksums"))
+        log.info(
+            "%s: %s %s (%s), checksums %s", cell_id, cell.family, facts.get("version"), facts.get("build"), facts.get("data_checksums")
+        )
         with engine.session(handle) as session, _resources(engine, handle) as peaks:
-            ctx = WorkloadContext(cell=cell, session=session, workload=SETUP_RECORD, phases=phases, sampler=_sampler_factory(engine, handle, cell))
+            ctx = WorkloadContext(
+                cell=cell, session=session, workload=SETUP_RECORD, phases=phases, sampler=_sampler_factory(engine, handle, cell)
+            )
             suite.load(ctx)
-        staging.write_workload(WorkloadRecord(cell, SETUP_RECORD, ctx.measurements, ctx.phases, started, _now(), [w.to_json() for w in ctx.windows], peaks))
+        staging.write_workload(
+            WorkloadRecord(cell, SETUP_RECORD, ctx.measurements, ctx.phases, started, _now(), [w.to_json() for w in ctx.windows], peaks)
+        )
     except BaseException:
         engine.teardown(handle)
         hostlease.release(cell.run.run_id, cell_id)
@@ -246,9 +258,19 @@ def run_workload(planned: dict[str, Any], cell_id: str, handle_json: dict[str, A
         suite.run(workload, ctx)
         ctx.phases["task"] = time.perf_counter() - t0
     staging = Staging(cell.run.results_dir, cell.run.run_id)
-    path = staging.write_workload(WorkloadRecord(cell, workload, ctx.measurements, ctx.phases, started, _now(), [w.to_json() for w in ctx.windows], peaks))
+    path = staging.write_workload(
+        WorkloadRecord(cell, workload, ctx.measurements, ctx.phases, started, _now(), [w.to_json() for w in ctx.windows], peaks)
+    )
     disturbed = sum(1 for w in ctx.windows if w.quiet is False)
-    log.info("%s/%s: %d measurements staged in %s (%d of %d measure windows disturbed by other load)", cell_id, workload, len(ctx.measurements), path, disturbed, len(ctx.windows))
+    log.info(
+        "%s/%s: %d measurements staged in %s (%d of %d measure windows disturbed by other load)",
+        cell_id,
+        workload,
+        len(ctx.measurements),
+        path,
+        disturbed,
+        len(ctx.windows),
+    )
     return {"workload": workload, "measurements": len(ctx.measurements), "phases": ctx.phases, "disturbed_windows": disturbed}
 
 
@@ -354,9 +376,14 @@ def outcome(planned: dict[str, Any] | None, run_id: str, states: dict[str, str],
     if not planned:
         failed = sorted(set(failed) | {"plan"})
     results_dir = run_of(planned).results_dir if planned else str(paths.results_dir())
-    summary = {"kind": "run", "run_id": run_id, "failed_tasks": failed, "results_dir": results_dir,
-               "states": {s: sum(1 for v in states.values() if v == s) for s in sorted({str(v) for v in states.values()})},
-               "already_alerted": bool(failed) and all(t in alerted for t in failed)}
+    summary = {
+        "kind": "run",
+        "run_id": run_id,
+        "failed_tasks": failed,
+        "results_dir": results_dir,
+        "states": {s: sum(1 for v in states.values() if v == s) for s in sorted({str(v) for v in states.values()})},
+        "already_alerted": bool(failed) and all(t in alerted for t in failed),
+    }
     if failed:
         raise RunFailed(summary)
     return summary

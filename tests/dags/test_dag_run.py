@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from jsonbench.matrix import load_matrix
 from jsonbench.dataset.publish import read_dataset
 from jsonbench.dataset.staging import Staging
+from jsonbench.matrix import load_matrix
 from jsonbench.suites import get_suite
 
 pytestmark = pytest.mark.dag
@@ -21,7 +21,13 @@ def task_states(airflow_env: dict, run_id: str) -> dict[str, str]:
     import sys
 
     airflow = str(Path(sys.executable).parent / "airflow")
-    res = subprocess.run([airflow, "tasks", "states-for-dag-run", "jsonb_benchmark_matrix", run_id, "-o", "json"], env=airflow_env, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [airflow, "tasks", "states-for-dag-run", "jsonb_benchmark_matrix", run_id, "-o", "json"],
+        env=airflow_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     start = res.stdout.index("[")
     return {r["task_id"]: r["state"] for r in json.loads(res.stdout[start:])}
@@ -33,18 +39,30 @@ def smoke_run(tmp_path_factory, airflow_env, scratch_dir: Path) -> dict:
     import subprocess
     import sys
 
-    from tests.conftest import _FINISHED
     from jsonbench.census import Census
+    from tests.conftest import _FINISHED
 
     results = tmp_path_factory.mktemp("dagrun") / "results"
     conf = {"scale": "smoke", "results_dir": str(results), "hardware_label": "ci"}
     with Census(scratch_dir) as census:
-        res = subprocess.run([str(Path(sys.executable).parent / "airflow"), "dags", "test", "jsonb_benchmark_matrix", "-c", json.dumps(conf)],
-                             env=airflow_env, capture_output=True, text=True, timeout=1200)
+        res = subprocess.run(
+            [str(Path(sys.executable).parent / "airflow"), "dags", "test", "jsonb_benchmark_matrix", "-c", json.dumps(conf)],
+            env=airflow_env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
     log = res.stdout + res.stderr
     m = _FINISHED.search(log)
     assert m, log[-5000:]
-    return {"results": results, "run_id": m.group(2), "state": m.group(3), "log": log, "census": census, "states": task_states(airflow_env, m.group(2))}
+    return {
+        "results": results,
+        "run_id": m.group(2),
+        "state": m.group(3),
+        "log": log,
+        "census": census,
+        "states": task_states(airflow_env, m.group(2)),
+    }
 
 
 def test_smoke_run_completes_publishes_and_checks(smoke_run: dict) -> None:
@@ -85,7 +103,7 @@ def test_every_engine_reports_every_metric_of_every_suite(smoke_run: dict) -> No
         expected = set(get_suite(suite).expected_metrics(scale_params))
         for engine in engines:
             got = df[(df.suite == suite) & (df.engine_id == engine)]
-            have = set(zip(got.workload, got.metric))
+            have = set(zip(got.workload, got.metric, strict=True))
             assert expected <= have, f"{suite} on {engine} misses {sorted(expected - have)[:10]}"
             ok = got[got.status == "ok"]
             assert ok.value.notna().all()
@@ -129,15 +147,21 @@ def test_failed_cell_publishes_nothing_keeps_earlier_runs_and_alerts(smoke_run: 
     """A server that cannot do its work (read-only by setting) fails every workload: nothing is published, the earlier
     run stays intact, and the run itself alerts (its check never ran, so only the run's outcome can)."""
     before = read_dataset(smoke_run["results"]).to_pandas()
-    conf = {"scale": "smoke", "results_dir": str(smoke_run["results"]), "hardware_label": "ci", "engines": ["postgres-17"],
-            "suites": ["large_document_update"], "server_settings": {"default_transaction_read_only": "on"}}
+    conf = {
+        "scale": "smoke",
+        "results_dir": str(smoke_run["results"]),
+        "hardware_label": "ci",
+        "engines": ["postgres-17"],
+        "suites": ["large_document_update"],
+        "server_settings": {"default_transaction_read_only": "on"},
+    }
     out = dags_test("jsonb_benchmark_matrix", conf)
     assert out["state"] == "failed"
     assert "read-only transaction" in out["log"]
     states = task_states(airflow_env, out["run_id"])
     assert states["publish"] == "failed" and states["check"] == "upstream_failed" and states["outcome"] == "failed"
     assert "ALERT jsonbench: run " + out["run_id"] in out["log"]
-    alert = (smoke_run["results"] / "alerts")
+    alert = smoke_run["results"] / "alerts"
     assert any("large_document_update__postgres-17.rel_small" in p.read_text() for p in alert.glob("*.md"))
     after = read_dataset(smoke_run["results"]).to_pandas()
     assert len(after) == len(before) and set(after.run_id) == set(before.run_id)

@@ -18,7 +18,7 @@ One test, in the order a user lives it (each step needs the one before):
    the project, and no benchmark container is left.
 
 The runs are narrowed to one suite and one or two engines at ``smoke`` so the whole test stays within
-about 15 minutes on a 2-core machine; the full smoke matrix on the Docker backend is tests/docker/test_docker_backend.py.
+about 15 minutes on a 2-core machine; the full smoke matrix on the Docker backend is tests/docker/test_docker_engine.py.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from typing import Any
 
 import pyarrow.dataset as ds
 import pytest
-
 from docker_support import ROOT, require_docker
 
 sys.path.insert(0, str(ROOT / "bin"))
@@ -66,8 +65,11 @@ def _project_objects() -> dict[str, list[str]]:
     return {
         "containers": names("ps", "-a", "--filter", label, "--format", "{{.Names}}"),
         "volumes": names("volume", "ls", "--filter", label, "--format", "{{.Name}}"),
-        "networks": names("network", "ls", "--filter", label, "--format", "{{.Name}}") + names("network", "ls", "--filter", f"name=^{PROJECT}-bench$", "--format", "{{.Name}}"),
-        "benchmark containers": names("ps", "-a", "--filter", "label=io.jsonbench.managed=true", "--filter", f"network={PROJECT}-bench", "--format", "{{.Names}}"),
+        "networks": names("network", "ls", "--filter", label, "--format", "{{.Name}}")
+        + names("network", "ls", "--filter", f"name=^{PROJECT}-bench$", "--format", "{{.Name}}"),
+        "benchmark containers": names(
+            "ps", "-a", "--filter", "label=io.jsonbench.managed=true", "--filter", f"network={PROJECT}-bench", "--format", "{{.Names}}"
+        ),
     }
 
 
@@ -120,14 +122,18 @@ class Stack:
     def diagnostics(self) -> str:
         """What a failed step leaves to read: the services' states and the last lines of each one's log."""
         res = self.run("compose", "ps", check=False)
-        logs = [self.run("compose", "logs", "--no-color", "--tail", "25", name, check=False).stdout[-2500:]
-                for name in ("airflow-init", "airflow-scheduler", "airflow-bench-worker", "airflow-bench-worker-2", "airflow-worker")]
+        logs = [
+            self.run("compose", "logs", "--no-color", "--tail", "25", name, check=False).stdout[-2500:]
+            for name in ("airflow-init", "airflow-scheduler", "airflow-bench-worker", "airflow-bench-worker-2", "airflow-worker")
+        ]
         return res.stdout + "\n" + "\n".join(logs)
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    require_docker("jsonbench/airflow:3.3.2", "jsonbench/redis:7", "jsonbench/postgres:16", "jsonbench/postgres:17", "jsonbench/postgres:18")
+    require_docker(
+        "jsonbench/airflow:3.3.2", "jsonbench/redis:7", "jsonbench/postgres:16", "jsonbench/postgres:17", "jsonbench/postgres:18"
+    )
     folder = tmp_path_factory.mktemp("stack")
     folder.chmod(0o755)
     st = Stack(folder)
@@ -151,7 +157,11 @@ def _wait_run(api: airflow_api.AirflowApi, dag_id: str, run_id: str, stack: Stac
     except TimeoutError as exc:
         raise AssertionError(f"{exc}\n{stack.diagnostics()}") from None
     if run["state"] != "success":
-        failed = [f"{ti['task_id']}[{ti.get('map_index')}]={ti['state']}" for ti in api.task_instances(dag_id, run_id) if ti["state"] not in ("success", "skipped")]
+        failed = [
+            f"{ti['task_id']}[{ti.get('map_index')}]={ti['state']}"
+            for ti in api.task_instances(dag_id, run_id)
+            if ti["state"] not in ("success", "skipped")
+        ]
         raise AssertionError(f"{dag_id} {run_id} ended {run['state']}; tasks: {failed}\n{stack.diagnostics()}")
     return run
 
@@ -193,11 +203,13 @@ def test_two_labels_through_the_scheduler_a_backfill_for_a_new_label_and_nothing
         # The scheduler found the slot taken and created no run of its own (no laptop run started).
         assert [r["dag_run_id"] for r in api.runs(dag_id)] == [runs[dag_id]], api.runs(dag_id)
     for dag_id in dags.values():
-        queues = {ti["queue"] for ti in api.task_instances(dag_id, runs[dag_id]) if ti["task_id"].split(".")[-1] in ("provision", "teardown")}
+        queues = {
+            ti["queue"] for ti in api.task_instances(dag_id, runs[dag_id]) if ti["task_id"].split(".")[-1] in ("provision", "teardown")
+        }
         label = next(lab for lab, d in dags.items() if d == dag_id)
         assert queues == {f"bench-{label}"}, (dag_id, queues)
     counts = _partitions(stack.results)
-    for label, dag_id in dags.items():
+    for label in dags:
         keys = [k for (lab, k), n in counts.items() if lab == label and n > 0]
         assert len(keys) == 1, (label, counts)
         assert (stack.results / "measurements" / f"hardware_label={label}").is_dir()
@@ -208,10 +220,15 @@ def test_two_labels_through_the_scheduler_a_backfill_for_a_new_label_and_nothing
     deadline = time.monotonic() + 900
     while True:
         reports = [r for r in api.runs("jsonb_benchmark_report") if r.get("state") == "success" and r.get("start_date")]
-        if any(_iso(r["start_date"]) >= min(_iso(f["start_date"]) for f in finished.values()) for r in reports) and (stack.results / "report" / "index.html").exists():
+        if (
+            any(_iso(r["start_date"]) >= min(_iso(f["start_date"]) for f in finished.values()) for r in reports)
+            and (stack.results / "report" / "index.html").exists()
+        ):
             break
         if time.monotonic() > deadline:
-            raise AssertionError(f"no successful report run after the benchmark runs: {api.runs('jsonb_benchmark_report')}\n{stack.diagnostics()}")
+            raise AssertionError(
+                f"no successful report run after the benchmark runs: {api.runs('jsonb_benchmark_report')}\n{stack.diagnostics()}"
+            )
         time.sleep(10)
     assert last_end  # both runs ended before the report above was looked for
 
@@ -219,15 +236,41 @@ def test_two_labels_through_the_scheduler_a_backfill_for_a_new_label_and_nothing
     stack.set_value("JSONBENCH_HARDWARE_LABELS", f"{LABEL_A},{LABEL_B},{LABEL_NEW}")
     stack.set_value("JSONBENCH_BENCH_HOSTS", "3")
     stack.run("compose", "up", "-d", timeout=900)
-    stack.run("compose", "run", "-d", "--no-deps", "airflow-bench-worker", "celery", "worker", "--queues", f"bench-{LABEL_NEW}", "--concurrency", "1", timeout=300)
+    stack.run(
+        "compose",
+        "run",
+        "-d",
+        "--no-deps",
+        "airflow-bench-worker",
+        "celery",
+        "worker",
+        "--queues",
+        f"bench-{LABEL_NEW}",
+        "--concurrency",
+        "1",
+        timeout=300,
+    )
     airflow_api.wait_for_api(stack.url, 600)
     api = stack.api()
     new_dag = f"jsonb_benchmark_matrix__{LABEL_NEW}"
     slot = _iso(api.wait_for_dag(new_dag, timeout=1200)["next_dagrun_logical_date"])
     from_date = (slot - timedelta(days=2)).date().isoformat()
     to_date = (slot + timedelta(days=1)).date().isoformat()  # midnight after the last slot: the slot is included
-    out = stack.airflow("backfill", "create", "--dag-id", new_dag, "--from-date", from_date, "--to-date", to_date,
-                        "--dag-run-conf", json.dumps(BACKFILL_CONF), "--max-active-runs", "1", timeout=300)
+    out = stack.airflow(
+        "backfill",
+        "create",
+        "--dag-id",
+        new_dag,
+        "--from-date",
+        from_date,
+        "--to-date",
+        to_date,
+        "--dag-run-conf",
+        json.dumps(BACKFILL_CONF),
+        "--max-active-runs",
+        "1",
+        timeout=300,
+    )
     api.set_paused(new_dag, False)  # backfill runs, like all runs, wait for an unpaused DAG; the slot is taken
     deadline = time.monotonic() + RUN_TIMEOUT_S
     while True:

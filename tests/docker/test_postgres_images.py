@@ -18,7 +18,6 @@ from typing import Any
 
 import psycopg
 import pytest
-
 from docker_support import require_docker
 
 IMAGES = {
@@ -56,7 +55,10 @@ def _wait_ready(container: Any, timeout: float = 120) -> None:
     while time.monotonic() < deadline:
         container.reload()
         assert container.status == "running", container.logs(tail=40).decode(errors="replace")
-        if b"PostgreSQL init process complete" in container.logs() and container.exec_run(["pg_isready", "-h", "/var/run/postgresql"], user="postgres").exit_code == 0:
+        if (
+            b"PostgreSQL init process complete" in container.logs()
+            and container.exec_run(["pg_isready", "-h", "/var/run/postgresql"], user="postgres").exit_code == 0
+        ):
             return
         time.sleep(0.5)
     raise AssertionError("server not ready:\n" + container.logs(tail=40).decode(errors="replace"))
@@ -105,7 +107,10 @@ def test_official_contract_in_a_real_container(client: Any, image: str) -> None:
         uids = {row[1] for row in client.api.top(container.id, ps_args="-o pid,uid")["Processes"]}
         assert uids == {"999"}, uids
         # lz4 exactly where the image says it has it.
-        ok = container.exec_run(["psql", "-h", "/var/run/postgresql", "-U", "bench", "-d", "benchdb", "-c", "SET default_toast_compression = lz4"], user="postgres")
+        ok = container.exec_run(
+            ["psql", "-h", "/var/run/postgresql", "-U", "bench", "-d", "benchdb", "-c", "SET default_toast_compression = lz4"],
+            user="postgres",
+        )
         assert (ok.exit_code == 0) == has_lz4, ok.output.decode(errors="replace")
         # pgbench inside the container, against this server.
         _exec(container, ["pgbench", "-h", "/var/run/postgresql", "-U", "bench", "-i", "-s", "1", "-q", "benchdb"])
@@ -134,12 +139,18 @@ def test_pgdata_override_and_an_arbitrary_user(client: Any) -> None:
     image = "jsonbench/postgres:17"
     require_docker(image)
     container = client.containers.run(
-        image, detach=True, user="4242:4242", labels=LABEL,
+        image,
+        detach=True,
+        user="4242:4242",
+        labels=LABEL,
         environment={"POSTGRES_PASSWORD": "x", "PGDATA": "/tmp/pgdata"},
     )
     try:
         _wait_ready(container)
-        assert _exec(container, ["psql", "-h", "/var/run/postgresql", "-U", "postgres", "-Atc", "SHOW data_directory"], user="4242") == "/tmp/pgdata"
+        assert (
+            _exec(container, ["psql", "-h", "/var/run/postgresql", "-U", "postgres", "-Atc", "SHOW data_directory"], user="4242")
+            == "/tmp/pgdata"
+        )
         uids = {row[1] for row in client.api.top(container.id, ps_args="-o pid,uid")["Processes"]}
         assert uids == {"4242"}
     finally:

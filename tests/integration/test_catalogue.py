@@ -18,15 +18,14 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import planned_of
-
 from jsonbench import tasks
+from jsonbench.dataset.measurement import Measurement
+from jsonbench.dataset.staging import Staging
 from jsonbench.engines.base import engine_for
 from jsonbench.matrix import Matrix, load_matrix
 from jsonbench.pgbench import PgbenchUnavailable
-from jsonbench.dataset.measurement import Measurement
-from jsonbench.dataset.staging import Staging
 from jsonbench.suites import get_suite
+from tests.conftest import planned_of
 
 SUITE = "catalogue"
 
@@ -113,7 +112,11 @@ def test_every_workload_on_postgres_17(make_cells: Callable[..., list[Any]], lea
     for script in ("cb_doc_gin", "cb_doc_btree", "cb_rel", "price_doc", "price_rel", "full_doc", "full_rel", "tag_doc", "tag_rel"):
         assert _value(ms, "reads", script, "tps") > 0
         assert _value(ms, "reads", script, "failures") == 0
-        assert _value(ms, "reads", script, "latency_p50") <= _value(ms, "reads", script, "latency_p95") <= _value(ms, "reads", script, "latency_p99")
+        assert (
+            _value(ms, "reads", script, "latency_p50")
+            <= _value(ms, "reads", script, "latency_p95")
+            <= _value(ms, "reads", script, "latency_p99")
+        )
         rates = ms[("reads", script, "tps")].extra["log_sampling_rate"]
         assert len(rates) == 2 and all(0 < r <= 1 for r in rates)
         assert rates[0] < 1, "a timed run with no earlier tps samples its log at the default rate"
@@ -195,7 +198,9 @@ def test_json_table_not_applicable_on_16(make_cells: Callable[..., list[Any]], l
     assert {m.metric for m in ms} >= {"point_latency", "scan_time", "results_match", "time_ratio"}
 
 
-def test_missing_pgbench_fails_before_any_load(make_cells: Callable[..., list[Any]], results_dir: Any, leak_check: Callable[[], list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_pgbench_fails_before_any_load(
+    make_cells: Callable[..., list[Any]], results_dir: Any, leak_check: Callable[[], list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("JSONBENCH_PGBENCH", "/nonexistent/pgbench")
     # The DAG's plan task: refused before any engine starts.
     with pytest.raises(PgbenchUnavailable, match="/nonexistent/pgbench"):

@@ -23,9 +23,28 @@ def test_documented_backfill_command_plans_one_run_per_night(airflow_env: dict[s
     res = subprocess.run([airflow, "dags", "reserialize"], env=airflow_env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     conf = {"hardware_label": "bigbox-epyc", "scale": "smoke"}
-    res = subprocess.run([airflow, "backfill", "create", "--dag-id", "jsonb_benchmark_matrix", "--from-date", "2026-11-01", "--to-date", "2026-11-04",
-                          "--dag-run-conf", json.dumps(conf), "--max-active-runs", "1", "--dry-run"],
-                         env=airflow_env, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            airflow,
+            "backfill",
+            "create",
+            "--dag-id",
+            "jsonb_benchmark_matrix",
+            "--from-date",
+            "2026-11-01",
+            "--to-date",
+            "2026-11-04",
+            "--dag-run-conf",
+            json.dumps(conf),
+            "--max-active-runs",
+            "1",
+            "--dry-run",
+        ],
+        env=airflow_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-3000:]
     assert "'hardware_label': 'bigbox-epyc'" in out

@@ -49,7 +49,9 @@ def test_honest_run_completes_publishes_and_passes_sanity_and_facts(dags_test, t
         # Only the check may have failed, and only on timing: a busy machine, not a broken run.
         assert out["only_timing_failed"], out["failed"]
         # The check task failed (and alerted); the run's outcome fails with it, without a second alert.
-        assert "checks failed for run" in res["log"] and "failed only in tasks that alerted already (check)" in res["log"], res["log"][-4000:]
+        assert "checks failed for run" in res["log"] and "failed only in tasks that alerted already (check)" in res["log"], res["log"][
+            -4000:
+        ]
 
 
 def test_failed_check_fails_the_task_and_alerts(dags_test, tmp_path: Path) -> None:
@@ -63,7 +65,9 @@ def test_failed_check_fails_the_task_and_alerts(dags_test, tmp_path: Path) -> No
             f["bands"]["smoke"] = {"min": 1000, "max": None, "reason": "unreachable on purpose: 1000 HOT updates of 250"}
     rep_file.write_text(json.dumps(definition))
 
-    res = dags_test("jsonb_benchmark_matrix", {**CONF, "results_dir": str(results)}, extra_env={"JSONBENCH_EXPECTATIONS_DIR": str(expectations)})
+    res = dags_test(
+        "jsonb_benchmark_matrix", {**CONF, "results_dir": str(results)}, extra_env={"JSONBENCH_EXPECTATIONS_DIR": str(expectations)}
+    )
     assert res["state"] == "failed", res["log"][-4000:]
     assert "ALERT jsonbench:" in res["log"]
     m = read_dataset(results, MEASUREMENTS).to_pandas()

@@ -10,11 +10,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.conftest import planned_of
-
 from jsonbench import tasks
 from jsonbench.engines.base import engine_for
 from jsonbench.errors import EngineUnavailable
+from tests.conftest import planned_of
 
 VERSIONS = {"postgres-16": "16.", "postgres-17": "17.", "postgres-18": "18."}
 

@@ -53,11 +53,30 @@ def small_fs(tmp_path: Path) -> Iterator[Path]:
 def _stage(results: Path, run_id: str, n_metrics: int, seed: int) -> dict[str, Any]:
     """Stage a run of ``n_metrics`` rows with incompressible samples (its Parquet file has a predictable heft); return its plan."""
     rng = random.Random(seed)
-    run = RunRef(run_id=run_id, logical_date="2026-11-29T02:00:00+00:00", hardware_label="fullbox", results_dir=str(results), scale="smoke",
-                 git_revision="abc", host=HostFacts("h", "cpu", 2, 1 << 34, "Linux"))
-    cell = Cell(cell_id="s__postgres-17", suite="large_document_update", engine_id="postgres-17", family="postgres", version="17",
-                backend="embedded", adapter="jsonbench.engines.postgres_embedded:EmbeddedPostgres", backend_options={"build": "pg17"},
-                scale="smoke", scale_params={}, repetitions=20, run=run, postgres=PostgresOptions(server_settings={}))
+    run = RunRef(
+        run_id=run_id,
+        logical_date="2026-11-29T02:00:00+00:00",
+        hardware_label="fullbox",
+        results_dir=str(results),
+        scale="smoke",
+        git_revision="abc",
+        host=HostFacts("h", "cpu", 2, 1 << 34, "Linux"),
+    )
+    cell = Cell(
+        cell_id="s__postgres-17",
+        suite="large_document_update",
+        engine_id="postgres-17",
+        family="postgres",
+        version="17",
+        backend="embedded",
+        adapter="jsonbench.engines.postgres_embedded:EmbeddedPostgres",
+        backend_options={"build": "pg17"},
+        scale="smoke",
+        scale_params={},
+        repetitions=20,
+        run=run,
+        postgres=PostgresOptions(server_settings={}),
+    )
     st = Staging(results, run_id)
     st.reset()
     st.write_engine(cell.cell_id, {"version": "17.10", "build": "npm x", "data_checksums": True, "settings": {}})

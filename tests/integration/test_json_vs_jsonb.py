@@ -15,15 +15,14 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import planned_of
-
 from jsonbench import tasks
 from jsonbench.cell import RunRef
-from jsonbench.matrix import load_matrix, plan_cells, resolve
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.staging import Staging
+from jsonbench.matrix import load_matrix, plan_cells, resolve
 from jsonbench.suites import get_suite
 from jsonbench.suites.json_vs_jsonb import COMPRESSIONS, LAYOUT_METRICS, LAYOUTS, STORAGE_METRICS, TYPE_METRICS, TYPES
+from tests.conftest import planned_of
 
 SUITE = "json_vs_jsonb"
 #: Below PostgreSQL's TOAST threshold (TOAST_TUPLE_THRESHOLD, about 2 kB for 8 kB pages) a row is
@@ -68,7 +67,9 @@ def on_15(tmp_path_factory: pytest.TempPathFactory) -> tuple[Measured, dict[str,
     """Two shapes on Debian's PostgreSQL 15, the local build with lz4 (skipped where it is not installed)."""
     bin_dir = Path(load_matrix().engines[DEBIAN_15]["backends"]["embedded"]["bin_dir"])
     if not (bin_dir / "postgres").is_file():
-        pytest.skip(f"Debian's PostgreSQL 15 (the local build with lz4) is not installed at {bin_dir}: the lz4-measured path cannot run here")
+        pytest.skip(
+            f"Debian's PostgreSQL 15 (the local build with lz4) is not installed at {bin_dir}: the lz4-measured path cannot run here"
+        )
     return _run(tmp_path_factory.mktemp("jvj15"), DEBIAN_15, ("medium", "array"), "jvj_test_15")
 
 
@@ -133,7 +134,9 @@ def test_json_stores_the_input_text_verbatim(on_17) -> None:
             text = measured[(workload, layout, "avg_input_bytes")].value
             assert measured[(workload, f"{layout}.json", "avg_datum_bytes")].value == pytest.approx(text + 4)
             # Pretty-printing adds only whitespace, which jsonb drops: one binary form for both layouts.
-        assert measured[(workload, "compact.jsonb", "avg_datum_bytes")].value == measured[(workload, "pretty.jsonb", "avg_datum_bytes")].value
+        assert (
+            measured[(workload, "compact.jsonb", "avg_datum_bytes")].value == measured[(workload, "pretty.jsonb", "avg_datum_bytes")].value
+        )
         assert measured[(workload, "pretty", "avg_input_bytes")].value > measured[(workload, "compact", "avg_input_bytes")].value
 
 
@@ -165,10 +168,15 @@ def test_medium_documents_straddle_the_toast_threshold(on_17) -> None:
     assert measured[("medium", "compact.jsonb", "avg_datum_bytes")].value > TOAST_THRESHOLD
     assert measured[("medium", "pretty.json", "avg_datum_bytes")].value > TOAST_THRESHOLD
     assert measured[("medium", "compact.json.pglz", "compressed_share")].value == 0
-    assert measured[("medium", "compact.json.pglz", "avg_stored_bytes")].value == measured[("medium", "compact.json", "avg_datum_bytes")].value
+    assert (
+        measured[("medium", "compact.json.pglz", "avg_stored_bytes")].value == measured[("medium", "compact.json", "avg_datum_bytes")].value
+    )
     assert measured[("medium", "compact.jsonb.pglz", "compressed_share")].value == 1
     assert measured[("medium", "pretty.json.pglz", "compressed_share")].value == 1
-    assert measured[("medium", "compact.jsonb.pglz", "avg_stored_bytes")].value < measured[("medium", "compact.jsonb", "avg_datum_bytes")].value
+    assert (
+        measured[("medium", "compact.jsonb.pglz", "avg_stored_bytes")].value
+        < measured[("medium", "compact.jsonb", "avg_datum_bytes")].value
+    )
     # Small documents never reach the threshold, whatever their type.
     for typ in TYPES:
         assert measured[("small", f"compact.{typ}.pglz", "compressed_share")].value == 0
@@ -179,7 +187,11 @@ def test_lz4_rows_not_applicable_without_lz4(on_17) -> None:
     assert facts["capabilities"]["lz4"] is False, "the embedded builds are expected to lack lz4"
     for workload in get_suite(SUITE).workloads:
         for layout in LAYOUTS:
-            lz4_rows = [m for (w, v, _), m in measured.items() if w == workload and v.startswith(layout) and (v.endswith(".lz4") or m.metric.endswith("_lz4"))]
+            lz4_rows = [
+                m
+                for (w, v, _), m in measured.items()
+                if w == workload and v.startswith(layout) and (v.endswith(".lz4") or m.metric.endswith("_lz4"))
+            ]
             assert len(lz4_rows) == len(TYPES) * len(STORAGE_METRICS) + 1
             for m in lz4_rows:
                 assert m.status == "not_applicable" and "lz4" in (m.reason or ""), m
@@ -222,7 +234,12 @@ def test_size_and_threshold_findings_reproduce_at_smoke(on_17) -> None:
     checked = 0
     for f in definition["findings"]:
         band = f["bands"]["smoke"]
-        if f.get("kind") != "deterministic" or "not_applicable" in band or f.get("scope") == "cross_engine" or "lz4" in (f.get("requires") or []):
+        if (
+            f.get("kind") != "deterministic"
+            or "not_applicable" in band
+            or f.get("scope") == "cross_engine"
+            or "lz4" in (f.get("requires") or [])
+        ):
             continue  # timings are judged by the run's check, never by a test; lz4 is not in this build
         observed, problem, _ = finding_value(values, f)
         assert not problem, (f["id"], problem)

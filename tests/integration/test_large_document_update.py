@@ -6,11 +6,10 @@ import math
 
 import pytest
 
-from tests.conftest import planned_of
-
 from jsonbench import tasks
 from jsonbench.dataset.staging import Staging
 from jsonbench.suites import get_suite
+from tests.conftest import planned_of
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +19,10 @@ def measured(tmp_path_factory) -> dict:
     from jsonbench.matrix import plan_cells, resolve
 
     results = tmp_path_factory.mktemp("ldu")
-    cfg = resolve({"scale": "smoke", "engines": ["postgres-16"], "suites": ["large_document_update"], "results_dir": str(results), "repetitions": 2}, env={})
+    cfg = resolve(
+        {"scale": "smoke", "engines": ["postgres-16"], "suites": ["large_document_update"], "results_dir": str(results), "repetitions": 2},
+        env={},
+    )
     run = RunRef(run_id="ldu_test", logical_date="2026-11-29T02:00:00+00:00", hardware_label="t", results_dir=str(results), scale=cfg.scale)
     cell = plan_cells(cfg, run)[0]
     handle = tasks.provision(planned_of(cell), cell.cell_id)

@@ -19,10 +19,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.conftest import planned_of
-
 from jsonbench import tasks
 from jsonbench.engines.postgres_ipc import processes_in, segments
+from tests.conftest import planned_of
 
 BUSY = "SELECT count(*) FROM generate_series(1, 20000000000)"  # minutes of CPU: still running when killed
 

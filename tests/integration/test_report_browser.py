@@ -25,8 +25,16 @@ from report_synth import build_once  # noqa: E402
 from jsonbench.report import build_report  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 if CHROMIUM is None:
     if os.environ.get("CI"):
@@ -44,8 +52,12 @@ def _offline_prefix() -> list[str]:
 def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"  # a fresh profile for every start
     assert CHROMIUM is not None
-    return subprocess.run([*_offline_prefix(), CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=30000", *args],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [*_offline_prefix(), CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=30000", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -67,11 +79,11 @@ def test_scorecard_on_top_and_every_chart_drawn(report: Path, tmp_path: Path) ->
     assert len(drawn) == len(charts)
     assert "could not be drawn:" not in dom.split("<script>", 1)[0]
     # Vega drew real marks: the trend of the planted regression has its change point rule and points.
-    assert dom.count('role-mark') > 50 and "mark-rule" in dom
+    assert dom.count("role-mark") > 50 and "mark-rule" in dom
     # The scorecard comes before anything else on the page.
-    body = dom[dom.index("<body"):]
+    body = dom[dom.index("<body") :]
     first = re.search(r"<(section|table|div class=\"vl)", body)
-    assert first is not None and body[first.start():].startswith('<section id="scorecard">')
+    assert first is not None and body[first.start() :].startswith('<section id="scorecard">')
     assert body.index('<table class="scorecard">') < body.index('id="chart-0"')
 
 

@@ -28,6 +28,7 @@ from jsonbench.report.bench import external_references  # noqa: E402
 
 LAST = "scheduled__2026-11-05T02:00:00+00:00"
 
+
 def _findings() -> list[dict]:
     from jsonbench.checks.library import load_library
 
@@ -50,7 +51,10 @@ def page(dataset: Path) -> str:
 
 
 def _specs(html: str) -> list[dict]:
-    return [json.loads(s.replace("<\\/", "</")) for s in re.findall(r"<script type='application/json' id='spec-\d+'>(.*?)</script>", html, flags=re.S)]
+    return [
+        json.loads(s.replace("<\\/", "</"))
+        for s in re.findall(r"<script type='application/json' id='spec-\d+'>(.*?)</script>", html, flags=re.S)
+    ]
 
 
 def test_scorecard_is_first_and_has_every_finding_engine_and_scale(dataset: Path, page: str) -> None:
@@ -59,8 +63,12 @@ def test_scorecard_is_first_and_has_every_finding_engine_and_scale(dataset: Path
     assert sections[0] == "scorecard" and sections[1] == "suite-large_document_update", sections
     score = re.search(r"<table class='scorecard'>(.*?)</table>", page, flags=re.S).group(1)
     heads = re.findall(r"<th(?: class='current')? title='([^']+)'>([^<]+)<br><span class='muted'>([^<]+)</span>", score)
-    assert [(h[1], h[2]) for h in heads] == [("postgres-16", "16.14 · smoke"), ("postgres-17", "17.10 · smoke"),
-                                             ("postgres-16", "16.14 · laptop"), ("postgres-17", "17.10 · laptop")]
+    assert [(h[1], h[2]) for h in heads] == [
+        ("postgres-16", "16.14 · smoke"),
+        ("postgres-17", "17.10 · smoke"),
+        ("postgres-16", "16.14 · laptop"),
+        ("postgres-17", "17.10 · laptop"),
+    ]
     assert heads[0][0].startswith(LAST) and heads[2][0].startswith("scheduled__2026-11-01")
     rows = re.findall(r"<tr class='finding[^']*'><td><b>([^<]+)</b>.*?</tr>", score, flags=re.S)
     assert rows == FINDINGS
@@ -93,12 +101,25 @@ def test_reproduction_table_ratio_and_trend_charts(page: str) -> None:
     wal = specs[next(i for i, t in enumerate(titles) if t and t.startswith("large_document_update: wal_bytes over runs"))]
     rows = next(iter(wal["datasets"].values()))
     changes = [r for r in rows if r["kind"] == "change"]
-    assert changes == [{"kind": "change", "engine": "postgres-17", "series": "json_big", "date": "2026-11-05T02:00:00+00:00", "run": LAST,
-                        "before": "6.05M", "after": "12.1M", "change": "+100 %", "pvalue": "0.001"}]
+    assert changes == [
+        {
+            "kind": "change",
+            "engine": "postgres-17",
+            "series": "json_big",
+            "date": "2026-11-05T02:00:00+00:00",
+            "run": LAST,
+            "before": "6.05M",
+            "after": "12.1M",
+            "change": "+100 %",
+            "pvalue": "0.001",
+        }
+    ]
     drifted = [r for r in rows if r["kind"] == "point" and r["drift"]]
     assert [(r["engine"], r["series"], r["run"]) for r in drifted] == [("postgres-17", "json_big", LAST)]
     point = next(r for r in rows if r["kind"] == "point")
-    assert point["run"].startswith("scheduled__") and point["build"].startswith("synthetic-") and point["samples"]  # hover: run id, build, samples
+    assert (
+        point["run"].startswith("scheduled__") and point["build"].startswith("synthetic-") and point["samples"]
+    )  # hover: run id, build, samples
     assert "Change points found over the history" in page
 
 
@@ -125,8 +146,21 @@ def test_a_run_that_published_nothing_still_gets_a_report(dataset: Path) -> None
 
 
 def test_cli_report_and_empty_dataset(dataset: Path, tmp_path: Path) -> None:
-    res = subprocess.run([sys.executable, "-m", "jsonbench.cli", "report", "--results-dir", str(dataset), "--run-id", "scheduled__2026-11-03T02:00:00+00:00"],
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jsonbench.cli",
+            "report",
+            "--results-dir",
+            str(dataset),
+            "--run-id",
+            "scheduled__2026-11-03T02:00:00+00:00",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     assert str(dataset / "report" / "index.html") in res.stdout
     assert "run scheduled__2026-11-03T02:00:00+00:00" in (dataset / "report" / "index.html").read_text()

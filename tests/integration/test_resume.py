@@ -21,7 +21,13 @@ SUITE = "large_document_update"
 
 
 def test_resumed_run_keeps_completed_cells_and_reruns_the_rest(results_dir: Path, leak_check) -> None:
-    params = {"scale": "smoke", "engines": ["postgres-16", "postgres-17"], "suites": [SUITE], "results_dir": str(results_dir), "repetitions": 1}
+    params = {
+        "scale": "smoke",
+        "engines": ["postgres-16", "postgres-17"],
+        "suites": [SUITE],
+        "results_dir": str(results_dir),
+        "repetitions": 1,
+    }
     planned = tasks.plan(params, "resume_run", "2026-11-29T02:00:00+00:00")
     first, second = (Cell.from_json(c) for c in planned["cells"])
     assert planned["resumed"] == [] and set(planned["costs"]["cells"]) == {first.cell_id, second.cell_id}

@@ -16,15 +16,14 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.conftest import planned_of
-
-from jsonbench.cell import Cell
 from jsonbench import pgbench, tasks
+from jsonbench.cell import Cell
+from jsonbench.dataset.staging import Staging
 from jsonbench.engines.base import engine_for
 from jsonbench.engines.postgres_server import ServerPostgres
 from jsonbench.errors import EngineUnavailable
-from jsonbench.dataset.staging import Staging
 from jsonbench.suites import get_suite
+from tests.conftest import planned_of
 
 CONN_VAR = "AIRFLOW_CONN_JSONBENCH_POSTGRES_16"
 SUITE = "large_document_update"
@@ -36,7 +35,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     from jsonbench.cell import RunRef
     from jsonbench.matrix import plan_cells, resolve
 
-    cfg = resolve({"scale": "smoke", "engines": ["postgres-16"], "suites": [SUITE], "results_dir": str(tmp_path_factory.mktemp("unused"))}, env={})
+    cfg = resolve(
+        {"scale": "smoke", "engines": ["postgres-16"], "suites": [SUITE], "results_dir": str(tmp_path_factory.mktemp("unused"))}, env={}
+    )
     cell = plan_cells(cfg, RunRef(run_id="server_host", logical_date=None, hardware_label="t", results_dir="", scale="smoke"))[0]
     engine = engine_for(cell)
     handle = engine.provision()
@@ -51,7 +52,14 @@ def _connect(server: dict[str, Any], dbname: str = "bench") -> psycopg.Connectio
 
 
 def _use_connection(monkeypatch: pytest.MonkeyPatch, server: dict[str, Any], **extra: Any) -> None:
-    conn = {"conn_type": "postgres", "host": server["socket_dir"], "port": server["port"], "login": server["user"], "schema": "bench", "extra": extra}
+    conn = {
+        "conn_type": "postgres",
+        "host": server["socket_dir"],
+        "port": server["port"],
+        "login": server["user"],
+        "schema": "bench",
+        "extra": extra,
+    }
     monkeypatch.setenv(CONN_VAR, json.dumps(conn))
 
 
@@ -63,12 +71,29 @@ def _snapshot(server: dict[str, Any]) -> dict[str, Any]:
         snap["roles"] = sorted(r[0] for r in pg.execute("SELECT rolname || ':' || rolsuper::text FROM pg_roles"))
     for db in ("postgres", "bench"):
         with _connect(server, db) as pg:
-            not_ours = "n.nspname NOT LIKE 'jsonbench\\_%%' AND n.nspname NOT LIKE 'pg\\_temp%%' AND n.nspname NOT LIKE 'pg\\_toast\\_temp%%'"
+            not_ours = (
+                "n.nspname NOT LIKE 'jsonbench\\_%%' AND n.nspname NOT LIKE 'pg\\_temp%%' AND n.nspname NOT LIKE 'pg\\_toast\\_temp%%'"
+            )
             snap[db] = {
                 "schemas": sorted(r[0] for r in pg.execute(f"SELECT n.nspname FROM pg_namespace n WHERE {not_ours}", ())),
-                "relations": sorted(r[0] for r in pg.execute(f"SELECT n.nspname || '.' || c.relname || ':' || c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE {not_ours}", ())),
-                "functions": sorted(r[0] for r in pg.execute(f"SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE {not_ours}", ())),
-                "extensions": sorted(r[0] for r in pg.execute("SELECT extname || ':' || extnamespace::regnamespace::text FROM pg_extension")),
+                "relations": sorted(
+                    r[0]
+                    for r in pg.execute(
+                        f"SELECT n.nspname || '.' || c.relname || ':' || c.relkind::text FROM pg_class c JOIN pg_namespace n ON "
+                        f"n.oid = c.relnamespace WHERE {not_ours}",
+                        (),
+                    )
+                ),
+                "functions": sorted(
+                    r[0]
+                    for r in pg.execute(
+                        f"SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE {not_ours}",
+                        (),
+                    )
+                ),
+                "extensions": sorted(
+                    r[0] for r in pg.execute("SELECT extname || ':' || extnamespace::regnamespace::text FROM pg_extension")
+                ),
             }
     return snap
 
@@ -78,10 +103,16 @@ def _jsonbench_schemas(server: dict[str, Any]) -> list[str]:
         return [r[0] for r in pg.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'jsonbench\\_%'")]
 
 
-def test_suite_runs_in_its_own_schema_and_leaves_nothing_behind(server: dict[str, Any], make_cells: Any, results_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_suite_runs_in_its_own_schema_and_leaves_nothing_behind(
+    server: dict[str, Any], make_cells: Any, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _use_connection(monkeypatch, server)
     before = _snapshot(server)
-    planned = tasks.plan({"scale": "smoke", "engines": ["postgres-16"], "suites": [SUITE], "backend": "server", "results_dir": str(results_dir)}, "server_run", None)
+    planned = tasks.plan(
+        {"scale": "smoke", "engines": ["postgres-16"], "suites": [SUITE], "backend": "server", "results_dir": str(results_dir)},
+        "server_run",
+        None,
+    )
     cell = Cell.from_json(planned["cells"][0])
     assert cell.backend == "server" and isinstance(engine_for(cell), ServerPostgres)
     handle = tasks.provision(planned_of(cell), cell.cell_id)
@@ -89,11 +120,18 @@ def test_suite_runs_in_its_own_schema_and_leaves_nothing_behind(server: dict[str
     try:
         assert schema == cell.identity.schema and _jsonbench_schemas(server) == [schema]
         with _connect(server) as pg:  # the suite's tables and helper function landed in the cell's schema only
-            assert pg.execute("SELECT count(*) FROM pg_proc WHERE proname = 'jsonbench_make_noise' AND pronamespace = %s::regnamespace", (schema,)).fetchone()[0] == 1
+            assert (
+                pg.execute(
+                    "SELECT count(*) FROM pg_proc WHERE proname = 'jsonbench_make_noise' AND pronamespace = %s::regnamespace", (schema,)
+                ).fetchone()[0]
+                == 1
+            )
         for workload in get_suite(SUITE).workloads:
             tasks.run_workload(planned_of(cell), cell.cell_id, handle, workload)
         with _connect(server) as pg:
-            tables = {r[0] for r in pg.execute("SELECT relname FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind = 'r'", (schema,))}
+            tables = {
+                r[0] for r in pg.execute("SELECT relname FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind = 'r'", (schema,))
+            }
         assert {f"docs_{w}" for w in get_suite(SUITE).workloads} <= tables
     finally:
         tasks.teardown(planned_of(cell), cell.cell_id, handle)
@@ -118,7 +156,9 @@ def test_suite_runs_in_its_own_schema_and_leaves_nothing_behind(server: dict[str
     assert m[("rel_big", "toast_growth")].value == 0
 
 
-def test_refuses_a_database_holding_other_objects_unless_allowed(server: dict[str, Any], make_cells: Any, results_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_refuses_a_database_holding_other_objects_unless_allowed(
+    server: dict[str, Any], make_cells: Any, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with _connect(server) as pg:
         pg.execute("CREATE TABLE public.keep_me (id int PRIMARY KEY, note text)")
         pg.execute("INSERT INTO public.keep_me VALUES (1, 'someone else''s data')")
@@ -154,7 +194,9 @@ def test_refuses_a_database_holding_other_objects_unless_allowed(server: dict[st
             pg.execute("DROP TABLE IF EXISTS public.keep_me")
 
 
-def test_teardown_drops_nothing_that_something_outside_depends_on(server: dict[str, Any], make_cells: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_teardown_drops_nothing_that_something_outside_depends_on(
+    server: dict[str, Any], make_cells: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _use_connection(monkeypatch, server, jsonbench_allow_nonempty=True)
     cell = make_cells(SUITE, ["postgres-16"], backend="server", run_id="dependents_run")[0]
     engine = engine_for(cell)
@@ -194,9 +236,13 @@ def test_foreign_schema_of_the_same_name_is_never_dropped(server: dict[str, Any]
             pg.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
-def test_session_settings_search_path_and_pgbench(server: dict[str, Any], make_cells: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_session_settings_search_path_and_pgbench(
+    server: dict[str, Any], make_cells: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _use_connection(monkeypatch, server)
-    cell = make_cells(SUITE, ["postgres-16"], backend="server", run_id="session_run", server_settings={"work_mem": "7MB", "shared_buffers": "96MB"})[0]
+    cell = make_cells(
+        SUITE, ["postgres-16"], backend="server", run_id="session_run", server_settings={"work_mem": "7MB", "shared_buffers": "96MB"}
+    )[0]
     engine = engine_for(cell)
     handle = engine.provision()
     try:
@@ -209,7 +255,9 @@ def test_session_settings_search_path_and_pgbench(server: dict[str, Any], make_c
             script.write_text("SELECT count(*) FROM probe;\n")
             assert s.pgbench is not None and "PGPASSWORD" not in " ".join(s.pgbench)
             # A caller's own PGOPTIONS must not lose the search_path (probe exists only in the cell's schema).
-            res = pgbench.run(s.pgbench, s.pgbench_env, script, clients=1, threads=1, transactions=5, options="-c synchronous_commit=off", log=False)
+            res = pgbench.run(
+                s.pgbench, s.pgbench_env, script, clients=1, threads=1, transactions=5, options="-c synchronous_commit=off", log=False
+            )
             assert res.processed == 5 and res.failed == 0
         facts = engine.facts(handle)
         # a server-level setting is not changed on someone's server: recorded as not applied, with what runs instead
@@ -235,7 +283,9 @@ def test_wrong_major_version_is_refused(server: dict[str, Any], make_cells: Any,
         engine_for(cell).check()
 
 
-def test_two_cells_share_a_database_without_stepping_on_each_other(server: dict[str, Any], make_cells: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_cells_share_a_database_without_stepping_on_each_other(
+    server: dict[str, Any], make_cells: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two suites on one server interleave: pg_prewarm installed into one cell's schema must serve the other too."""
     _use_connection(monkeypatch, server)
     before = _snapshot(server)

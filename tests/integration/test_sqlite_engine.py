@@ -16,15 +16,14 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import planned_of
-
 from jsonbench import tasks
-from jsonbench.engines.sqlite_venv import check_versions
-from jsonbench.setup import sqlite_venvs
 from jsonbench.engines.base import engine_for
 from jsonbench.engines.sqlite_apsw import SqliteSession, SqliteWorkerError
+from jsonbench.engines.sqlite_venv import check_versions
 from jsonbench.errors import ConfigError, EngineUnavailable
 from jsonbench.matrix import Matrix, load_matrix
+from jsonbench.setup import sqlite_venvs
+from tests.conftest import planned_of
 
 VERSIONS = ["sqlite-3.45.0", "sqlite-3.46.1", "sqlite-3.54.1"]
 
@@ -41,7 +40,9 @@ def sqlite_engine(version: str, package: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("engine_id", VERSIONS)
-def test_provision_records_exact_version_and_compile_options(engine_id: str, make_cells: Callable[..., list[Any]], scratch_dir: Path, leak_check: Callable[[], list[str]]) -> None:
+def test_provision_records_exact_version_and_compile_options(
+    engine_id: str, make_cells: Callable[..., list[Any]], scratch_dir: Path, leak_check: Callable[[], list[str]]
+) -> None:
     (cell,) = make_cells("sqlite_jsonb", engines=[engine_id])
     assert cell.backend == "apsw" and cell.backend_options["package"].startswith(f"apsw=={cell.version}.")
     engine = engine_for(cell)
@@ -109,7 +110,9 @@ def test_worker_times_inside_itself(make_cells: Callable[..., list[Any]], scratc
         engine.teardown(handle)
 
 
-def test_teardown_stops_a_worker_left_behind(make_cells: Callable[..., list[Any]], scratch_dir: Path, leak_check: Callable[[], list[str]]) -> None:
+def test_teardown_stops_a_worker_left_behind(
+    make_cells: Callable[..., list[Any]], scratch_dir: Path, leak_check: Callable[[], list[str]]
+) -> None:
     """A workload task killed mid-session never closes its worker; teardown must stop it."""
     (cell,) = make_cells("sqlite_jsonb", engines=["sqlite-3.54.1"])
     engine = engine_for(cell)
@@ -139,7 +142,11 @@ def test_version_without_jsonb_is_refused_naming_the_field(make_cells: Callable[
 
 @pytest.mark.parametrize(
     ("version", "package", "words"),
-    [("3.45.0", "apsw==3.46.1.0", "does not embed SQLite 3.45.0"), ("3.46.1", "apsw>=3.46", "exact apsw"), ("3.46", "apsw==3.46.0.0", "must look like")],
+    [
+        ("3.45.0", "apsw==3.46.1.0", "does not embed SQLite 3.45.0"),
+        ("3.46.1", "apsw>=3.46", "exact apsw"),
+        ("3.46", "apsw==3.46.0.0", "must look like"),
+    ],
 )
 def test_bad_pins_are_refused_before_anything_starts(version: str, package: str, words: str, make_cells: Callable[..., list[Any]]) -> None:
     m = matrix_with(**{"sqlite-bad": sqlite_engine(version, package)})
@@ -158,8 +165,9 @@ def _local_index(root: Path, versions: list[str]) -> str:
     return (root / "simple").as_uri()
 
 
-def test_uninstallable_version_fails_its_own_cell_only(make_cells: Callable[..., list[Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       leak_check: Callable[[], list[str]]) -> None:
+def test_uninstallable_version_fails_its_own_cell_only(
+    make_cells: Callable[..., list[Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, leak_check: Callable[[], list[str]]
+) -> None:
     """A pin that passes validation but has no build (no such apsw release): setup records pip's words, that cell fails saying them.
 
     pip asks a local index (a folder) that lists other apsw releases but not this one, so the failure is
@@ -199,7 +207,9 @@ def test_uninstallable_version_fails_its_own_cell_only(make_cells: Callable[...,
     assert leak_check() == []
 
 
-def test_install_all_is_idempotent_and_starts_nothing_when_present(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_install_all_is_idempotent_and_starts_nothing_when_present(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert sqlite_venvs.install_all() == []
     capsys.readouterr()
 

@@ -9,14 +9,13 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import planned_of
-
 from jsonbench import tasks
-from jsonbench.engines.base import engine_for
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.staging import SETUP_RECORD, Staging
+from jsonbench.engines.base import engine_for
 from jsonbench.suites import get_suite
 from jsonbench.suites.sqlite_jsonb import KEYS, NAME, POSITIONS, TABLES, key_path, rows_for
+from tests.conftest import planned_of
 
 ENGINES = ["sqlite-3.45.0", "sqlite-3.54.1"]
 
@@ -29,7 +28,14 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
     results = tmp_path_factory.mktemp("results")
     cfg = resolve({"scale": "smoke", "results_dir": str(results), "suites": [NAME], "engines": ENGINES})
-    run = RunRef(run_id="sqlite_suite_test", logical_date=None, hardware_label=cfg.hardware_label, results_dir=cfg.results_dir, scale=cfg.scale, git_revision="test")
+    run = RunRef(
+        run_id="sqlite_suite_test",
+        logical_date=None,
+        hardware_label=cfg.hardware_label,
+        results_dir=cfg.results_dir,
+        scale=cfg.scale,
+        git_revision="test",
+    )
     cells = plan_cells(cfg, run)
     assert sorted(c.engine_id for c in cells) == ENGINES
     for cell in cells:
@@ -119,7 +125,7 @@ def test_documents_are_deterministic_and_identical_across_versions(make_cells: C
                 s.run_file(NAME, "create_text", table=TABLES["text"])
                 s.run_file(NAME, "load_text", {"rows": 20, "keys": 10}, table=TABLES["text"])
                 docs[engine_id] = s.execute('SELECT id, doc FROM "docs_text" ORDER BY id')
-                first = s.scalar("SELECT doc FROM \"docs_text\" WHERE id = 1")
+                first = s.scalar('SELECT doc FROM "docs_text" WHERE id = 1')
                 # Flat object, keys in order, two thirds integers and one third 8-letter strings.
                 kinds = s.execute("SELECT key, type, value FROM json_each(:doc)", {"doc": first})
                 assert [k for k, _, _ in kinds] == [f"key_{i}" for i in range(10)]

@@ -133,7 +133,7 @@ def test_two_cli_runs_at_once_take_turns_and_both_publish(
     )
     assert run_ids[0] != run_ids[1]
     full = [Path(m.group(1)).read_text() for m in (re.search(r"full log: (\S+)", o) for o in outs) if m]
-    diag = "\n\n".join(f[f.find("Traceback"):][:3000] if "Traceback" in f else f[-2000:] for f in full)
+    diag = "\n\n".join(f[f.find("Traceback") :][:3000] if "Traceback" in f else f[-2000:] for f in full)
     assert census.most == 1, f"two engines alive at once: {census.crowded[:3]}"
     assert len(census.seen) == 2 * len(ENGINES), f"{census.seen}\n{diag}"  # every cell of both runs had its own server (its data folder)
     waits = [f.count("the benchmark host is busy") for f in full]

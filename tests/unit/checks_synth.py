@@ -20,16 +20,66 @@ from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
 from jsonbench.suites.large_document_update import METRICS
 
 SMOKE: dict[str, dict[str, float]] = {
-    "rel_small": {"update_time": 1.3, "update_wall_time": 3.9, "wal_bytes": 136_000, "n_tup_hot_upd": 119, "heap_bytes_before": 114_688,
-                  "heap_bytes_after": 139_264, "toast_bytes_before": 8192, "toast_bytes_after": 8192, "avg_payload_bytes": 105, "load_time": 6.0},
-    "json_small": {"update_time": 1.2, "update_wall_time": 2.8, "wal_bytes": 155_500, "n_tup_hot_upd": 117, "heap_bytes_before": 122_880,
-                   "heap_bytes_after": 155_648, "toast_bytes_before": 8192, "toast_bytes_after": 8192, "avg_payload_bytes": 125, "load_time": 5.0},
-    "rel_big": {"update_time": 0.9, "update_wall_time": 2.3, "wal_bytes": 109_000, "n_tup_hot_upd": 123, "heap_bytes_before": 49_152,
-                "heap_bytes_after": 57_344, "toast_bytes_before": 6_266_880, "toast_bytes_after": 6_266_880, "avg_payload_bytes": 11_108, "load_time": 300.0},
-    "json_big": {"update_time": 90.0, "update_wall_time": 95.0, "wal_bytes": 6_056_000, "n_tup_hot_upd": 123, "heap_bytes_before": 49_152,
-                 "heap_bytes_after": 57_344, "toast_bytes_before": 6_266_880, "toast_bytes_after": 9_371_648, "avg_payload_bytes": 11_128, "load_time": 300.0},
-    "json_big_idx": {"update_time": 88.0, "update_wall_time": 92.0, "wal_bytes": 6_082_000, "n_tup_hot_upd": 0, "heap_bytes_before": 49_152,
-                     "heap_bytes_after": 57_344, "toast_bytes_before": 6_266_880, "toast_bytes_after": 9_371_648, "avg_payload_bytes": 11_128, "load_time": 330.0},
+    "rel_small": {
+        "update_time": 1.3,
+        "update_wall_time": 3.9,
+        "wal_bytes": 136_000,
+        "n_tup_hot_upd": 119,
+        "heap_bytes_before": 114_688,
+        "heap_bytes_after": 139_264,
+        "toast_bytes_before": 8192,
+        "toast_bytes_after": 8192,
+        "avg_payload_bytes": 105,
+        "load_time": 6.0,
+    },
+    "json_small": {
+        "update_time": 1.2,
+        "update_wall_time": 2.8,
+        "wal_bytes": 155_500,
+        "n_tup_hot_upd": 117,
+        "heap_bytes_before": 122_880,
+        "heap_bytes_after": 155_648,
+        "toast_bytes_before": 8192,
+        "toast_bytes_after": 8192,
+        "avg_payload_bytes": 125,
+        "load_time": 5.0,
+    },
+    "rel_big": {
+        "update_time": 0.9,
+        "update_wall_time": 2.3,
+        "wal_bytes": 109_000,
+        "n_tup_hot_upd": 123,
+        "heap_bytes_before": 49_152,
+        "heap_bytes_after": 57_344,
+        "toast_bytes_before": 6_266_880,
+        "toast_bytes_after": 6_266_880,
+        "avg_payload_bytes": 11_108,
+        "load_time": 300.0,
+    },
+    "json_big": {
+        "update_time": 90.0,
+        "update_wall_time": 95.0,
+        "wal_bytes": 6_056_000,
+        "n_tup_hot_upd": 123,
+        "heap_bytes_before": 49_152,
+        "heap_bytes_after": 57_344,
+        "toast_bytes_before": 6_266_880,
+        "toast_bytes_after": 9_371_648,
+        "avg_payload_bytes": 11_128,
+        "load_time": 300.0,
+    },
+    "json_big_idx": {
+        "update_time": 88.0,
+        "update_wall_time": 92.0,
+        "wal_bytes": 6_082_000,
+        "n_tup_hot_upd": 0,
+        "heap_bytes_before": 49_152,
+        "heap_bytes_after": 57_344,
+        "toast_bytes_before": 6_266_880,
+        "toast_bytes_after": 9_371_648,
+        "avg_payload_bytes": 11_128,
+        "load_time": 330.0,
+    },
 }
 NOISY = {"update_time": 0.08, "update_wall_time": 0.1, "load_time": 0.1, "wal_bytes": 0.01}
 
@@ -52,8 +102,13 @@ def measurements(workload: str, rng: random.Random, reps: int = 2, scale: str = 
         updated = 2500
         base["n_tup_hot_upd"] = LAPTOP_HOT[workload]
         base["toast_bytes_after"] = base["toast_bytes_before"] + 10 * (base["toast_bytes_after"] - base["toast_bytes_before"])
-    base.update(n_tup_upd=updated, n_dead_tup=updated, rows_updated=updated, index_bytes_before=32_768,
-                index_bytes_after=57_344 if workload == "json_big_idx" else 40_960)
+    base.update(
+        n_tup_upd=updated,
+        n_dead_tup=updated,
+        rows_updated=updated,
+        index_bytes_before=32_768,
+        index_bytes_after=57_344 if workload == "json_big_idx" else 40_960,
+    )
     base["toast_growth"] = base["toast_bytes_after"] - base["toast_bytes_before"]
     base["hot_share"] = base["n_tup_hot_upd"] / updated
     out = []
@@ -72,14 +127,26 @@ def stage_and_publish(cells: list[Cell], seed: int = 0, tamper: Tamper | None = 
     staging.reset()
     for cell in cells:
         version = {"16": "16.14", "17": "17.10", "18": "18.4"}.get(cell.version, cell.version)
-        staging.write_engine(cell.cell_id, {"version": version, "build": f"synthetic-{cell.engine_id}", "configure": "--synthetic",
-                                               "data_checksums": True, "settings": {"shared_buffers": "128MB"}})
-        staging.write_workload(WorkloadRecord(cell, SETUP_RECORD, [], {"load": 0.1}, "2026-11-29T02:00:00+00:00", "2026-11-29T02:00:01+00:00"))
+        staging.write_engine(
+            cell.cell_id,
+            {
+                "version": version,
+                "build": f"synthetic-{cell.engine_id}",
+                "configure": "--synthetic",
+                "data_checksums": True,
+                "settings": {"shared_buffers": "128MB"},
+            },
+        )
+        staging.write_workload(
+            WorkloadRecord(cell, SETUP_RECORD, [], {"load": 0.1}, "2026-11-29T02:00:00+00:00", "2026-11-29T02:00:01+00:00")
+        )
         for workload in SMOKE:
             ms = measurements(workload, rng, scale=cell.scale)
             if tamper:
                 ms = tamper(cell.engine_id, workload, ms)
-            staging.write_workload(WorkloadRecord(cell, workload, ms, {"measure": 0.1}, "2026-11-29T02:00:01+00:00", "2026-11-29T02:00:02+00:00"))
+            staging.write_workload(
+                WorkloadRecord(cell, workload, ms, {"measure": 0.1}, "2026-11-29T02:00:01+00:00", "2026-11-29T02:00:02+00:00")
+            )
     publish_run(run.results_dir, run)
     return run.to_json()
 
@@ -90,7 +157,9 @@ def replace_metric(engine_id: str | None, workload: str, metric: str, fn: Callab
     def tamper(eid: str, w: str, ms: list[Measurement]) -> list[Measurement]:
         if w != workload or (engine_id is not None and eid != engine_id):
             return ms
-        return [Measurement.of(m.workload, m.variant, m.metric, m.unit, [fn(s) for s in m.samples]) if m.metric == metric else m for m in ms]
+        return [
+            Measurement.of(m.workload, m.variant, m.metric, m.unit, [fn(s) for s in m.samples]) if m.metric == metric else m for m in ms
+        ]
 
     return tamper
 
@@ -102,13 +171,24 @@ def drop_metric(workload: str, metric: str) -> Tamper:
     return tamper
 
 
-def make_run(make_cells: Callable[..., list[Cell]], n: int, engines: list[str] | None = None, seed: int | None = None,
-             tamper: Tamper | None = None, hardware_label: str | None = None) -> dict[str, Any]:
+def make_run(
+    make_cells: Callable[..., list[Cell]],
+    n: int,
+    engines: list[str] | None = None,
+    seed: int | None = None,
+    tamper: Tamper | None = None,
+    hardware_label: str | None = None,
+) -> dict[str, Any]:
     """Plan and publish synthetic run number ``n`` (logical date 2026-11-<n+1> 02:00)."""
     params: dict[str, Any] = {}
     if hardware_label:
         params["hardware_label"] = hardware_label
-    cells = make_cells("large_document_update", engines=engines or ["postgres-16", "postgres-17"], run_id=f"scheduled__2026-11-{n + 1:02d}T02:00:00+00:00", **params)
+    cells = make_cells(
+        "large_document_update",
+        engines=engines or ["postgres-16", "postgres-17"],
+        run_id=f"scheduled__2026-11-{n + 1:02d}T02:00:00+00:00",
+        **params,
+    )
     logical = f"2026-11-{n + 1:02d}T02:00:00+00:00"
     cells = [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date=logical)) for c in cells]
     return stage_and_publish(cells, seed=n if seed is None else seed, tamper=tamper)

@@ -27,9 +27,17 @@ def make_cells_for(results_dir: Path, scale: str = "smoke") -> Callable[..., lis
     from jsonbench.matrix import plan_cells, resolve
 
     def make_cells(suite: str, engines: list[str], run_id: str, **params: Any) -> list[Any]:
-        cfg = resolve({"scale": scale, "results_dir": str(results_dir), "suites": [suite], "engines": engines, "hardware_label": "local", **params})
-        run = RunRef(run_id=run_id, logical_date=None, hardware_label=cfg.hardware_label, results_dir=cfg.results_dir, scale=cfg.scale,
-                     git_revision="test")
+        cfg = resolve(
+            {"scale": scale, "results_dir": str(results_dir), "suites": [suite], "engines": engines, "hardware_label": "local", **params}
+        )
+        run = RunRef(
+            run_id=run_id,
+            logical_date=None,
+            hardware_label=cfg.hardware_label,
+            results_dir=cfg.results_dir,
+            scale=cfg.scale,
+            git_revision="test",
+        )
         return [c for c in plan_cells(cfg, run) if c.suite == suite]
 
     return make_cells
@@ -52,12 +60,22 @@ def plant_change_point(results_dir: Path, run: dict[str, Any], engine_id: str, w
         if r["check_kind"] == "drift" and r["engine_id"] == engine_id and r["workload"] == workload and r["metric"] == metric:
             d = json.loads(r["details"] or "{}")
             d["method"] = d.get("method") or "e-divisive (planted by the test)"
-            d["change_points"] = [{"run_id": at_run, "logical_date": at_run.split("__", 1)[1], "metric_before": 6.05e6,
-                                   "metric_after": 1.21e7, "relative_change": 1.0, "pvalue": 0.001}]
+            d["change_points"] = [
+                {
+                    "run_id": at_run,
+                    "logical_date": at_run.split("__", 1)[1],
+                    "metric_before": 6.05e6,
+                    "metric_after": 1.21e7,
+                    "relative_change": 1.0,
+                    "pvalue": 0.001,
+                }
+            ]
             r["details"] = json.dumps(d)
             r["verdict"], r["success"] = "drift", False
-    replace_run(partition_dir(results_dir, VALIDATIONS, run["hardware_label"], run["logical_date"], run["run_id"]),
-                pa.Table.from_pylist(rows, schema=VALIDATION_SCHEMA))
+    replace_run(
+        partition_dir(results_dir, VALIDATIONS, run["hardware_label"], run["logical_date"], run["run_id"]),
+        pa.Table.from_pylist(rows, schema=VALIDATION_SCHEMA),
+    )
 
 
 def build(results_dir: Path, runs: int = 5, docs_for_last: bool = True) -> dict[str, Any]:

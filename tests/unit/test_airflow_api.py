@@ -55,7 +55,15 @@ class FakeAirflow(BaseHTTPRequestHandler):
         if method == "PATCH" and self.path == "/api/v2/dags/jsonb_benchmark_matrix":
             return self._answer(200, {"dag_id": "jsonb_benchmark_matrix", "is_paused": body["is_paused"]})
         if method == "POST" and self.path == "/api/v2/dags/jsonb_benchmark_matrix/dagRuns":
-            return self._answer(200, {"dag_run_id": f"manual__{body['logical_date']}", "logical_date": body["logical_date"], "state": "queued", "conf": body["conf"]})
+            return self._answer(
+                200,
+                {
+                    "dag_run_id": f"manual__{body['logical_date']}",
+                    "logical_date": body["logical_date"],
+                    "state": "queued",
+                    "conf": body["conf"],
+                },
+            )
         if method == "GET" and self.path.startswith("/api/v2/dags/jsonb_benchmark_matrix/dagRuns/"):
             return self._answer(200, {"dag_run_id": self.path.rsplit("/", 1)[1], "state": "success"})
         return self._answer(404, {"detail": f"no route {method} {self.path}"})
@@ -106,11 +114,27 @@ def test_errors_carry_the_servers_words(server: str) -> None:
         airflow_api.AirflowApi(server, "admin", "pw").wait_for_dag("missing", timeout=0.2, poll=0.1)
 
 
-def test_command_line_reads_the_password_from_a_file_and_exits_by_the_runs_state(server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_command_line_reads_the_password_from_a_file_and_exits_by_the_runs_state(
+    server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     passwords = tmp_path / "simple_auth_manager_passwords.json.generated"
     passwords.write_text('{"admin": "pw"}')  # the file airflow standalone writes
-    code = airflow_api.main(["--url", server, "--password-file", str(passwords), "trigger", "jsonb_benchmark_matrix",
-                             "--logical-date", "next", "--conf", '{"scale": "smoke"}', "--wait", "5"])
+    code = airflow_api.main(
+        [
+            "--url",
+            server,
+            "--password-file",
+            str(passwords),
+            "trigger",
+            "jsonb_benchmark_matrix",
+            "--logical-date",
+            "next",
+            "--conf",
+            '{"scale": "smoke"}',
+            "--wait",
+            "5",
+        ]
+    )
     assert code == 0
     assert f"created run manual__{NEXT_SLOT}" in capsys.readouterr().out
     assert airflow_api.main(["--url", server, "--password-file", str(passwords), "state", "missing", "x"]) == 2

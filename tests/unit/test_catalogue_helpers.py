@@ -19,19 +19,50 @@ from jsonbench.suites.catalogue import buffers, helpers, reads
 #: Aggregate > Seq Scan: the full aggregation as measured.
 FULL_SCAN = {"Node Type": "Aggregate", "Plans": [{"Node Type": "Seq Scan", "Relation Name": "products_doc", "Plan Rows": 20000}]}
 #: Limit > Aggregate > Index Scan(doc_cat_brand): the seed's trap, stopping after the first group.
-TRAP = {"Node Type": "Limit", "Plans": [{"Node Type": "Aggregate", "Plans": [{"Node Type": "Index Scan", "Index Name": "doc_cat_brand", "Relation Name": "products_doc"}]}]}
+TRAP = {
+    "Node Type": "Limit",
+    "Plans": [
+        {"Node Type": "Aggregate", "Plans": [{"Node Type": "Index Scan", "Index Name": "doc_cat_brand", "Relation Name": "products_doc"}]}
+    ],
+}
 #: Finalize Aggregate > Gather > Partial Aggregate > Parallel Seq Scan: still a full scan of the table.
-PARALLEL = {"Node Type": "Finalize Aggregate", "Plans": [{"Node Type": "Gather", "Workers Planned": 2, "Plans": [{"Node Type": "Partial Aggregate", "Plans": [{"Node Type": "Seq Scan", "Relation Name": "products_rel", "Parallel Aware": True}]}]}]}
+PARALLEL = {
+    "Node Type": "Finalize Aggregate",
+    "Plans": [
+        {
+            "Node Type": "Gather",
+            "Workers Planned": 2,
+            "Plans": [
+                {
+                    "Node Type": "Partial Aggregate",
+                    "Plans": [{"Node Type": "Seq Scan", "Relation Name": "products_rel", "Parallel Aware": True}],
+                }
+            ],
+        }
+    ],
+}
 #: The tag query's join: Aggregate > Hash Join > [Bitmap Heap Scan > Bitmap Index Scan ; Hash > Index Only Scan].
 JOIN = {
     "Node Type": "Aggregate",
-    "Plans": [{
-        "Node Type": "Hash Join", "Plan Rows": 3, "Actual Rows": 3, "Actual Loops": 1,
-        "Plans": [
-            {"Node Type": "Bitmap Heap Scan", "Relation Name": "products_rel", "Plans": [{"Node Type": "Bitmap Index Scan", "Index Name": "rel_cat_brand"}]},
-            {"Node Type": "Hash", "Plans": [{"Node Type": "Index Only Scan", "Index Name": "tags_tag", "Relation Name": "product_tags"}]},
-        ],
-    }],
+    "Plans": [
+        {
+            "Node Type": "Hash Join",
+            "Plan Rows": 3,
+            "Actual Rows": 3,
+            "Actual Loops": 1,
+            "Plans": [
+                {
+                    "Node Type": "Bitmap Heap Scan",
+                    "Relation Name": "products_rel",
+                    "Plans": [{"Node Type": "Bitmap Index Scan", "Index Name": "rel_cat_brand"}],
+                },
+                {
+                    "Node Type": "Hash",
+                    "Plans": [{"Node Type": "Index Only Scan", "Index Name": "tags_tag", "Relation Name": "product_tags"}],
+                },
+            ],
+        }
+    ],
 }
 
 
@@ -92,7 +123,10 @@ def test_expected_metrics_cover_every_workload_and_the_load() -> None:
 
 
 def test_workers_launched_reads_explain_analyze() -> None:
-    launched = {"Node Type": "Finalize Aggregate", "Plans": [{"Node Type": "Gather Merge", "Workers Planned": 2, "Workers Launched": 1, "Plans": []}]}
+    launched = {
+        "Node Type": "Finalize Aggregate",
+        "Plans": [{"Node Type": "Gather Merge", "Workers Planned": 2, "Workers Launched": 1, "Plans": []}],
+    }
     assert helpers.workers_planned(launched) == 2
     assert helpers.workers_launched(launched) == 1
     assert helpers.workers_launched(FULL_SCAN) == 0

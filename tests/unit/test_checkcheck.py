@@ -36,7 +36,15 @@ def test_checkcheck_catches_every_planted_kind_and_no_honest_run(make_cells, res
     assert _tree(results_dir) == before, "checkcheck never writes into the results it reads"
     assert report["scale"] == "smoke" and report["target"] == "scheduled__2026-11-06T02:00:00+00:00" and len(report["history"]) == 5
     kinds = report["kinds"]
-    assert set(kinds) == {"reversed_comparison", "slowdown_2x", "deterministic_10pct", "lost_metric", "lost_hot_count", "input_not_applicable", "damaged_file"}
+    assert set(kinds) == {
+        "reversed_comparison",
+        "slowdown_2x",
+        "deterministic_10pct",
+        "lost_metric",
+        "lost_hot_count",
+        "input_not_applicable",
+        "damaged_file",
+    }
     for kind, k in kinds.items():
         assert k["planted"] > 0, kind
         assert k["caught"] == k["planted"], f"{kind}: missed {k['missed']}"

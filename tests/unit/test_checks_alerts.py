@@ -8,7 +8,7 @@ callback cannot be provoked here without running a DAG (the DAG-level test does 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -44,17 +44,28 @@ def _context(results_dir: Path, exc: BaseException) -> dict[str, Any]:
         "exception": exc,
         "ti": SimpleNamespace(dag_id="jsonb_benchmark_matrix", task_id="check"),
         "run_id": "manual__2026-11-29T02:00:00+00:00",
-        "logical_date": datetime(2026, 11, 29, 2, tzinfo=timezone.utc),
+        "logical_date": datetime(2026, 11, 29, 2, tzinfo=UTC),
         "params": {"results_dir": str(results_dir)},
     }
 
 
 def _failed(results_dir: Path) -> ChecksFailed:
-    return ChecksFailed({
-        "run_id": "manual__2026-11-29T02:00:00.123456+00:00", "checked": 40, "failed": 1, "by_kind": {"drift": {"passed": 39, "failed": 1}},
-        "drift_verdicts": {"ok": 39, "drift": 1}, "notes": [], "results_dir": str(results_dir), "validations": "v", "data_docs": "d",
-        "failures": ["drift: large_document_update/postgres-17: no_drift:json_big/default/wal_bytes observed 1.2e+07, expected [5.4e+06, 6.7e+06]"],
-    })
+    return ChecksFailed(
+        {
+            "run_id": "manual__2026-11-29T02:00:00.123456+00:00",
+            "checked": 40,
+            "failed": 1,
+            "by_kind": {"drift": {"passed": 39, "failed": 1}},
+            "drift_verdicts": {"ok": 39, "drift": 1},
+            "notes": [],
+            "results_dir": str(results_dir),
+            "validations": "v",
+            "data_docs": "d",
+            "failures": [
+                "drift: large_document_update/postgres-17: no_drift:json_big/default/wal_bytes observed 1.2e+07, expected [5.4e+06, 6.7e+06]"
+            ],
+        }
+    )
 
 
 def test_file_alert_written_with_what_failed(results_dir: Path) -> None:
@@ -68,17 +79,33 @@ def test_file_alert_written_with_what_failed(results_dir: Path) -> None:
 
 
 def test_crash_of_the_check_task_is_alerted_too(results_dir: Path) -> None:
-    subject, text = alert_text({"run_id": "r", "dag_id": "d", "task_id": "check", "logical_date": None, "results_dir": str(results_dir),
-                                "summary": {}, "error": "RuntimeError: run 'r' has no published rows"})
+    subject, text = alert_text(
+        {
+            "run_id": "r",
+            "dag_id": "d",
+            "task_id": "check",
+            "logical_date": None,
+            "results_dir": str(results_dir),
+            "summary": {},
+            "error": "RuntimeError: run 'r' has no published rows",
+        }
+    )
     assert "failed before finishing its checks" in subject and "no published rows" in text
 
 
-def test_configured_notifiers_get_the_message_and_a_broken_one_does_not_stop_the_rest(results_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_configured_notifiers_get_the_message_and_a_broken_one_does_not_stop_the_rest(
+    results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     RECEIVED.clear()
-    monkeypatch.setenv("JSONBENCH_NOTIFIERS", json.dumps([
-        {"class": f"{__name__}.BrokenNotifier"},
-        {"class": f"{__name__}.RecordingNotifier", "kwargs": {"channel": "#bench", "text": "{subject}\n{message}"}},
-    ]))
+    monkeypatch.setenv(
+        "JSONBENCH_NOTIFIERS",
+        json.dumps(
+            [
+                {"class": f"{__name__}.BrokenNotifier"},
+                {"class": f"{__name__}.RecordingNotifier", "kwargs": {"channel": "#bench", "text": "{subject}\n{message}"}},
+            ]
+        ),
+    )
     CheckFailureNotifier()(_context(results_dir, _failed(results_dir)))
     assert (results_dir / "alerts" / "manual__2026-11-29T02_00_00.123456_00_00.md").exists()
     assert len(RECEIVED) == 1 and RECEIVED[0]["kwargs"]["channel"] == "#bench"

@@ -26,7 +26,9 @@ def test_every_finding_has_a_band_or_a_reason_at_every_scale(scale: str) -> None
         b = band_at(f, scale)
         assert b.not_applicable is None or "not applied" in b.not_applicable, f"{suite}/{f['id']}@{scale}: {b.not_applicable}"
         if not b.not_applicable:
-            assert b.reason.strip() and (b.min is not None or b.max is not None), f"{suite}/{f['id']}@{scale}: a band needs bounds and a reason"
+            assert b.reason.strip() and (b.min is not None or b.max is not None), (
+                f"{suite}/{f['id']}@{scale}: a band needs bounds and a reason"
+            )
 
 
 @pytest.mark.parametrize("scale", SCALES)
@@ -36,14 +38,20 @@ def test_comparison_bands_exclude_the_opposite_conclusion(scale: str) -> None:
         if f.get("kind", "timing") != "timing":
             continue
         opp = f.get("opposite")
-        assert opp and (opp.get("below") is not None or opp.get("above") is not None), f"{suite}/{f['id']}: a comparison must say what the opposite conclusion is"
+        assert opp and (opp.get("below") is not None or opp.get("above") is not None), (
+            f"{suite}/{f['id']}: a comparison must say what the opposite conclusion is"
+        )
         b = band_at(f, scale)
         if b.not_applicable:
             continue
         if opp.get("below") is not None:
-            assert b.min is not None and b.min >= opp["below"], f"{suite}/{f['id']}@{scale}: band {b.min} reaches the opposite conclusion (< {opp['below']})"
+            assert b.min is not None and b.min >= opp["below"], (
+                f"{suite}/{f['id']}@{scale}: band {b.min} reaches the opposite conclusion (< {opp['below']})"
+            )
         if opp.get("above") is not None:
-            assert b.max is not None and b.max <= opp["above"], f"{suite}/{f['id']}@{scale}: band {b.max} reaches the opposite conclusion (> {opp['above']})"
+            assert b.max is not None and b.max <= opp["above"], (
+                f"{suite}/{f['id']}@{scale}: band {b.max} reaches the opposite conclusion (> {opp['above']})"
+            )
 
 
 @pytest.mark.parametrize("scale", SCALES)
@@ -68,33 +76,99 @@ def test_laptop_bands_stay_within_4x_of_the_seed_unless_their_runs_need_more() -
         if f.get("kind") != "timing" or b.not_applicable or not seed:
             continue
         within = (b.min is None or b.min >= seed / 4 - 1e-9) and (b.max is None or b.max <= seed * 4 + 1e-9)
-        assert within or "recorded runs need" in b.reason, f"{suite}/{f['id']}: laptop band [{b.min}, {b.max}] spans more than 4x around the seed's {seed}"
+        assert within or "recorded runs need" in b.reason, (
+            f"{suite}/{f['id']}: laptop band [{b.min}, {b.max}] spans more than 4x around the seed's {seed}"
+        )
 
 
-def _measurements(engine: str, rows: list[tuple[str, str, str, float | None, str]], scale: str = "smoke", reasons: dict | None = None) -> list[dict]:
-    return [{"suite": "s", "engine_id": engine, "engine_version": engine[-2:], "engine_build": f"b{engine}", "workload": w, "variant": v, "metric": m,
-             "value": val, "status": st, "samples": [val] if val is not None else [], "scale": scale, "reason": (reasons or {}).get(m)} for w, v, m, val, st in rows]
+def _measurements(
+    engine: str, rows: list[tuple[str, str, str, float | None, str]], scale: str = "smoke", reasons: dict | None = None
+) -> list[dict]:
+    return [
+        {
+            "suite": "s",
+            "engine_id": engine,
+            "engine_version": engine[-2:],
+            "engine_build": f"b{engine}",
+            "workload": w,
+            "variant": v,
+            "metric": m,
+            "value": val,
+            "status": st,
+            "samples": [val] if val is not None else [],
+            "scale": scale,
+            "reason": (reasons or {}).get(m),
+        }
+        for w, v, m, val, st in rows
+    ]
 
 
-DEF = {"findings": [
-    {"id": "faster", "kind": "timing", "opposite": {"below": 1.0}, "numerator": [{"workload": "w", "metric": "a"}], "denominator": [{"workload": "w", "metric": "b"}],
-     "bands": {"smoke": {"not_applicable": "too small"}, "laptop": {"min": 1.2, "max": 4, "reason": "r"}}},
-    {"id": "fact", "kind": "deterministic", "numerator": [{"workload": "w", "metric": "n"}], "bands": {"smoke": {"min": 119, "max": 119, "reason": "exact"}, "laptop": {"min": 1122, "max": 1122, "reason": "exact"}}},
-    {"id": "pending", "kind": "deterministic", "numerator": [{"workload": "w", "metric": "launched"}], "bands": {"smoke": {"min": 1, "max": 1, "reason": "r"}, "laptop": {"min": 1, "max": 1, "reason": "r"}}},
-    {"id": "lz4", "kind": "deterministic", "requires": ["lz4"], "numerator": [{"workload": "w", "metric": "z"}], "bands": {"smoke": {"min": 1, "max": 2, "reason": "r"}, "laptop": {"min": 1, "max": 2, "reason": "r"}}},
-    {"id": "v18_vs_17", "kind": "timing", "scope": "cross_engine", "geomean": True, "opposite": {"below": 0.5, "above": 2},
-     "numerator": [{"engine": "pg18", "workload": "w", "metric": "a"}, {"engine": "pg18", "workload": "w", "metric": "b"}],
-     "denominator": [{"engine": "pg17", "workload": "w", "metric": "a"}, {"engine": "pg17", "workload": "w", "metric": "b"}],
-     "bands": {"smoke": {"min": 0.67, "max": 1.5, "reason": "r"}, "laptop": {"min": 0.8, "max": 1.25, "reason": "r"}}},
-]}
+DEF = {
+    "findings": [
+        {
+            "id": "faster",
+            "kind": "timing",
+            "opposite": {"below": 1.0},
+            "numerator": [{"workload": "w", "metric": "a"}],
+            "denominator": [{"workload": "w", "metric": "b"}],
+            "bands": {"smoke": {"not_applicable": "too small"}, "laptop": {"min": 1.2, "max": 4, "reason": "r"}},
+        },
+        {
+            "id": "fact",
+            "kind": "deterministic",
+            "numerator": [{"workload": "w", "metric": "n"}],
+            "bands": {"smoke": {"min": 119, "max": 119, "reason": "exact"}, "laptop": {"min": 1122, "max": 1122, "reason": "exact"}},
+        },
+        {
+            "id": "pending",
+            "kind": "deterministic",
+            "numerator": [{"workload": "w", "metric": "launched"}],
+            "bands": {"smoke": {"min": 1, "max": 1, "reason": "r"}, "laptop": {"min": 1, "max": 1, "reason": "r"}},
+        },
+        {
+            "id": "lz4",
+            "kind": "deterministic",
+            "requires": ["lz4"],
+            "numerator": [{"workload": "w", "metric": "z"}],
+            "bands": {"smoke": {"min": 1, "max": 2, "reason": "r"}, "laptop": {"min": 1, "max": 2, "reason": "r"}},
+        },
+        {
+            "id": "v18_vs_17",
+            "kind": "timing",
+            "scope": "cross_engine",
+            "geomean": True,
+            "opposite": {"below": 0.5, "above": 2},
+            "numerator": [{"engine": "pg18", "workload": "w", "metric": "a"}, {"engine": "pg18", "workload": "w", "metric": "b"}],
+            "denominator": [{"engine": "pg17", "workload": "w", "metric": "a"}, {"engine": "pg17", "workload": "w", "metric": "b"}],
+            "bands": {"smoke": {"min": 0.67, "max": 1.5, "reason": "r"}, "laptop": {"min": 0.8, "max": 1.25, "reason": "r"}},
+        },
+    ]
+}
 PROMISED = {("w", "a"), ("w", "b"), ("w", "n"), ("w", "z")}
 
 
 def _frame(scale: str, pg18_a: float = 4.0, z_status: str = "ok", z_reason: str | None = None) -> pd.DataFrame:
-    rows = _measurements("pg17", [("w", "default", "a", 4.0, "ok"), ("w", "default", "b", 2.0, "ok"), ("w", "default", "n", 119.0, "ok"),
-                                  ("w", "default", "z", None if z_status != "ok" else 1.5, z_status)], scale, {"z": z_reason})
-    rows += _measurements("pg18", [("w", "default", "a", pg18_a, "ok"), ("w", "default", "b", 2.0, "ok"), ("w", "default", "n", 1122.0, "ok"),
-                                   ("w", "default", "z", 1.5, "ok")], scale)
+    rows = _measurements(
+        "pg17",
+        [
+            ("w", "default", "a", 4.0, "ok"),
+            ("w", "default", "b", 2.0, "ok"),
+            ("w", "default", "n", 119.0, "ok"),
+            ("w", "default", "z", None if z_status != "ok" else 1.5, z_status),
+        ],
+        scale,
+        {"z": z_reason},
+    )
+    rows += _measurements(
+        "pg18",
+        [
+            ("w", "default", "a", pg18_a, "ok"),
+            ("w", "default", "b", 2.0, "ok"),
+            ("w", "default", "n", 1122.0, "ok"),
+            ("w", "default", "z", 1.5, "ok"),
+        ],
+        scale,
+    )
     return findings_frame(pd.DataFrame(rows), "s", DEF, scale=scale, promised=PROMISED).set_index(["finding", "engine_id"])
 
 
@@ -122,15 +196,19 @@ def test_not_applicable_input_excuses_only_a_declared_requirement() -> None:
 def test_cross_engine_finding_is_one_row_per_run() -> None:
     f = _frame("laptop", pg18_a=8.0)
     row = f.loc[("v18_vs_17", "pg18/pg17")]
-    assert row["observed"] == pytest.approx(2 ** 0.5) and row["scope"] == "cross_engine"  # sqrt(8/4 * 2/2)
+    assert row["observed"] == pytest.approx(2**0.5) and row["scope"] == "cross_engine"  # sqrt(8/4 * 2/2)
     assert json.loads(row["inputs"])["pg18:w/default/a"] == 8.0
-    only17 = findings_frame(pd.DataFrame(_measurements("pg17", [("w", "default", "a", 4.0, "ok")])), "s", DEF, scale="smoke", promised=PROMISED)
+    only17 = findings_frame(
+        pd.DataFrame(_measurements("pg17", [("w", "default", "a", 4.0, "ok")])), "s", DEF, scale="smoke", promised=PROMISED
+    )
     cross = only17[only17["finding"] == "v18_vs_17"].iloc[0]
     assert cross["applicable"] == "no" and "pg18" in cross["problem"]
 
 
 def test_a_timing_finding_measured_in_a_busy_window_is_reported_not_judged() -> None:
-    rows = _measurements("pg17", [("w", "default", "a", 1.0, "ok"), ("w", "default", "b", 2.0, "ok"), ("w", "default", "n", 1100.0, "ok")], "laptop")
+    rows = _measurements(
+        "pg17", [("w", "default", "a", 1.0, "ok"), ("w", "default", "b", 2.0, "ok"), ("w", "default", "n", 1100.0, "ok")], "laptop"
+    )
     for r in rows:
         r["quiet"], r["host_other_cpu"] = (False, 0.8) if r["metric"] == "a" else (True, 0.01)
     f = findings_frame(pd.DataFrame(rows), "s", DEF, scale="laptop", promised=PROMISED).set_index(["finding", "engine_id"])

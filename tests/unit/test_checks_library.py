@@ -37,8 +37,9 @@ def test_every_finding_and_seed_figure_names_a_promised_metric() -> None:
             for scale, band in f["bands"].items():
                 assert band.get("reason") or band.get("not_applicable"), f"{suite}/{f['id']}@{scale}: document the band"
             for term in (f.get("numerator") or []) + (f.get("denominator") or []):
-                assert (term["workload"], term["metric"]) in promised or (suite, term["workload"], term["metric"]) in PENDING, \
+                assert (term["workload"], term["metric"]) in promised or (suite, term["workload"], term["metric"]) in PENDING, (
                     f"{suite}/{f['id']}: {term} is not an expected metric"
+                )
     for suite, seed in lib.seeds.items():
         promised = _promised(suite)
         for fig in seed["figures"]:
@@ -48,45 +49,93 @@ def test_every_finding_and_seed_figure_names_a_promised_metric() -> None:
 def test_seed_004_figures_are_the_articles() -> None:
     figs = {(f["workload"], f["metric"]): f["value"] for f in load_library().seeds["large_document_update"]["figures"]}
     assert [figs[(w, "update_time")] for w in ("rel_small", "json_small", "rel_big", "json_big", "json_big_idx")] == [9, 10, 8, 1090, 1070]
-    assert [figs[(w, "n_tup_hot_upd")] for w in ("rel_small", "json_small", "rel_big", "json_big", "json_big_idx")] == [1122, 1110, 1096, 1096, 0]
+    assert [figs[(w, "n_tup_hot_upd")] for w in ("rel_small", "json_small", "rel_big", "json_big", "json_big_idx")] == [
+        1122,
+        1110,
+        1096,
+        1096,
+        0,
+    ]
     assert figs[("json_big", "toast_growth")] == 30 * 1024 * 1024
 
 
 def test_where_shorthand_becomes_a_gx_row_condition() -> None:
     cond = row_condition({"status": "ok", "unit": {"in": ["ms", "s"]}})
     assert cond.type == "and" and len(cond.conditions) == 2
-    exp = expectation({"type": "expect_column_values_to_be_between", "kwargs": {"column": "value", "min_value": 0}, "where": {"unit": "bytes"}})
+    exp = expectation(
+        {"type": "expect_column_values_to_be_between", "kwargs": {"column": "value", "min_value": 0}, "where": {"unit": "bytes"}}
+    )
     assert exp.row_condition.column.name == "unit" and exp.row_condition.parameter == "bytes"
     with pytest.raises(ValueError):
         row_condition({"unit": {"like": "b%"}})
 
 
 def test_finding_value_ratio_product_and_problems() -> None:
-    values = {("a", "default", "t"): (100.0, "ok"), ("b", "default", "t"): (4.0, "ok"), ("b", "default", "n"): (2.0, "ok"),
-              ("z", "default", "t"): (0.0, "ok"), ("na", "default", "t"): (None, "not_applicable")}
-    f = {"numerator": [{"workload": "a", "metric": "t"}], "denominator": [{"workload": "b", "metric": "t"}, {"workload": "b", "metric": "n"}]}
+    values = {
+        ("a", "default", "t"): (100.0, "ok"),
+        ("b", "default", "t"): (4.0, "ok"),
+        ("b", "default", "n"): (2.0, "ok"),
+        ("z", "default", "t"): (0.0, "ok"),
+        ("na", "default", "t"): (None, "not_applicable"),
+    }
+    f = {
+        "numerator": [{"workload": "a", "metric": "t"}],
+        "denominator": [{"workload": "b", "metric": "t"}, {"workload": "b", "metric": "n"}],
+    }
     assert finding_value(values, f)[0] == 12.5
-    assert finding_value(values, {"numerator": [{"workload": "a", "metric": "t"}], "denominator": [{"workload": "z", "metric": "t"}]})[1] == "denominator is zero"
+    assert (
+        finding_value(values, {"numerator": [{"workload": "a", "metric": "t"}], "denominator": [{"workload": "z", "metric": "t"}]})[1]
+        == "denominator is zero"
+    )
     assert "not_applicable" in finding_value(values, {"numerator": [{"workload": "na", "metric": "t"}]})[1]
     assert "not published" in finding_value(values, {"numerator": [{"workload": "q", "metric": "t"}]})[1]
 
 
-def _rows(run: int, value: float, metric: str = "wal_bytes", unit: str = "bytes", samples: list[float] | None = None, quiet: bool | None = None) -> dict:
-    row = {"run_id": f"r{run}", "logical_date": pd.Timestamp(f"2026-11-{run + 1:02d}T02:00:00Z"), "hardware_label": "local", "scale": "smoke",
-           "suite": "s", "status": "ok", "engine_id": "pg", "engine_version": "17", "engine_build": "b", "workload": "w", "variant": "default",
-           "metric": metric, "unit": unit, "value": value, "spread": 0.0, "samples": samples if samples is not None else [value]}
+def _rows(
+    run: int, value: float, metric: str = "wal_bytes", unit: str = "bytes", samples: list[float] | None = None, quiet: bool | None = None
+) -> dict:
+    row = {
+        "run_id": f"r{run}",
+        "logical_date": pd.Timestamp(f"2026-11-{run + 1:02d}T02:00:00Z"),
+        "hardware_label": "local",
+        "scale": "smoke",
+        "suite": "s",
+        "status": "ok",
+        "engine_id": "pg",
+        "engine_version": "17",
+        "engine_build": "b",
+        "workload": "w",
+        "variant": "default",
+        "metric": metric,
+        "unit": unit,
+        "value": value,
+        "spread": 0.0,
+        "samples": samples if samples is not None else [value],
+    }
     if quiet is not None:
         row["quiet"] = quiet
     return row
 
 
-POLICY = {"min_history": 4, "deterministic_min_history": 1, "window": 30, "recent_runs": 2, "max_pvalue": 0.001, "points": "best",
-          "min_magnitude": {"default": 0.5}, "deterministic": [{"unit": "bytes", "tolerance": 0.02}]}
+POLICY = {
+    "min_history": 4,
+    "deterministic_min_history": 1,
+    "window": 30,
+    "recent_runs": 2,
+    "max_pvalue": 0.001,
+    "points": "best",
+    "min_magnitude": {"default": 0.5},
+    "deterministic": [{"unit": "bytes", "tolerance": 0.02}],
+}
 
 
-def _judge(history: list[float], tonight: float, metric: str = "wal_bytes", unit: str = "bytes", quiet: list[bool | None] | None = None) -> pd.Series:
+def _judge(
+    history: list[float], tonight: float, metric: str = "wal_bytes", unit: str = "bytes", quiet: list[bool | None] | None = None
+) -> pd.Series:
     q = quiet or [None] * (len(history) + 1)
-    rows = [_rows(i, v, metric, unit, quiet=q[i]) for i, v in enumerate(history)] + [_rows(len(history), tonight, metric, unit, quiet=q[-1])]
+    rows = [_rows(i, v, metric, unit, quiet=q[i]) for i, v in enumerate(history)] + [
+        _rows(len(history), tonight, metric, unit, quiet=q[-1])
+    ]
     ds = pd.DataFrame(rows)
     run = {"run_id": f"r{len(history)}", "logical_date": rows[-1]["logical_date"], "hardware_label": "local", "scale": "smoke"}
     return drift_frame(ds[ds["run_id"] == run["run_id"]], ds, run, "s", POLICY).iloc[0]
@@ -98,12 +147,23 @@ def test_deterministic_drift_is_a_tight_tolerance_from_one_earlier_run() -> None
     row = _judge([1000.0, 1000.0], 1100.0)
     assert row["verdict"] == "drift" and row["method"] == "relative_tolerance" and row["metric_kind"] == "deterministic"
     cps = json.loads(row["change_points"])
-    assert cps == [{"run_id": "r2", "logical_date": "2026-11-03T02:00:00+00:00", "metric_before": 1000.0, "metric_after": 1100.0, "relative_change": 0.1, "pvalue": None}]
+    assert cps == [
+        {
+            "run_id": "r2",
+            "logical_date": "2026-11-03T02:00:00+00:00",
+            "metric_before": 1000.0,
+            "metric_after": 1100.0,
+            "relative_change": 0.1,
+            "pvalue": None,
+        }
+    ]
     assert _judge([1000.0, 1000.0], 1015.0)["verdict"] == "ok", "within 2 %"
     assert _judge([1000.0, 1000.0], 900.0)["verdict"] == "drift", "a fall counts as much as a rise"
 
 
-otava = pytest.mark.skipif(not __import__("jsonbench.checks.changepoints", fromlist=["ready"]).ready(), reason="Apache Otava's venv is not installed (./bin/setup)")
+otava = pytest.mark.skipif(
+    not __import__("jsonbench.checks.changepoints", fromlist=["ready"]).ready(), reason="Apache Otava's venv is not installed (./bin/setup)"
+)
 
 
 @otava
@@ -115,7 +175,12 @@ def test_statistical_drift_uses_otava_and_names_the_run_where_the_change_starts(
     slow = _judge(steady, 20.5, "update_time", "ms")
     assert slow["verdict"] == "drift" and slow["drift_score"] > 1
     cp = json.loads(slow["change_points"])[-1]
-    assert cp["run_id"] == "r6" and cp["metric_before"] == pytest.approx(10.05, rel=0.01) and cp["metric_after"] == 20.5 and cp["pvalue"] < 0.001
+    assert (
+        cp["run_id"] == "r6"
+        and cp["metric_before"] == pytest.approx(10.05, rel=0.01)
+        and cp["metric_after"] == 20.5
+        and cp["pvalue"] < 0.001
+    )
     # A change seen first two runs ago is still reported, and still drift (recent_runs 2) ...
     later = _judge(steady + [20.5], 20.4, "update_time", "ms")
     assert later["verdict"] == "drift" and json.loads(later["change_points"])[-1]["run_id"] == "r6"
@@ -130,7 +195,10 @@ def test_a_busy_hour_is_not_judged_and_leaves_the_history() -> None:
     busy = _judge(steady, 25.0, "update_time", "ms", quiet=[True] * 6 + [False])
     assert busy["verdict"] == "disturbed" and busy["judged"] == "no"
     # The busy run is not in the next night's history: a quiet night after it is judged against quiet runs only.
-    rows = [_rows(i, v, "update_time", "ms", quiet=True) for i, v in enumerate(steady)] + [_rows(6, 25.0, "update_time", "ms", quiet=False), _rows(7, 10.1, "update_time", "ms", quiet=True)]
+    rows = [_rows(i, v, "update_time", "ms", quiet=True) for i, v in enumerate(steady)] + [
+        _rows(6, 25.0, "update_time", "ms", quiet=False),
+        _rows(7, 10.1, "update_time", "ms", quiet=True),
+    ]
     ds = pd.DataFrame(rows)
     run = {"run_id": "r7", "logical_date": rows[-1]["logical_date"], "hardware_label": "local", "scale": "smoke"}
     row = drift_frame(ds[ds["run_id"] == "r7"], ds, run, "s", POLICY).iloc[0]
@@ -154,7 +222,7 @@ def test_a_variant_the_previous_run_published_and_tonight_lacks_is_missing() -> 
     run = {"run_id": "r1", "logical_date": rows[-1]["logical_date"], "hardware_label": "local", "scale": "smoke"}
     frame = drift_frame(ds[ds["run_id"] == "r1"], ds, run, "s", POLICY)
     missing = frame[frame["verdict"] == "missing"]
-    assert list(zip(missing["variant"], missing["metric"])) == [("v2", "update_time")]
+    assert list(zip(missing["variant"], missing["metric"], strict=True)) == [("v2", "update_time")]
     assert missing["drift_score"].iloc[0] > 1 and missing["metric_kind"].iloc[0] == "deterministic" and "r0" in missing["note"].iloc[0]
 
 

@@ -16,8 +16,8 @@ import pytest
 from checks_synth import drop_metric, make_run, replace_metric
 
 from jsonbench.checks import ChecksFailed, check_run
-from jsonbench.dataset.publish import VALIDATIONS, read_dataset
 from jsonbench.dataset.measurement import Measurement
+from jsonbench.dataset.publish import VALIDATIONS, read_dataset
 
 
 @pytest.fixture(autouse=True)
@@ -65,7 +65,10 @@ def test_missing_metric_fails_sanity_and_names_it(make_cells, results_dir: Path)
     failed = v[(v["check_kind"] == "sanity") & ~v["success"]]
     assert len(failed) == 1 and "present" in failed["expectation"].iloc[0]
     unexpected = json.loads(failed["details"].iloc[0])["unexpected"]
-    assert {(u["engine_id"], u["workload"], u["metric"]) for u in unexpected} == {("postgres-16", "json_big", "wal_bytes"), ("postgres-17", "json_big", "wal_bytes")}
+    assert {(u["engine_id"], u["workload"], u["metric"]) for u in unexpected} == {
+        ("postgres-16", "json_big", "wal_bytes"),
+        ("postgres-17", "json_big", "wal_bytes"),
+    }
     # The WAL finding cannot be computed either, and says why.
     wal = v[(v["expectation"] == "big_document_wal_amplification")]
     assert not wal["success"].any() and "not published" in json.loads(wal["details"].iloc[0])["problem"]
@@ -80,13 +83,27 @@ def test_negative_size_fails_sanity(make_cells, results_dir: Path) -> None:
     failed = v[(v["check_kind"] == "sanity") & ~v["success"]]
     assert len(failed) == 1 and "unit=bytes" in failed["expectation"].iloc[0]
     assert json.loads(failed["details"].iloc[0])["unexpected"] == [
-        {"engine_id": "postgres-17", "suite": "large_document_update", "workload": "rel_small", "variant": "default", "metric": "heap_bytes_after", "value": -8192.0}]
+        {
+            "engine_id": "postgres-17",
+            "suite": "large_document_update",
+            "workload": "rel_small",
+            "variant": "default",
+            "metric": "heap_bytes_after",
+            "value": -8192.0,
+        }
+    ]
 
 
 def test_not_applicable_counts_only_with_a_reason(make_cells, results_dir: Path) -> None:
     def na(reason: str | None):
         def tamper(eid: str, w: str, ms: list[Measurement]) -> list[Measurement]:
-            return [Measurement("rel_small", "default", "load_time", "ms", (), "single", "not_applicable", reason) if (w == "rel_small" and m.metric == "load_time") else m for m in ms]
+            return [
+                Measurement("rel_small", "default", "load_time", "ms", (), "single", "not_applicable", reason)
+                if (w == "rel_small" and m.metric == "load_time")
+                else m
+                for m in ms
+            ]
+
         return tamper
 
     ok = make_run(make_cells, 0, tamper=na("engine build lacks something"))
@@ -95,16 +112,24 @@ def test_not_applicable_counts_only_with_a_reason(make_cells, results_dir: Path)
     with pytest.raises(ChecksFailed):
         check_run(bad)
     v = _validations(results_dir, bad["run_id"])
-    assert set(v[~v["success"]]["expectation"]) == {"expect_column_values_to_not_be_null(reason) where status=not_applicable",
-                                                    "expect_column_values_to_be_in_set(present)"}
+    assert set(v[~v["success"]]["expectation"]) == {
+        "expect_column_values_to_not_be_null(reason) where status=not_applicable",
+        "expect_column_values_to_be_in_set(present)",
+    }
 
 
 def test_a_not_applicable_input_the_finding_does_not_allow_fails_it(make_cells, results_dir: Path) -> None:
     """A suite that records an input not applicable by mistake must not silence the finding that reads it."""
+
     def na(eid: str, w: str, ms: list[Measurement]) -> list[Measurement]:
         if eid != "postgres-16" or w != "json_big_idx":
             return ms
-        return [Measurement.not_applicable(w, "default", m.metric, m.unit, "engine build lacks expression indexes") if m.metric == "n_tup_hot_upd" else m for m in ms]
+        return [
+            Measurement.not_applicable(w, "default", m.metric, m.unit, "engine build lacks expression indexes")
+            if m.metric == "n_tup_hot_upd"
+            else m
+            for m in ms
+        ]
 
     run = make_run(make_cells, 0, tamper=na)
     with pytest.raises(ChecksFailed):
@@ -134,7 +159,7 @@ def test_inverted_finding_fails_reproduction_only_there(make_cells, results_dir:
     assert _measurement_files(results_dir) == before, "a failed check must not touch the published measurements"
     v = _validations(results_dir, run["run_id"])
     failed = v[~v["success"]]
-    assert set(zip(failed["check_kind"], failed["expectation"], failed["engine_id"])) == {
+    assert set(zip(failed["check_kind"], failed["expectation"], failed["engine_id"], strict=True)) == {
         ("reproduction", "big_document_jsonb_update_slowdown", "postgres-16"),
     }  # expression_index_same_cost would catch it too at laptop; at smoke it is not applied
     assert "big_document_jsonb_update_slowdown" in str(err.value)
@@ -164,7 +189,9 @@ def test_drift_quiet_on_honest_reruns_then_fires_on_a_doubled_timing_and_a_moved
         check_run(doubled)
     v = _validations(results_dir, doubled["run_id"])
     failed = v[~v["success"]]
-    assert ("drift", "postgres-17", "json_big", "update_time", "drift") in set(zip(failed["check_kind"], failed["engine_id"], failed["workload"], failed["metric"], failed["verdict"]))
+    assert ("drift", "postgres-17", "json_big", "update_time", "drift") in set(
+        zip(failed["check_kind"], failed["engine_id"], failed["workload"], failed["metric"], failed["verdict"], strict=True)
+    )
     row = failed[(failed["check_kind"] == "drift") & (failed["metric"] == "update_time")].iloc[0]
     details = json.loads(row["details"])
     assert details["method"].startswith("otava") and details["change_points"][-1]["run_id"] == doubled["run_id"]
@@ -176,7 +203,7 @@ def test_drift_quiet_on_honest_reruns_then_fires_on_a_doubled_timing_and_a_moved
         check_run(moved)
     v = _validations(results_dir, moved["run_id"])
     failed = v[~v["success"] & (v["check_kind"] == "drift")]
-    assert ("postgres-16", "heap_bytes_after") in set(zip(failed["engine_id"], failed["metric"]))
+    assert ("postgres-16", "heap_bytes_after") in set(zip(failed["engine_id"], failed["metric"], strict=True))
     assert json.loads(failed[failed["metric"] == "heap_bytes_after"]["details"].iloc[0])["method"] == "relative_tolerance"
 
 
@@ -189,7 +216,9 @@ def test_drift_history_is_per_hardware_label(make_cells, results_dir: Path) -> N
     assert (results_dir / "measurements" / "hardware_label=bigbox").is_dir()
 
 
-def test_raw_gx_expectations_of_a_reproduction_file_are_run_too(make_cells, results_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_raw_gx_expectations_of_a_reproduction_file_are_run_too(
+    make_cells, results_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import shutil
 
     from jsonbench import paths
@@ -198,8 +227,13 @@ def test_raw_gx_expectations_of_a_reproduction_file_are_run_too(make_cells, resu
     shutil.copytree(paths.EXPECTATIONS_DIR, lib)
     f = lib / "large_document_update.reproduction.json"
     d = json.loads(f.read_text())
-    d["expectations"] = [{"type": "expect_table_row_count_to_be_between", "kwargs": {"min_value": 100},
-                          "meta": {"notes": "deliberately impossible: 14 findings x 2 engines"}}]
+    d["expectations"] = [
+        {
+            "type": "expect_table_row_count_to_be_between",
+            "kwargs": {"min_value": 100},
+            "meta": {"notes": "deliberately impossible: 14 findings x 2 engines"},
+        }
+    ]
     f.write_text(json.dumps(d))
     monkeypatch.setenv("JSONBENCH_EXPECTATIONS_DIR", str(lib))
     run = make_run(make_cells, 0)

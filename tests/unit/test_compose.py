@@ -20,10 +20,24 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yaml"
-AIRFLOW_SERVICES = ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer", "airflow-worker",
-                    "airflow-bench-worker", "airflow-bench-worker-2", "airflow-init")
+AIRFLOW_SERVICES = (
+    "airflow-apiserver",
+    "airflow-scheduler",
+    "airflow-dag-processor",
+    "airflow-triggerer",
+    "airflow-worker",
+    "airflow-bench-worker",
+    "airflow-bench-worker-2",
+    "airflow-init",
+)
 WORKERS = ("airflow-worker", "airflow-bench-worker", "airflow-bench-worker-2")
-SECRETS = ("JSONBENCH_METADATA_DB_PASSWORD", "AIRFLOW_JWT_SECRET", "AIRFLOW_API_SECRET_KEY", "AIRFLOW_FERNET_KEY", "JSONBENCH_ADMIN_PASSWORD")
+SECRETS = (
+    "JSONBENCH_METADATA_DB_PASSWORD",
+    "AIRFLOW_JWT_SECRET",
+    "AIRFLOW_API_SECRET_KEY",
+    "AIRFLOW_FERNET_KEY",
+    "JSONBENCH_ADMIN_PASSWORD",
+)
 ENV = {
     "JSONBENCH_METADATA_DB_PASSWORD": "from-env-db",
     "AIRFLOW_JWT_SECRET": "from-env-jwt",
@@ -96,8 +110,15 @@ def _queues(command: str) -> list[str]:
 def test_all_airflow_components_and_their_backing_services(compose: dict[str, Any]) -> None:
     services = compose["services"]
     assert set(services) == {"postgres", "redis", *AIRFLOW_SERVICES}
-    commands = {name: services[name]["command"] for name in ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer")}
-    assert commands == {"airflow-apiserver": "api-server", "airflow-scheduler": "scheduler", "airflow-dag-processor": "dag-processor", "airflow-triggerer": "triggerer"}
+    commands = {
+        name: services[name]["command"] for name in ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer")
+    }
+    assert commands == {
+        "airflow-apiserver": "api-server",
+        "airflow-scheduler": "scheduler",
+        "airflow-dag-processor": "dag-processor",
+        "airflow-triggerer": "triggerer",
+    }
     for name in AIRFLOW_SERVICES:
         env = _env(services[name])
         assert env["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor", name
@@ -177,11 +198,17 @@ def test_dag_sends_benchmark_tasks_to_the_queue_named_in_the_environment() -> No
         "    out[name] = {t.task_id: t.queue for t in d.tasks}\n"
         "print('QUEUES' + json.dumps(out))\n"
     )
-    env = {**os.environ, "JSONBENCH_QUEUE": "bench-here", "JSONBENCH_HARDWARE_LABEL": "here", "JSONBENCH_HARDWARE_LABELS": "here,rack-7", "PYTHONPATH": str(ROOT / "plugins")}
+    env = {
+        **os.environ,
+        "JSONBENCH_QUEUE": "bench-here",
+        "JSONBENCH_HARDWARE_LABEL": "here",
+        "JSONBENCH_HARDWARE_LABELS": "here,rack-7",
+        "PYTHONPATH": str(ROOT / "plugins"),
+    }
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     line = next((ln for ln in res.stdout.splitlines() if ln.startswith("QUEUES")), None)
     assert line, res.stdout[-2000:] + res.stderr[-3000:]
-    queues = json.loads(line[len("QUEUES"):])
+    queues = json.loads(line[len("QUEUES") :])
     for dag_id, expected in (("jsonb_benchmark_matrix", "bench-here"), ("jsonb_benchmark_matrix__rack-7", "bench-rack-7")):
         tasks = queues[dag_id]
         bench = {t: q for t, q in tasks.items() if t.rsplit(".", 1)[-1] in ("provision", "teardown", "rel_small", "reads") or t == "sweep"}

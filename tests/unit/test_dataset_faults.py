@@ -45,8 +45,15 @@ DAY = "2026-11-29"
 
 
 def _run(results: Path, run_id: str, label: str = "testbox", day: str = DAY) -> RunRef:
-    return RunRef(run_id=run_id, logical_date=f"{day}T02:00:00+00:00", hardware_label=label, results_dir=str(results), scale="smoke",
-                  git_revision="abc", host=HostFacts("h", "cpu", 2, 1 << 34, "Linux"))
+    return RunRef(
+        run_id=run_id,
+        logical_date=f"{day}T02:00:00+00:00",
+        hardware_label=label,
+        results_dir=str(results),
+        scale="smoke",
+        git_revision="abc",
+        host=HostFacts("h", "cpu", 2, 1 << 34, "Linux"),
+    )
 
 
 def stage(
@@ -54,9 +61,21 @@ def stage(
 ) -> RunRef:
     """Stage one run (2 rows per workload) the way the workload tasks do."""
     run = _run(results, run_id, label, day)
-    cell = Cell(cell_id="s__postgres-17", suite="large_document_update", engine_id="postgres-17", family="postgres", version="17",
-                backend="embedded", adapter="jsonbench.engines.postgres_embedded:EmbeddedPostgres", backend_options={"build": "pg17"},
-                scale="smoke", scale_params={"rows": 10}, repetitions=3, run=run, postgres=PostgresOptions(server_settings={}))
+    cell = Cell(
+        cell_id="s__postgres-17",
+        suite="large_document_update",
+        engine_id="postgres-17",
+        family="postgres",
+        version="17",
+        backend="embedded",
+        adapter="jsonbench.engines.postgres_embedded:EmbeddedPostgres",
+        backend_options={"build": "pg17"},
+        scale="smoke",
+        scale_params={"rows": 10},
+        repetitions=3,
+        run=run,
+        postgres=PostgresOptions(server_settings={}),
+    )
     st = Staging(results, run_id)
     st.reset()
     st.write_engine(cell.cell_id, {"version": "17.10", "build": "npm x", "data_checksums": True, "settings": {}})

@@ -7,7 +7,9 @@ from jsonbench.deployment import NIGHTLY, benchmark_dags, schedule
 
 def test_one_dag_per_hardware_label_each_on_its_own_queue() -> None:
     assert [(d.dag_id, d.label, d.queue) for d in benchmark_dags({})] == [("jsonb_benchmark_matrix", None, "default")]
-    dags = benchmark_dags({"JSONBENCH_HARDWARE_LABEL": "here", "JSONBENCH_QUEUE": "bench-here", "JSONBENCH_HARDWARE_LABELS": "here, rack-7,gpu_box,bad label"})
+    dags = benchmark_dags(
+        {"JSONBENCH_HARDWARE_LABEL": "here", "JSONBENCH_QUEUE": "bench-here", "JSONBENCH_HARDWARE_LABELS": "here, rack-7,gpu_box,bad label"}
+    )
     assert [(d.dag_id, d.label, d.queue) for d in dags] == [
         ("jsonb_benchmark_matrix", None, "bench-here"),  # this host's own label keeps the plain DAG
         ("jsonb_benchmark_matrix__rack-7", "rack-7", "bench-rack-7"),

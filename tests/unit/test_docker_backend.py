@@ -23,10 +23,9 @@ import pytest
 from docker.models.containers import _create_container_args
 
 from jsonbench import hostfacts, paths, tasks
-from jsonbench.engines import docker_exec
+from jsonbench.engines import docker_exec, postgres_docker
 from jsonbench.engines.base import engine_for
 from jsonbench.engines.postgres_common import scaled_settings
-from jsonbench.engines import postgres_docker
 from jsonbench.engines.postgres_docker import DockerPostgres, DockerTarget, container_labels, container_spec, docker_target, initdb_args
 from jsonbench.errors import EngineUnavailable
 
@@ -136,7 +135,10 @@ def fake_docker(monkeypatch: pytest.MonkeyPatch) -> FakeDocker:
 # -- the specification ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("engine_id,image", [("postgres-16", "jsonbench/postgres:16"), ("postgres-17", "jsonbench/postgres:17"), ("postgres-18", "jsonbench/postgres:18")])
+@pytest.mark.parametrize(
+    "engine_id,image",
+    [("postgres-16", "jsonbench/postgres:16"), ("postgres-17", "jsonbench/postgres:17"), ("postgres-18", "jsonbench/postgres:18")],
+)
 def test_spec_runs_the_official_image_with_the_cells_settings_on_loopback(make_cells: Any, engine_id: str, image: str) -> None:
     cell = make_cells(SUITE, [engine_id], backend="docker")[0]
     workdir = cell.identity.workdir()
@@ -223,7 +225,9 @@ def test_missing_image_in_the_matrix_names_the_field(make_cells: Any, fake_docke
 # -- lifecycle against a mocked engine ----------------------------------------------------------
 
 
-def test_failed_start_reports_the_server_log_and_removes_the_container(make_cells: Any, fake_docker: FakeDocker, caplog: pytest.LogCaptureFixture) -> None:
+def test_failed_start_reports_the_server_log_and_removes_the_container(
+    make_cells: Any, fake_docker: FakeDocker, caplog: pytest.LogCaptureFixture
+) -> None:
     """The Docker engine is mocked (none can run here): the container 'exits' during start, as a bad setting makes it."""
     fake_docker.log = b'FATAL:  invalid value for parameter "shared_buffers": "lots"\n'
     fake_docker.behaviour = lambda c: setattr(c, "status", "exited")
@@ -347,7 +351,9 @@ class _FakeExecContainer:
         return iter([buf.getvalue()]), {}
 
 
-def test_exec_helper_runs_in_the_container_and_returns_its_output_logs_and_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+def test_exec_helper_runs_in_the_container_and_returns_its_output_logs_and_exit_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     """The Docker engine is mocked (none can run here): the helper's round trip of script, env, logs and exit code."""
     import docker
 
@@ -372,15 +378,31 @@ def test_exec_helper_runs_in_the_container_and_returns_its_output_logs_and_exit_
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PGHOST", "/var/run/postgresql")
     monkeypatch.setenv("SECRET_OF_THE_WORKER", "must-not-leak")
-    code = docker_exec.main(["--base-url", "unix:///fake.sock", "--container", "jsonbench-abc", "--user", "1000:1000", "--",
-                             "pgbench", "-f", str(script), "-T", "1", "-l", f"--log-prefix={logs}/txlog"])
+    code = docker_exec.main(
+        [
+            "--base-url",
+            "unix:///fake.sock",
+            "--container",
+            "jsonbench-abc",
+            "--user",
+            "1000:1000",
+            "--",
+            "pgbench",
+            "-f",
+            str(script),
+            "-T",
+            "1",
+            "-l",
+            f"--log-prefix={logs}/txlog",
+        ]
+    )
     assert code == 3
     out, err = capfd.readouterr()
     assert "tps = 42.0" in out and "a warning" in err
     assert api.created["cmd"][0] == "pgbench" and api.created["workdir"] == str(tmp_path) and api.created["user"] == "1000:1000"
     assert api.created["environment"]["PGHOST"] == "/var/run/postgresql"
     assert all(k.startswith("PG") for k in api.created["environment"])  # only the session's PG* variables cross over
-    (path, data), = container.archives
+    ((path, data),) = container.archives
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         names = set(tar.getnames())
     assert path == "/" and str(script).lstrip("/") in names and str(logs).lstrip("/") in names
@@ -437,7 +459,14 @@ def test_the_client_is_the_docker_hooks(monkeypatch: pytest.MonkeyPatch) -> None
 
     monkeypatch.setattr(hook_module, "DockerHook", FakeHook)
     client = postgres_docker._default_client(DockerTarget("unix:///run/d.sock", "jsonbench_docker", "jsonbench_docker", "test"))
-    assert made == [{"docker_conn_id": "jsonbench_docker", "base_url": "unix:///run/d.sock", "version": "auto", "timeout": postgres_docker.CLIENT_TIMEOUT_S}]
+    assert made == [
+        {
+            "docker_conn_id": "jsonbench_docker",
+            "base_url": "unix:///run/d.sock",
+            "version": "auto",
+            "timeout": postgres_docker.CLIENT_TIMEOUT_S,
+        }
+    ]
     assert client.api == "the hook's APIClient" and hasattr(client, "containers") and hasattr(client, "images")
 
 
@@ -462,11 +491,15 @@ class _SamplingApi:
 
     def stats(self, container: str, stream: bool = True, one_shot: bool = False) -> dict[str, Any]:
         self.calls.append(("stats", (stream, one_shot)))
-        return {"cpu_stats": {"cpu_usage": {"total_usage": 12_500_000_000}},
-                "memory_stats": {"usage": 300_000_000, "stats": {"total_inactive_file": 100_000_000}}}
+        return {
+            "cpu_stats": {"cpu_usage": {"total_usage": 12_500_000_000}},
+            "memory_stats": {"usage": 300_000_000, "stats": {"total_inactive_file": 100_000_000}},
+        }
 
 
-def test_sampler_reads_host_pids_cgroup_cpu_and_memory_without_cache(make_cells: Any, fake_docker: FakeDocker, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sampler_reads_host_pids_cgroup_cpu_and_memory_without_cache(
+    make_cells: Any, fake_docker: FakeDocker, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake_docker.images_present.add("jsonbench/postgres:16")
     api = _SamplingApi()
     fake_docker.api = api  # type: ignore[attr-defined]  # the stand-in's low-level API
@@ -483,7 +516,9 @@ def test_sampler_reads_host_pids_cgroup_cpu_and_memory_without_cache(make_cells:
 
 
 @pytest.mark.parametrize("layout", ["v1-cgroupfs", "v2-systemd"])
-def test_sampler_reads_the_containers_cgroup_files_when_this_host_sees_them(layout: str, make_cells: Any, fake_docker: FakeDocker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sampler_reads_the_containers_cgroup_files_when_this_host_sees_them(
+    layout: str, make_cells: Any, fake_docker: FakeDocker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Microseconds per reading instead of the engine's one-second stats call (which stays the fallback)."""
     cid = "ab" * 32
     if layout == "v1-cgroupfs":

@@ -79,20 +79,32 @@ def test_inputs_hash_follows_every_byte_mode_and_link(tmp_path: Path) -> None:
 def test_every_image_is_declared_with_its_base_and_groups() -> None:
     declared = {i.tag: i for i in images.images()}
     assert set(declared) == {
-        "jsonbench/postgres:16", "jsonbench/postgres:17", "jsonbench/postgres:18",
-        "jsonbench/postgres-debian:17", "jsonbench/postgres-debian:18",
-        "jsonbench/redis:7", "jsonbench/airflow:3.3.2",
+        "jsonbench/postgres:16",
+        "jsonbench/postgres:17",
+        "jsonbench/postgres:18",
+        "jsonbench/postgres-debian:17",
+        "jsonbench/postgres-debian:18",
+        "jsonbench/redis:7",
+        "jsonbench/airflow:3.3.2",
     }
     bases = {b.tag for b in images.BASES}
     assert all(i.base in bases for i in declared.values())
     assert declared["jsonbench/postgres-debian:17"].base == "jsonbench/debian:trixie"
     assert declared["jsonbench/postgres-debian:18"].base == "jsonbench/debian:forky"
     # The stack needs the Airflow image, Redis, and the metadata database (jsonbench/postgres:16).
-    assert {t for t, i in declared.items() if "stack" in i.groups} == {"jsonbench/airflow:3.3.2", "jsonbench/redis:7", "jsonbench/postgres:16"}
+    assert {t for t, i in declared.items() if "stack" in i.groups} == {
+        "jsonbench/airflow:3.3.2",
+        "jsonbench/redis:7",
+        "jsonbench/postgres:16",
+    }
     # 18 moved PGDATA and the volume, as in the official image.
     assert declared["jsonbench/postgres:18"].args["PG_DATA_DIR"] == "/var/lib/postgresql/18/docker"
     assert declared["jsonbench/postgres:18"].args["PG_VOLUME"] == "/var/lib/postgresql"
-    assert declared["jsonbench/postgres:16"].args["PG_DATA_DIR"] == declared["jsonbench/postgres:16"].args["PG_VOLUME"] == "/var/lib/postgresql/data"
+    assert (
+        declared["jsonbench/postgres:16"].args["PG_DATA_DIR"]
+        == declared["jsonbench/postgres:16"].args["PG_VOLUME"]
+        == "/var/lib/postgresql/data"
+    )
 
 
 def test_postgres_images_carry_the_embedded_backends_pinned_builds() -> None:
@@ -123,8 +135,12 @@ def test_airflow_image_pins_are_the_projects_plus_the_stacks(tmp_path: Path) -> 
     """The image installs requirements.txt under constraints.txt; the stack's file adds pins and overrides only what it documents."""
     import subprocess
 
-    merged = subprocess.run([sys.executable, str(merge), str(ROOT / "constraints.txt"), str(ROOT / "docker" / "airflow" / "constraints-stack.txt")],
-                            capture_output=True, text=True, check=True).stdout
+    merged = subprocess.run(
+        [sys.executable, str(merge), str(ROOT / "constraints.txt"), str(ROOT / "docker" / "airflow" / "constraints-stack.txt")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     project = _pins((ROOT / "constraints.txt").read_text())
     stack = _pins((ROOT / "docker" / "airflow" / "constraints-stack.txt").read_text())
     result = _pins(merged)
@@ -137,7 +153,9 @@ def test_airflow_image_pins_are_the_projects_plus_the_stacks(tmp_path: Path) -> 
             name, version = line.split("==")
             assert result[re.sub(r"[-_.]+", "-", name).lower()] == version
     dockerfile = (ROOT / "docker" / "airflow" / "Dockerfile").read_text()
-    assert "-r /opt/jsonbench/requirements.txt -r /opt/jsonbench/requirements-stack.txt -c /opt/jsonbench/constraints-image.txt" in dockerfile
+    assert (
+        "-r /opt/jsonbench/requirements.txt -r /opt/jsonbench/requirements-stack.txt -c /opt/jsonbench/constraints-image.txt" in dockerfile
+    )
     assert "pip check" in dockerfile
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from report_synth import build_once
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,11 @@ import pytest
 
 from jsonbench.checks.gxrun import GXSession, data_docs_dir, gx_dir
 
-BETWEEN = {"type": "expect_column_values_to_be_between", "kwargs": {"column": "x", "min_value": 0, "max_value": 2}, "meta": {"notes": "x is small"}}
+BETWEEN = {
+    "type": "expect_column_values_to_be_between",
+    "kwargs": {"column": "x", "min_value": 0, "max_value": 2},
+    "meta": {"notes": "x is small"},
+}
 NOT_NULL = {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "x"}}
 FRAME = pd.DataFrame({"x": [1, 2, 3], "key": ["a", "b", "c"]})
 

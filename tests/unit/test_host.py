@@ -35,7 +35,9 @@ def test_lease_is_exclusive_between_runs_and_reentrant_for_one_cell(lease_dir: P
     assert held.pid == os.getpid()
 
 
-def test_stale_lease_of_a_vanished_engine_is_taken_over_but_a_live_one_never(lease_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stale_lease_of_a_vanished_engine_is_taken_over_but_a_live_one_never(
+    lease_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     alive = tmp_path / "alive"
     alive.mkdir()
     hostlease.acquire("run_a", "c", alive)
@@ -64,7 +66,9 @@ def test_waiting_is_remembered_so_it_can_be_bounded(lease_dir: Path) -> None:
 def _burner(seconds: float) -> int:
     """A CPU-bound process that is *not* ours (double-forked: its parent is init), as another user's job would be."""
     code = f"import time; t=time.time()\nwhile time.time()-t<{seconds}: pass"
-    out = subprocess.run(["sh", "-c", f"{sys.executable} -c '{code}' > /dev/null 2>&1 & echo $!"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["sh", "-c", f"{sys.executable} -c '{code}' > /dev/null 2>&1 & echo $!"], capture_output=True, text=True, check=True
+    )
     return int(out.stdout.strip())
 
 

@@ -54,7 +54,16 @@ def test_defaults_resolve_to_the_matrix_defaults() -> None:
 
 
 def test_overrides_narrow_and_override() -> None:
-    cfg = resolve({"engines": ["postgres-17"], "scale": "smoke", "repetitions": 3, "hardware_label": "rack-7", "server_settings": {"shared_buffers": "256MB"}}, env={})
+    cfg = resolve(
+        {
+            "engines": ["postgres-17"],
+            "scale": "smoke",
+            "repetitions": 3,
+            "hardware_label": "rack-7",
+            "server_settings": {"shared_buffers": "256MB"},
+        },
+        env={},
+    )
     ldu = _by_suite(plan_cells(cfg, RUN), "large_document_update")
     assert [c.engine_id for c in ldu] == ["postgres-17"]
     assert ldu[0].repetitions == 3 and ldu[0].scale == "smoke"
@@ -74,7 +83,9 @@ def test_cells_come_in_the_slots_order_and_round_trip_as_json() -> None:
     m = load_matrix()
     slots = cell_slots(m)
     cells = plan_cells(resolve({"suites": ["catalogue", "large_document_update"], "engines": ["postgres-18", "postgres-16"]}, env={}), RUN)
-    assert [(c.suite, c.engine_id) for c in cells] == [s for s in slots if s[1] in ("postgres-16", "postgres-18") and s[0] in ("catalogue", "large_document_update")]
+    assert [(c.suite, c.engine_id) for c in cells] == [
+        s for s in slots if s[1] in ("postgres-16", "postgres-18") and s[0] in ("catalogue", "large_document_update")
+    ]
     assert [c.position for c in cells] == sorted(c.position for c in cells)
     for c in cells:
         assert Cell.from_json(c.to_json()) == c
@@ -108,7 +119,9 @@ def test_matrix_file_mistakes_are_caught() -> None:
 
 def test_backend_and_settings_follow_each_family() -> None:
     """The backend parameter picks among a family's backends; families without server settings get none."""
-    cfg = resolve({"engines": ["postgres-16", "sqlite-3.46.1"], "suites": ["large_document_update", "sqlite_jsonb"], "backend": "server"}, env={})
+    cfg = resolve(
+        {"engines": ["postgres-16", "sqlite-3.46.1"], "suites": ["large_document_update", "sqlite_jsonb"], "backend": "server"}, env={}
+    )
     cells = plan_cells(cfg, RUN)
     pg, lite = _by_suite(cells, "large_document_update")[0], _by_suite(cells, "sqlite_jsonb")[0]
     assert pg.backend == "server" and pg.backend_options == {"conn_id": "jsonbench_postgres_16"}

@@ -144,7 +144,9 @@ def test_check_version_real_binaries() -> None:
 
 
 def test_argv_and_options_merge(monkeypatch: pytest.MonkeyPatch) -> None:
-    argv = pgbench.build_argv(["pgbench"], Path("/x.sql"), clients=2, threads=2, seconds=1.4, defines={"products": 10}, log_prefix=Path("/tmp/l"))
+    argv = pgbench.build_argv(
+        ["pgbench"], Path("/x.sql"), clients=2, threads=2, seconds=1.4, defines={"products": 10}, log_prefix=Path("/tmp/l")
+    )
     assert argv == ["pgbench", "-n", "-c", "2", "-j", "2", "-f", "/x.sql", "-T", "1", "-D", "products=10", "-l", "--log-prefix=/tmp/l"]
     monkeypatch.setenv("PGHOST", "/somewhere/else")
     env = pgbench.environment({"PGHOST": "/sock", "PGOPTIONS": "-c search_path=bench"}, "-c synchronous_commit=off")
@@ -154,7 +156,9 @@ def test_argv_and_options_merge(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_argv_samples_the_log_and_reports_progress() -> None:
-    argv = pgbench.build_argv(["pgbench"], Path("/x.sql"), clients=2, threads=2, seconds=20, log_prefix=Path("/tmp/l"), sampling=0.05, progress_s=4)
+    argv = pgbench.build_argv(
+        ["pgbench"], Path("/x.sql"), clients=2, threads=2, seconds=20, log_prefix=Path("/tmp/l"), sampling=0.05, progress_s=4
+    )
     assert argv[-4:] == ["--log-prefix=/tmp/l", "--sampling-rate=0.0500", "-P", "4"]
     full = pgbench.build_argv(["pgbench"], Path("/x.sql"), clients=2, threads=2, transactions=100, log_prefix=Path("/tmp/l"), sampling=1.0)
     assert not any(a.startswith("--sampling-rate") for a in full) and "-P" not in full
@@ -196,10 +200,21 @@ def test_run_streams_progress_and_takes_percentiles_from_a_sampled_log(tmp_path:
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     argv_file = tmp_path / "argv"
     lines: list[str] = []
-    res = pgbench.run([str(fake)], {"ARGV_FILE": str(argv_file)}, tmp_path / "x.sql", clients=2, threads=2, seconds=10, expected_tps=10000.0,
-                      on_progress=lines.append)
+    res = pgbench.run(
+        [str(fake)],
+        {"ARGV_FILE": str(argv_file)},
+        tmp_path / "x.sql",
+        clients=2,
+        threads=2,
+        seconds=10,
+        expected_tps=10000.0,
+        on_progress=lines.append,
+    )
     # Progress went to the callback as it came; the parsed summary is pgbench's, untouched.
-    assert lines == ["progress: 1.0 s, 950.0 tps, lat 2.1 ms stddev 0.4, 0 failed", "progress: 2.0 s, 1010.0 tps, lat 2.0 ms stddev 0.3, 0 failed"]
+    assert lines == [
+        "progress: 1.0 s, 950.0 tps, lat 2.1 ms stddev 0.4, 0 failed",
+        "progress: 2.0 s, 1010.0 tps, lat 2.0 ms stddev 0.3, 0 failed",
+    ]
     assert res.tps == 1000.0 and res.processed == 2000 and res.failed == 1
     # The log was sampled (10 s x 10,000 tps expected: 10 % kept) and still yields percentiles, from every thread's file.
     argv = argv_file.read_text()

@@ -17,22 +17,53 @@ from jsonbench.dataset.staging import Staging, WorkloadRecord
 
 
 def _run(results: Path, run_id: str) -> RunRef:
-    return RunRef(run_id=run_id, logical_date="2026-11-29T02:00:00+00:00", hardware_label="testbox", results_dir=str(results), scale="smoke",
-                  git_revision="abc", host=HostFacts("h", "cpu", 2, 1 << 34, "Linux"))
+    return RunRef(
+        run_id=run_id,
+        logical_date="2026-11-29T02:00:00+00:00",
+        hardware_label="testbox",
+        results_dir=str(results),
+        scale="smoke",
+        git_revision="abc",
+        host=HostFacts("h", "cpu", 2, 1 << 34, "Linux"),
+    )
 
 
 def _stage(results: Path, run_id: str, value: float, workloads=("w1", "w2"), resources: dict | None = None) -> RunRef:
     run = _run(results, run_id)
-    cell = Cell(cell_id="s__postgres-17", suite="large_document_update", engine_id="postgres-17", family="postgres", version="17",
-                backend="embedded", adapter="jsonbench.engines.postgres_embedded:EmbeddedPostgres", backend_options={"build": "pg17"},
-                scale="smoke", scale_params={"rows": 10}, repetitions=3, run=run, postgres=PostgresOptions(server_settings={"work_mem": "64MB"}))
+    cell = Cell(
+        cell_id="s__postgres-17",
+        suite="large_document_update",
+        engine_id="postgres-17",
+        family="postgres",
+        version="17",
+        backend="embedded",
+        adapter="jsonbench.engines.postgres_embedded:EmbeddedPostgres",
+        backend_options={"build": "pg17"},
+        scale="smoke",
+        scale_params={"rows": 10},
+        repetitions=3,
+        run=run,
+        postgres=PostgresOptions(server_settings={"work_mem": "64MB"}),
+    )
     st = Staging(results, run_id)
-    st.write_engine(cell.cell_id, {"version": "17.10", "build": "npm x", "configure": "--with-x", "data_checksums": True, "settings": {"work_mem": "64MB"}})
+    st.write_engine(
+        cell.cell_id,
+        {"version": "17.10", "build": "npm x", "configure": "--with-x", "data_checksums": True, "settings": {"work_mem": "64MB"}},
+    )
     for w in workloads:
-        ms = [Measurement.of(w, "default", "update_time", "ms", [value, value + 2, value + 1]),
-              Measurement.not_applicable(w, "lz4", "size", "bytes", "engine build lacks lz4")]
-        windows = [{"seconds": 1.0, "other_cpu": 0.02, "steal": 0.0, "load_1m": 1.5, "quiet": True}, {"seconds": 1.0, "other_cpu": 0.3, "steal": 0.0, "load_1m": 2.5, "quiet": False}]
-        st.write_workload(WorkloadRecord(cell, w, ms, {"measure": 1.0}, "2026-11-29T02:00:01+00:00", "2026-11-29T02:00:02+00:00", windows, resources or {}))
+        ms = [
+            Measurement.of(w, "default", "update_time", "ms", [value, value + 2, value + 1]),
+            Measurement.not_applicable(w, "lz4", "size", "bytes", "engine build lacks lz4"),
+        ]
+        windows = [
+            {"seconds": 1.0, "other_cpu": 0.02, "steal": 0.0, "load_1m": 1.5, "quiet": True},
+            {"seconds": 1.0, "other_cpu": 0.3, "steal": 0.0, "load_1m": 2.5, "quiet": False},
+        ]
+        st.write_workload(
+            WorkloadRecord(
+                cell, w, ms, {"measure": 1.0}, "2026-11-29T02:00:01+00:00", "2026-11-29T02:00:02+00:00", windows, resources or {}
+            )
+        )
     return run
 
 
@@ -121,7 +152,9 @@ def test_dataset_reads_with_pandas_and_duckdb(results_dir: Path) -> None:
     publish_mod.publish_run(results_dir, _stage(results_dir, "run_a", 10.0))
     df = pd.read_parquet(results_dir / "measurements")
     assert {"hardware_label", "run_date", "run_key", "metric", "value"} <= set(df.columns)
-    n = duckdb.sql(f"SELECT count(*) FROM read_parquet('{results_dir}/measurements/**/*.parquet', hive_partitioning=true) WHERE hardware_label = 'testbox'").fetchall()[0][0]
+    n = duckdb.sql(
+        f"SELECT count(*) FROM read_parquet('{results_dir}/measurements/**/*.parquet', hive_partitioning=true) WHERE hardware_label = 'testbox'"
+    ).fetchall()[0][0]
     assert n == 4
 
 

@@ -26,7 +26,7 @@ def test_estimates_grow_with_the_scale(suite: str, make_cells: Callable[..., lis
     for cost in costs:
         assert cost.duration_s > 0 and cost.disk_peak_bytes > 0 and cost.memory_peak_bytes > 0, cost
         assert cost.source != "no estimate"
-    for small, big in zip(costs, costs[1:]):
+    for small, big in zip(costs, costs[1:], strict=False):
         assert small.duration_s <= big.duration_s and small.disk_peak_bytes <= big.disk_peak_bytes and small.load_bytes <= big.load_bytes
 
 

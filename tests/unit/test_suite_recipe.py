@@ -57,7 +57,8 @@ class Tiny(Suite[Any]):
         return [("count", "rows"), ("count", "count_time")]
 
     def estimate(self, cell: Cell) -> CellCost:
-        return CellCost(load_bytes=100 * int(cell.scale_params["rows"]), disk_peak_bytes=64 << 20, memory_peak_bytes=256 << 20, duration_s=10.0, source="tiny estimate")
+        return CellCost(load_bytes=100 * int(cell.scale_params["rows"]), disk_peak_bytes=64 << 20,
+                        memory_peak_bytes=256 << 20, duration_s=10.0, source="tiny estimate")
 '''
 
 SQL = {
@@ -70,22 +71,36 @@ REPRODUCTION = {
     "suite": SUITE,
     "seed": "tiny.txt",
     "description": "The tiny suite's one finding: it counts the rows it loaded.",
-    "findings": [{
-        "id": "tiny_counts_what_it_loaded",
-        "description": "rows counted over rows counted: exactly 1",
-        "numerator": [{"workload": "count", "metric": "rows"}],
-        "denominator": [{"workload": "count", "metric": "rows"}],
-        "unit": "x",
-        "seed": {"value": 1.0, "figure": "a count is a count"},
-        "band": {"min": 0.999, "max": 1.001},
-        "band_reason": "deterministic",
-    }],
+    "findings": [
+        {
+            "id": "tiny_counts_what_it_loaded",
+            "description": "rows counted over rows counted: exactly 1",
+            "numerator": [{"workload": "count", "metric": "rows"}],
+            "denominator": [{"workload": "count", "metric": "rows"}],
+            "unit": "x",
+            "seed": {"value": 1.0, "figure": "a count is a count"},
+            "band": {"min": 0.999, "max": 1.001},
+            "band_reason": "deterministic",
+        }
+    ],
 }
-SEED = {"suite": SUITE, "seed": "tiny.txt", "title": "tiny", "engine": "any", "scale": {"rows": 10}, "notes": "", "figures": [{"workload": "count", "metric": "rows", "value": 10, "unit": "rows"}]}
+SEED = {
+    "suite": SUITE,
+    "seed": "tiny.txt",
+    "title": "tiny",
+    "engine": "any",
+    "scale": {"rows": 10},
+    "notes": "",
+    "figures": [{"workload": "count", "metric": "rows", "value": 10, "unit": "rows"}],
+}
 
 
 def _python_files() -> dict[str, str]:
-    return {str(p.relative_to(ROOT)): hashlib.sha256(p.read_bytes()).hexdigest() for folder in ("plugins", "dags") for p in sorted((ROOT / folder).rglob("*.py"))}
+    return {
+        str(p.relative_to(ROOT)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for folder in ("plugins", "dags")
+        for p in sorted((ROOT / folder).rglob("*.py"))
+    }
 
 
 @pytest.fixture
@@ -113,8 +128,9 @@ def recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     return {"include": include, "modules": modules}
 
 
-def test_a_suite_added_by_the_recipe_is_planned_parsed_and_run(recipe: dict[str, Path], results_dir: Path, airflow_env: dict[str, str],
-                                                              leak_check: Any) -> None:
+def test_a_suite_added_by_the_recipe_is_planned_parsed_and_run(
+    recipe: dict[str, Path], results_dir: Path, airflow_env: dict[str, str], leak_check: Any
+) -> None:
     from jsonbench import tasks
     from jsonbench.dataset.read import read_dataset
     from jsonbench.suites import get_suite
@@ -124,18 +140,26 @@ def test_a_suite_added_by_the_recipe_is_planned_parsed_and_run(recipe: dict[str,
     assert Path(sys.modules[type(suite).__module__].__file__ or "").parent == recipe["modules"]  # the module lives outside the project
 
     # Planned: one cell, costed by the suite's own estimate.
-    planned = tasks.plan({"suites": [SUITE], "engines": ["postgres-17"], "scale": "smoke", "results_dir": str(results_dir)}, "recipe_run", "2026-11-29T02:00:00+00:00")
+    planned = tasks.plan(
+        {"suites": [SUITE], "engines": ["postgres-17"], "scale": "smoke", "results_dir": str(results_dir)},
+        "recipe_run",
+        "2026-11-29T02:00:00+00:00",
+    )
     (cell,) = planned["cells"]
     assert cell["cell_id"] == "tiny__postgres-17"
     assert planned["costs"]["cells"]["tiny__postgres-17"]["source"] == "tiny estimate"
 
     # Parsed into the DAG: its task group with its workload task, chained like every other cell.
-    env = {**airflow_env, "JSONBENCH_INCLUDE_DIR": str(recipe["include"]), "JSONBENCH_MATRIX": str(recipe["include"] / "matrix.yaml"),
-           "PYTHONPATH": f"{recipe['modules']}:{ROOT / 'plugins'}"}
+    env = {
+        **airflow_env,
+        "JSONBENCH_INCLUDE_DIR": str(recipe["include"]),
+        "JSONBENCH_MATRIX": str(recipe["include"] / "matrix.yaml"),
+        "PYTHONPATH": f"{recipe['modules']}:{ROOT / 'plugins'}",
+    }
     probe = textwrap.dedent(f"""
         import json
         from airflow.dag_processing.dagbag import DagBag
-        bag = DagBag(dag_folder={str(ROOT / 'dags' / 'jsonb_benchmark_matrix.py')!r})
+        bag = DagBag(dag_folder={str(ROOT / "dags" / "jsonb_benchmark_matrix.py")!r})
         assert not bag.import_errors, bag.import_errors
         dag = bag.dags["jsonb_benchmark_matrix"]
         last = dag.get_task("tiny__postgres-17.provision")
@@ -146,7 +170,9 @@ def test_a_suite_added_by_the_recipe_is_planned_parsed_and_run(recipe: dict[str,
     parsed = json.loads(res.stdout.strip().splitlines()[-1])
     assert "tiny__postgres-17" in parsed["groups"]
     assert {"tiny__postgres-17.provision", "tiny__postgres-17.count", "tiny__postgres-17.teardown"} <= set(parsed["tasks"])
-    assert "plan" in parsed["after"] and any(t.endswith(".teardown") for t in parsed["after"]), parsed["after"]  # chained after the previous cell
+    assert "plan" in parsed["after"] and any(t.endswith(".teardown") for t in parsed["after"]), parsed[
+        "after"
+    ]  # chained after the previous cell
 
     # Run through the driver on a real engine, published and checked.
     handle = tasks.provision(planned, cell["cell_id"])

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from report_synth import build_once
 
 from jsonbench.dataset import views
@@ -55,23 +54,32 @@ def _findings_per_run() -> int:
 def test_latest_run_runs_findings_and_change_points(results: Path) -> None:
     con = _open(views.refresh(results))
     latest = con.execute("SELECT DISTINCT hardware_label, engine_id, run_id FROM latest_run ORDER BY engine_id").fetchall()
-    assert latest == [("local", "postgres-16", "scheduled__2026-11-05T02:00:00+00:00"), ("local", "postgres-17", "scheduled__2026-11-05T02:00:00+00:00")]
+    assert latest == [
+        ("local", "postgres-16", "scheduled__2026-11-05T02:00:00+00:00"),
+        ("local", "postgres-17", "scheduled__2026-11-05T02:00:00+00:00"),
+    ]
     runs = con.execute("SELECT run_id, scale, check_status, failed_checks, engines FROM runs ORDER BY logical_date").fetchall()
     assert [r[1] for r in runs] == ["laptop", "smoke", "smoke", "smoke", "smoke"]
     assert runs[-1][2] == "failed" and runs[-1][3] >= 1 and runs[0][2] == "passed"
     assert runs[0][4] == ["postgres-16", "postgres-17"]
-    f = con.execute("SELECT finding, engine_id, scale, seed_value, band_min, band_max, verdict, data_docs_page FROM findings "
-                "WHERE run_id = 'scheduled__2026-11-05T02:00:00+00:00' AND finding = 'big_document_jsonb_update_slowdown' ORDER BY engine_id").fetchall()
+    f = con.execute(
+        "SELECT finding, engine_id, scale, seed_value, band_min, band_max, verdict, data_docs_page FROM findings "
+        "WHERE run_id = 'scheduled__2026-11-05T02:00:00+00:00' AND finding = 'big_document_jsonb_update_slowdown' ORDER BY engine_id"
+    ).fetchall()
     assert [r[1] for r in f] == ["postgres-16", "postgres-17"]
     from jsonbench.checks.library import load_library
 
     findings = load_library().reproduction["large_document_update"]["findings"]
     band = next(x for x in findings if x["id"] == "big_document_jsonb_update_slowdown")["bands"]["smoke"]
-    assert all(r[2] == "smoke" and r[3] == pytest.approx(136.25) and r[4] == band["min"] and r[5] == band["max"] and r[6] == "pass" for r in f), f
+    assert all(
+        r[2] == "smoke" and r[3] == pytest.approx(136.25) and r[4] == band["min"] and r[5] == band["max"] and r[6] == "pass" for r in f
+    ), f
     per_run = con.execute("SELECT run_id, count(*) FROM findings GROUP BY ALL ORDER BY ALL").fetchall()
     assert [n for _, n in per_run] == [len(findings) * 2] * 5  # every finding x 2 engines per run
     cp = con.execute("SELECT engine_id, workload, metric, run_id, relative_change, pvalue, judged_in_run FROM change_points").fetchall()
-    assert cp == [("postgres-17", "json_big", "wal_bytes", "scheduled__2026-11-05T02:00:00+00:00", 1.0, 0.001, "scheduled__2026-11-05T02:00:00+00:00")]
+    assert cp == [
+        ("postgres-17", "json_big", "wal_bytes", "scheduled__2026-11-05T02:00:00+00:00", 1.0, 0.001, "scheduled__2026-11-05T02:00:00+00:00")
+    ]
 
 
 def test_damaged_file_is_left_out_and_listed(results: Path, tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ import importlib
 import json
 import logging
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -65,21 +65,43 @@ def alert_text(facts: dict[str, Any]) -> tuple[str, str]:
     if s.get("kind") == "run":
         failed = s.get("failed_tasks") or []
         subject = f"jsonbench: run {facts['run_id']} failed: {len(failed)} task(s) failed"
-        lines = [f"# {subject}", "", f"- DAG `{facts['dag_id']}`, logical date {facts['logical_date']}", f"- results: `{facts['results_dir']}`",
-                 f"- task states: {json.dumps(s.get('states'))}", "", "## Failed tasks", ""]
+        lines = [
+            f"# {subject}",
+            "",
+            f"- DAG `{facts['dag_id']}`, logical date {facts['logical_date']}",
+            f"- results: `{facts['results_dir']}`",
+            f"- task states: {json.dumps(s.get('states'))}",
+            "",
+            "## Failed tasks",
+            "",
+        ]
         lines += [f"- `{t}`" for t in failed]
-        lines += ["", "Whatever the run staged before it failed is published (see the run's rows); a cell whose tasks failed has no rows.",
-                  "Clear the failed tasks (or rerun the same run) to repair it: completed cells are kept, not measured again."]
+        lines += [
+            "",
+            "Whatever the run staged before it failed is published (see the run's rows); a cell whose tasks failed has no rows.",
+            "Clear the failed tasks (or rerun the same run) to repair it: completed cells are kept, not measured again.",
+        ]
         return subject, "\n".join(lines) + "\n"
     if s:
         subject = f"jsonbench: {s.get('failed')} of {s.get('checked')} checks failed for run {facts['run_id']}"
     else:
         subject = f"jsonbench: the check task of run {facts['run_id']} failed before finishing its checks"
-    lines = [f"# {subject}", "", f"- DAG `{facts['dag_id']}`, task `{facts['task_id']}`, logical date {facts['logical_date']}",
-             f"- results: `{facts['results_dir']}`"]
+    lines = [
+        f"# {subject}",
+        "",
+        f"- DAG `{facts['dag_id']}`, task `{facts['task_id']}`, logical date {facts['logical_date']}",
+        f"- results: `{facts['results_dir']}`",
+    ]
     if s:
-        lines += [f"- validation rows: `{s.get('validations')}`", f"- Data Docs: `{s.get('data_docs')}`",
-                  f"- by kind: {json.dumps(s.get('by_kind'))}", f"- drift verdicts: {json.dumps(s.get('drift_verdicts'))}", "", "## Failed checks", ""]
+        lines += [
+            f"- validation rows: `{s.get('validations')}`",
+            f"- Data Docs: `{s.get('data_docs')}`",
+            f"- by kind: {json.dumps(s.get('by_kind'))}",
+            f"- drift verdicts: {json.dumps(s.get('drift_verdicts'))}",
+            "",
+            "## Failed checks",
+            "",
+        ]
         lines += [f"- {f}" for f in s.get("failures", [])]
         if s.get("failed", 0) > len(s.get("failures", [])):
             lines.append(f"- ... and {s['failed'] - len(s['failures'])} more (see the validation rows)")
@@ -103,7 +125,7 @@ class FileAlertNotifier(BaseNotifier):
         folder = Path(facts["results_dir"]) / "alerts"
         folder.mkdir(parents=True, exist_ok=True)
         key = run_key(facts["run_id"])  # may contain dots (fractional seconds): no Path.with_suffix here
-        write_json_atomic(folder / f"{key}.json", {**facts, "subject": subject, "raised_at": datetime.now(timezone.utc).isoformat()})
+        write_json_atomic(folder / f"{key}.json", {**facts, "subject": subject, "raised_at": datetime.now(UTC).isoformat()})
         md = folder / f"{key}.md"
         tmp = md.with_name(f".{md.name}.tmp")
         tmp.write_text(text, encoding="utf-8")
@@ -176,6 +198,8 @@ class RunFailureNotifier(BaseNotifier):
     def notify(self, context: Any) -> None:
         summary = getattr(context.get("exception"), "summary", None) or {}
         if summary.get("already_alerted"):
-            log.info("run %s failed only in tasks that alerted already (%s)", summary.get("run_id"), ", ".join(summary.get("failed_tasks", [])))
+            log.info(
+                "run %s failed only in tasks that alerted already (%s)", summary.get("run_id"), ", ".join(summary.get("failed_tasks", []))
+            )
             return
         CheckFailureNotifier()(context)

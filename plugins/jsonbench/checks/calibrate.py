@@ -73,11 +73,13 @@ def _round(x: float, up: bool) -> float:
     if x == 0 or not math.isfinite(x):
         return x
     digits = 2 - int(math.floor(math.log10(abs(x))))
-    factor = 10 ** digits
+    factor = 10**digits
     return (math.ceil(x * factor) if up else math.floor(x * factor)) / factor
 
 
-def propose(finding: dict[str, Any], values: list[float], margin: float, fact_tolerance: float) -> tuple[tuple[float | None, float | None], str, str]:
+def propose(
+    finding: dict[str, Any], values: list[float], margin: float, fact_tolerance: float
+) -> tuple[tuple[float | None, float | None], str, str]:
     """``((min, max), rule, flag)`` for one finding's observed values at one scale."""
     if not values:
         return (None, None), "no observations", ""
@@ -88,7 +90,11 @@ def propose(finding: dict[str, Any], values: list[float], margin: float, fact_to
         flag = f"spread {spread:.1%} between runs: not deterministic at this scale" if spread > 0.02 else ""
         if med == 0 and hi == lo:
             return (0.0, 0.0), "deterministic: exactly the observed value", flag
-        return (_round(lo - abs(lo) * fact_tolerance, False), _round(hi + abs(hi) * fact_tolerance, True)), f"deterministic: observed range +/- {fact_tolerance:.0%}", flag
+        return (
+            (_round(lo - abs(lo) * fact_tolerance, False), _round(hi + abs(hi) * fact_tolerance, True)),
+            f"deterministic: observed range +/- {fact_tolerance:.0%}",
+            flag,
+        )
     below, above = _opposite(finding)
     pmin, pmax = lo / margin if lo > 0 else lo, hi * margin
     rule = f"timing: observed range widened {margin:g}x each way"
@@ -113,8 +119,16 @@ def _spans(band: tuple[float | None, float | None], seed: float | None) -> tuple
     return span, seed_span
 
 
-def calibrate(results_dir: str | Path, scale: str, hardware_label: str | None = None, suites: list[str] | None = None,
-              margin: float = 1.5, fact_tolerance: float = 0.01, lib: Library | None = None, include_disturbed: bool = False) -> list[Calibration]:
+def calibrate(
+    results_dir: str | Path,
+    scale: str,
+    hardware_label: str | None = None,
+    suites: list[str] | None = None,
+    margin: float = 1.5,
+    fact_tolerance: float = 0.01,
+    lib: Library | None = None,
+    include_disturbed: bool = False,
+) -> list[Calibration]:
     """Every finding per engine over the recorded runs of ``scale`` under ``results_dir``.
 
     A timing finding measured in a disturbed window (``quiet`` false) is left out of the
@@ -152,13 +166,28 @@ def calibrate(results_dir: str | Path, scale: str, hardware_label: str | None = 
         vals = [float(v) for v in ok["observed"]]
         runs = [str(r) for r in ok["run_id"]]
         band = band_at(fdef, scale)
-        c = Calibration(suite=suite, finding=finding, kind=fdef.get("kind", "timing"), engine_id=str(engine_id), scale=scale, n=len(vals),
-                        runs=runs, observed=vals, not_applicable=int((g["applicable"] == "no").sum()), disturbed=int(busy.sum()),
-                        band=(band.min, band.max), seed=(fdef.get("seed") or {}).get("value"))
+        c = Calibration(
+            suite=suite,
+            finding=finding,
+            kind=fdef.get("kind", "timing"),
+            engine_id=str(engine_id),
+            scale=scale,
+            n=len(vals),
+            runs=runs,
+            observed=vals,
+            not_applicable=int((g["applicable"] == "no").sum()),
+            disturbed=int(busy.sum()),
+            band=(band.min, band.max),
+            seed=(fdef.get("seed") or {}).get("value"),
+        )
         if vals:
             i_lo, i_hi = vals.index(min(vals)), vals.index(max(vals))
             c.min, c.min_run, c.max, c.max_run, c.median = vals[i_lo], runs[i_lo], vals[i_hi], runs[i_hi], statistics.median(vals)
-            c.band_fails = sum(1 for v in vals if (band.min is not None and v < band.min) or (band.max is not None and v > band.max)) if not band.not_applicable else 0
+            c.band_fails = (
+                sum(1 for v in vals if (band.min is not None and v < band.min) or (band.max is not None and v > band.max))
+                if not band.not_applicable
+                else 0
+            )
         c.proposed, c.rule, c.flag = propose(fdef, vals, margin, fact_tolerance)
         if band.not_applicable:
             c.rule = f"not applied at {scale}: {band.reason}"
@@ -172,17 +201,35 @@ def render(cals: list[Calibration], scale: str, margin: float, fact_tolerance: f
     if not cals:
         return f"no recorded runs of scale {scale!r} with reproduction findings"
     runs = sorted({r for c in cals for r in c.runs})
-    lines = [f"calibration at scale {scale}: {len(runs)} run(s): {', '.join(runs)}",
-             f"rule: deterministic = observed range +/- {fact_tolerance:.0%} (flagged if runs spread > 2 %); timing = observed range widened {margin:g}x each way, clipped at the finding's opposite conclusion",
-             ""]
-    header = f"{'suite/finding':<58} {'engine':<22} {'n':>3} {'min':>10} {'median':>10} {'max':>10}  {'band now':<22} {'fails':>5}  {'proposed':<22} {'span':>6} {'vs seed':>7}  notes"
+    lines = [
+        f"calibration at scale {scale}: {len(runs)} run(s): {', '.join(runs)}",
+        f"rule: deterministic = observed range +/- {fact_tolerance:.0%} (flagged if runs spread > 2 %); timing = observed range "
+        f"widened {margin:g}x each way, clipped at the finding's opposite conclusion",
+        "",
+    ]
+    header = (
+        f"{'suite/finding':<58} {'engine':<22} {'n':>3} {'min':>10} {'median':>10} {'max':>10}  {'band now':<22} "
+        f"{'fails':>5}  {'proposed':<22} {'span':>6} {'vs seed':>7}  notes"
+    )
     lines.append(header)
     for c in cals:
         band = f"[{_f(c.band[0])}, {_f(c.band[1])}]"
         prop = f"[{_f(c.proposed[0])}, {_f(c.proposed[1])}]"
-        note = "; ".join(x for x in (c.flag, f"min {c.min_run}" if c.min_run else "", f"max {c.max_run}" if c.max_run else "",
-                                     f"{c.not_applicable} n/a" if c.not_applicable else "", f"{c.disturbed} disturbed, left out" if c.disturbed else "") if x)
-        lines.append(f"{(c.suite + '/' + c.finding)[:58]:<58} {c.engine_id[:22]:<22} {c.n:>3} {_f(c.min):>10} {_f(c.median):>10} {_f(c.max):>10}  {band:<22} {c.band_fails:>5}  {prop:<22} {_f(c.span):>6} {_f(c.seed_span):>7}  {note}")
+        note = "; ".join(
+            x
+            for x in (
+                c.flag,
+                f"min {c.min_run}" if c.min_run else "",
+                f"max {c.max_run}" if c.max_run else "",
+                f"{c.not_applicable} n/a" if c.not_applicable else "",
+                f"{c.disturbed} disturbed, left out" if c.disturbed else "",
+            )
+            if x
+        )
+        lines.append(
+            f"{(c.suite + '/' + c.finding)[:58]:<58} {c.engine_id[:22]:<22} {c.n:>3} {_f(c.min):>10} {_f(c.median):>10} "
+            f"{_f(c.max):>10}  {band:<22} {c.band_fails:>5}  {prop:<22} {_f(c.span):>6} {_f(c.seed_span):>7}  {note}"
+        )
     return "\n".join(lines)
 
 

@@ -83,8 +83,22 @@ def install(log: Any = print) -> Path:
     log(f"otava: creating {venv} from {REQUIREMENTS.name}")
     steps = [
         [sys.executable, "-m", "venv", "--without-pip", str(venv)],
-        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet", "--disable-pip-version-check",
-         "--no-input", "--only-binary", ":all:", "--no-deps", "-r", str(REQUIREMENTS)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--only-binary",
+            ":all:",
+            "--no-deps",
+            "-r",
+            str(REQUIREMENTS),
+        ],
     ]
     for argv in steps:
         res = subprocess.run(argv, capture_output=True, text=True, timeout=900)
@@ -95,16 +109,25 @@ def install(log: Any = print) -> Path:
     return venv / "bin" / "python"
 
 
-def detect(series: dict[str, tuple[list[float], float]], *, window_len: int = 30, max_pvalue: float = 0.001) -> tuple[str, dict[str, list[ChangePoint]]]:
+def detect(
+    series: dict[str, tuple[list[float], float]], *, window_len: int = 30, max_pvalue: float = 0.001
+) -> tuple[str, dict[str, list[ChangePoint]]]:
     """Change points of every series (id -> (values, min_magnitude)); returns (Otava's version, results)."""
     if not series:
         return "", {}
     if not ready():
-        raise DetectorUnavailable(f"Apache Otava is not installed at {python()}; run ./bin/setup (or python -m jsonbench.cli install-otava)")
-    request = {"window_len": window_len, "max_pvalue": max_pvalue,
-               "series": {k: {"values": v, "min_magnitude": m} for k, (v, m) in series.items()}}
+        raise DetectorUnavailable(
+            f"Apache Otava is not installed at {python()}; run ./bin/setup (or python -m jsonbench.cli install-otava)"
+        )
+    request = {
+        "window_len": window_len,
+        "max_pvalue": max_pvalue,
+        "series": {k: {"values": v, "min_magnitude": m} for k, (v, m) in series.items()},
+    }
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    res = subprocess.run([str(python()), str(RUNNER)], input=json.dumps(request), capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
+    res = subprocess.run(
+        [str(python()), str(RUNNER)], input=json.dumps(request), capture_output=True, text=True, timeout=TIMEOUT_S, env=env
+    )
     if res.returncode != 0:
         raise DetectorUnavailable(f"Otava failed (exit {res.returncode}): {res.stderr[-2000:]}")
     out = json.loads(res.stdout)

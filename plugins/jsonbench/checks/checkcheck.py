@@ -40,17 +40,26 @@ import os
 import random
 import shutil
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pandas as pd
 
 from jsonbench.checks.findings import band_at, finding_value, term_key, terms
 from jsonbench.checks.library import Library, load_library
 
-PLANT_KINDS = ("reversed_comparison", "slowdown_2x", "deterministic_10pct", "lost_metric", "lost_hot_count", "input_not_applicable", "damaged_file")
+PLANT_KINDS = (
+    "reversed_comparison",
+    "slowdown_2x",
+    "deterministic_10pct",
+    "lost_metric",
+    "lost_hot_count",
+    "input_not_applicable",
+    "damaged_file",
+)
 TIME_UNITS = {"ms": 1.0, "s": 1.0, "us": 1.0, "ns": 1.0, "ns/row": 1.0, "tps": -1.0}
 
 
@@ -86,8 +95,13 @@ def _runs(df: pd.DataFrame) -> list[tuple[str, Any]]:
 
 def _run_dict(df: pd.DataFrame, run_id: str, results_dir: Path) -> dict[str, Any]:
     r = df[df["run_id"] == run_id].iloc[0]
-    return {"run_id": run_id, "logical_date": pd.Timestamp(r["logical_date"]).isoformat(), "hardware_label": r["hardware_label"],
-            "scale": r["scale"], "results_dir": str(results_dir)}
+    return {
+        "run_id": run_id,
+        "logical_date": pd.Timestamp(r["logical_date"]).isoformat(),
+        "hardware_label": r["hardware_label"],
+        "scale": r["scale"],
+        "results_dir": str(results_dir),
+    }
 
 
 def _file_of(results_dir: Path, run_id: str) -> Path:
@@ -152,7 +166,13 @@ def _scale_rows(df: pd.DataFrame, mask: pd.Series, factor: float) -> None:
 
 
 def _key_mask(df: pd.DataFrame, engine_id: str, suite: str, workload: str, variant: str, metric: str) -> pd.Series:
-    return (df["engine_id"] == engine_id) & (df["suite"] == suite) & (df["workload"] == workload) & (df["variant"] == variant) & (df["metric"] == metric)
+    return (
+        (df["engine_id"] == engine_id)
+        & (df["suite"] == suite)
+        & (df["workload"] == workload)
+        & (df["variant"] == variant)
+        & (df["metric"] == metric)
+    )
 
 
 def _values(df: pd.DataFrame) -> dict[tuple[str, ...], tuple[Any, str]]:
@@ -187,7 +207,7 @@ def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Rando
                 continue
             engines = sorted(df[df["suite"] == suite]["engine_id"].unique())
             cross = f.get("scope") == "cross_engine"
-            for engine_id in ([None] if cross else engines):
+            for engine_id in [None] if cross else engines:
                 sdf = df[df["suite"] == suite]  # re-read: an earlier plant may have moved a shared input
                 if cross:
                     vals: Any = {e: _values(sdf[sdf["engine_id"] == e]) for e in engines}
@@ -202,10 +222,15 @@ def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Rando
                 k = target / observed
                 num = f.get("numerator") or []
                 # A geometric mean moves by k when every numerator term does; a plain quotient when its first term does.
-                for t in (num if f.get("geomean") else num[:1]):
+                for t in num if f.get("geomean") else num[:1]:
                     _scale_rows(df, _key_mask(df, t.get("engine", engine_id), suite, *term_key(t)), k)
-                plants.append(Plant("reversed_comparison", f"{suite}/{f['id']} on {row_engine}: {observed:.3g} -> {target:.3g}",
-                                    [{"check_kind": "reproduction", "expectation": f["id"], "engine_id": row_engine}]))
+                plants.append(
+                    Plant(
+                        "reversed_comparison",
+                        f"{suite}/{f['id']} on {row_engine}: {observed:.3g} -> {target:.3g}",
+                        [{"check_kind": "reproduction", "expectation": f["id"], "engine_id": row_engine}],
+                    )
+                )
     return plants
 
 
@@ -213,9 +238,17 @@ def plant_slowdown(df: pd.DataFrame, engine_id: str) -> list[Plant]:
     mask_e = df["engine_id"] == engine_id
     for unit, sign in TIME_UNITS.items():
         _scale_rows(df, mask_e & (df["unit"] == unit) & (df["status"] == "ok"), 2.0 if sign > 0 else 0.5)
-    return [Plant("slowdown_2x", f"every timing of {engine_id} twice slower", [{"check_kind": "drift", "engine_id": engine_id},
-                                                                              {"check_kind": "reproduction", "engine_id": engine_id},
-                                                                              {"check_kind": "reproduction", "engine_id_contains": engine_id}])]
+    return [
+        Plant(
+            "slowdown_2x",
+            f"every timing of {engine_id} twice slower",
+            [
+                {"check_kind": "drift", "engine_id": engine_id},
+                {"check_kind": "reproduction", "engine_id": engine_id},
+                {"check_kind": "reproduction", "engine_id_contains": engine_id},
+            ],
+        )
+    ]
 
 
 def _deterministic_rows(df: pd.DataFrame, lib: Library) -> pd.DataFrame:
@@ -237,9 +270,22 @@ def plant_deterministic(df: pd.DataFrame, lib: Library, rng: random.Random, limi
     plants = []
     for i, r in chosen.iterrows():
         _scale_rows(df, df.index == i, 1.1)
-        plants.append(Plant("deterministic_10pct", f"{r['suite']}/{r['engine_id']}: {r['workload']}/{r['variant']}/{r['metric']} +10 %",
-                            [{"check_kind": "drift", "engine_id": r["engine_id"], "workload": r["workload"], "variant": r["variant"], "metric": r["metric"]},
-                             {"check_kind": "reproduction", "engine_id": r["engine_id"], "input": f"{r['workload']}/{r['variant']}/{r['metric']}"}]))
+        plants.append(
+            Plant(
+                "deterministic_10pct",
+                f"{r['suite']}/{r['engine_id']}: {r['workload']}/{r['variant']}/{r['metric']} +10 %",
+                [
+                    {
+                        "check_kind": "drift",
+                        "engine_id": r["engine_id"],
+                        "workload": r["workload"],
+                        "variant": r["variant"],
+                        "metric": r["metric"],
+                    },
+                    {"check_kind": "reproduction", "engine_id": r["engine_id"], "input": f"{r['workload']}/{r['variant']}/{r['metric']}"},
+                ],
+            )
+        )
     return plants
 
 
@@ -255,9 +301,23 @@ def plant_lost(df: pd.DataFrame, rng: random.Random, limit: int, metric: str | N
     for g in groups:
         drop += list(g.index)
         first = g.iloc[0]
-        what = f"{first['suite']}/{first['engine_id']}: " + (f"every {metric} ({len(g)} rows)" if metric else f"{first['workload']}/{first['variant']}/{first['metric']}")
-        fps = [{"check_kind": "sanity", "unexpected": {"engine_id": first["engine_id"], "workload": r["workload"], "metric": r["metric"]}} for _, r in g.iterrows()]
-        fps += [{"check_kind": "drift", "engine_id": first["engine_id"], "workload": r["workload"], "variant": r["variant"], "metric": r["metric"]} for _, r in g.iterrows()]
+        what = f"{first['suite']}/{first['engine_id']}: " + (
+            f"every {metric} ({len(g)} rows)" if metric else f"{first['workload']}/{first['variant']}/{first['metric']}"
+        )
+        fps = [
+            {"check_kind": "sanity", "unexpected": {"engine_id": first["engine_id"], "workload": r["workload"], "metric": r["metric"]}}
+            for _, r in g.iterrows()
+        ]
+        fps += [
+            {
+                "check_kind": "drift",
+                "engine_id": first["engine_id"],
+                "workload": r["workload"],
+                "variant": r["variant"],
+                "metric": r["metric"],
+            }
+            for _, r in g.iterrows()
+        ]
         plants.append(Plant(kind, what, fps))
     return df.drop(index=drop), plants
 
@@ -284,8 +344,13 @@ def plant_not_applicable(df: pd.DataFrame, lib: Library, scale: str, rng: random
         df.loc[m, "status"] = "not_applicable"
         df.loc[m, "reason"] = "planted: recorded as not applicable on a build that has everything it needs"
         df.loc[m, "value"] = float("nan")
-        plants.append(Plant("input_not_applicable", f"{suite}/{f['id']} on {e}: {'/'.join(term_key(t))} not applicable",
-                            [{"check_kind": "reproduction", "expectation": f["id"], "engine_id": e}]))
+        plants.append(
+            Plant(
+                "input_not_applicable",
+                f"{suite}/{f['id']} on {e}: {'/'.join(term_key(t))} not applicable",
+                [{"check_kind": "reproduction", "expectation": f["id"], "engine_id": e}],
+            )
+        )
     return plants
 
 
@@ -343,12 +408,26 @@ def _judge(plants: list[Plant], v: pd.DataFrame, baseline: set[tuple[str, str, s
                 p.by.append(f"{row['check_kind']}:{row['expectation']}@{row['engine_id']}")
                 if len(p.by) >= 3:
                     break
-        if not p.caught and outcome.get("raised") not in (None, "ChecksFailed") and any(fp.get("check_kind") == "task" for fp in p.footprints):
+        if (
+            not p.caught
+            and outcome.get("raised") not in (None, "ChecksFailed")
+            and any(fp.get("check_kind") == "task" for fp in p.footprints)
+        ):
             p.caught, p.by = True, [outcome["raised"][:200]]
 
 
-def checkcheck(results_dir: str | Path, *, hardware_label: str | None = None, scale: str | None = None, work_dir: str | Path | None = None,
-               kinds: list[str] | None = None, honest: int | None = None, seed: int = 7, sample: int = 12, target: str | None = None) -> dict[str, Any]:
+def checkcheck(
+    results_dir: str | Path,
+    *,
+    hardware_label: str | None = None,
+    scale: str | None = None,
+    work_dir: str | Path | None = None,
+    kinds: list[str] | None = None,
+    honest: int | None = None,
+    seed: int = 7,
+    sample: int = 12,
+    target: str | None = None,
+) -> dict[str, Any]:
     """Plant every kind into copies of the target run, check them, recheck honest runs; return the report."""
     from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
 
@@ -371,8 +450,15 @@ def checkcheck(results_dir: str | Path, *, hardware_label: str | None = None, sc
     target_id = target or all_ids[-1]
     history_ids = all_ids[: all_ids.index(target_id) + 1]
     own = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="jsonbench-checkcheck-"))
-    report: dict[str, Any] = {"results_dir": str(src), "hardware_label": label, "scale": scale, "target": target_id,
-                              "history": history_ids[:-1], "kinds": {}, "honest": []}
+    report: dict[str, Any] = {
+        "results_dir": str(src),
+        "hardware_label": label,
+        "scale": scale,
+        "target": target_id,
+        "history": history_ids[:-1],
+        "kinds": {},
+        "honest": [],
+    }
     wanted = kinds or list(PLANT_KINDS)
     try:
         base = own / "baseline"
@@ -443,7 +529,8 @@ def checkcheck(results_dir: str | Path, *, hardware_label: str | None = None, sc
 
 def _record(report: dict[str, Any], kind: str, plants: list[Plant]) -> None:
     report["kinds"][kind] = {
-        "planted": len(plants), "caught": sum(p.caught for p in plants),
+        "planted": len(plants),
+        "caught": sum(p.caught for p in plants),
         "share": (sum(p.caught for p in plants) / len(plants)) if plants else None,
         "missed": [p.label for p in plants if not p.caught],
         "examples": [f"{p.label} <- {', '.join(p.by[:2])}" for p in plants if p.caught][:3],
@@ -460,15 +547,30 @@ def _honest(src: Path, data: pd.DataFrame, label: str, runs: list[tuple[str, Any
         _copy_history(src, work, label, upto)
         v, o = _check_copy(work, _run_dict(data, run_id, work))
         failed = v[~v["success"].astype(bool)] if not v.empty else v
-        out.append({"run_id": run_id, "history": len(upto) - 1, "checked": len(v), "failed": int(len(failed)),
-                    "drift_alarms": int((failed["check_kind"] == "drift").sum()) if len(failed) else 0,
-                    "failures": [f"{r.check_kind}:{r.expectation}@{r.engine_id} observed {r.observed}" for r in failed.head(8).itertuples()],
-                    "error": o["raised"] if o["raised"] not in (None, "ChecksFailed") else None})
+        out.append(
+            {
+                "run_id": run_id,
+                "history": len(upto) - 1,
+                "checked": len(v),
+                "failed": int(len(failed)),
+                "drift_alarms": int((failed["check_kind"] == "drift").sum()) if len(failed) else 0,
+                "failures": [f"{r.check_kind}:{r.expectation}@{r.engine_id} observed {r.observed}" for r in failed.head(8).itertuples()],
+                "error": o["raised"] if o["raised"] not in (None, "ChecksFailed") else None,
+            }
+        )
         shutil.rmtree(work, ignore_errors=True)
     return out
 
 
-def _busy_hour(src: Path, data: pd.DataFrame, label: str, history_ids: list[str], target_df: pd.DataFrame, own: Path, baseline: set[tuple[str, str, str]]) -> dict[str, Any] | None:
+def _busy_hour(
+    src: Path,
+    data: pd.DataFrame,
+    label: str,
+    history_ids: list[str],
+    target_df: pd.DataFrame,
+    own: Path,
+    baseline: set[tuple[str, str, str]],
+) -> dict[str, Any] | None:
     """A copy of the target measured in a busy hour (timings x2.5, quiet false): no alarm may fire."""
     from jsonbench.dataset.schema import MEASUREMENT_SCHEMA
 
@@ -490,10 +592,14 @@ def _busy_hour(src: Path, data: pd.DataFrame, label: str, history_ids: list[str]
 
 
 def render_checkcheck(report: dict[str, Any]) -> str:
-    lines = [f"checks of the checks: hardware {report['hardware_label']!r}, scale {report['scale']!r}, target run {report['target']} "
-             f"with {len(report['history'])} earlier run(s)"]
+    lines = [
+        f"checks of the checks: hardware {report['hardware_label']!r}, scale {report['scale']!r}, target run {report['target']} "
+        f"with {len(report['history'])} earlier run(s)"
+    ]
     if report.get("baseline_failures"):
-        lines.append(f"  the honest target already fails {len(report['baseline_failures'])} row(s) (not counted as catches): {report['baseline_failures'][:5]}")
+        lines.append(
+            f"  the honest target already fails {len(report['baseline_failures'])} row(s) (not counted as catches): {report['baseline_failures'][:5]}"
+        )
     lines.append(f"  {'kind':<22} {'planted':>7} {'caught':>7} {'share':>7}")
     for kind, k in report["kinds"].items():
         share = "-" if k["share"] is None else f"{k['share']:.0%}"
@@ -502,7 +608,10 @@ def render_checkcheck(report: dict[str, Any]) -> str:
             lines.append(f"      missed: {m}")
     lines.append("honest reruns (false alarms):")
     for h in report["honest"]:
-        lines.append(f"  {h['run_id']} (history {h['history']}): {h['failed']} failed of {h['checked']}, {h['drift_alarms']} drift alarm(s)" + (f"; error {h['error']}" if h.get("error") else ""))
+        lines.append(
+            f"  {h['run_id']} (history {h['history']}): {h['failed']} failed of {h['checked']}, {h['drift_alarms']} drift alarm(s)"
+            + (f"; error {h['error']}" if h.get("error") else "")
+        )
         for f in h["failures"][:5]:
             lines.append(f"      {f}")
     if "busy_hour" in report:
@@ -510,4 +619,3 @@ def render_checkcheck(report: dict[str, Any]) -> str:
         lines.append(f"busy hour: {b.get('skipped') or str(b['failed']) + ' new failure(s) ' + str(b.get('failures', []))}")
     lines.append(f"result: {'ok' if report['ok'] else 'NOT ok'} ({report['false_alarms']} false alarm(s))")
     return "\n".join(lines)
-

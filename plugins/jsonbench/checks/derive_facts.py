@@ -26,7 +26,18 @@ from typing import Any
 from jsonbench import paths
 from jsonbench.sqlfiles import statements
 
-FILES = ("source_function", "create_tables", "load_source", "load_doc", "load_rel", "load_tags", "add_foreign_key", "index_doc", "index_rel", "vacuum_analyze")
+FILES = (
+    "source_function",
+    "create_tables",
+    "load_source",
+    "load_doc",
+    "load_rel",
+    "load_tags",
+    "add_foreign_key",
+    "index_doc",
+    "index_rel",
+    "vacuum_analyze",
+)
 PARAMS = {"c": 7, "b": 120, "t": 33, "i": 42, "p": 50000}
 
 
@@ -55,9 +66,19 @@ def derive(build: str, counts: list[int]) -> dict[str, Any]:
     sock.mkdir()
     os.chmod(sock, 0o777)
     out: dict[str, Any] = {"build": build, "scales": {}}
-    subprocess.run(_as_user([str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-locale"]), check=True, env=env, capture_output=True)
+    subprocess.run(
+        _as_user([str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-locale"]),
+        check=True,
+        env=env,
+        capture_output=True,
+    )
     opts = f"-k {sock} -c listen_addresses='' -c shared_buffers=1GB -c maintenance_work_mem=256MB -c max_wal_size=4GB -c autovacuum=off"
-    subprocess.run(_as_user([str(bindir / "pg_ctl"), "-D", str(data), "-o", opts, "-w", "start", "-l", str(work / "log")]), check=True, env=env, capture_output=True)
+    subprocess.run(
+        _as_user([str(bindir / "pg_ctl"), "-D", str(data), "-o", opts, "-w", "start", "-l", str(work / "log")]),
+        check=True,
+        env=env,
+        capture_output=True,
+    )
     try:
         with psycopg.connect(host=str(sock), user="postgres", dbname="postgres", autocommit=True) as conn:
             out["version"] = conn.execute("SHOW server_version").fetchone()[0]
@@ -71,14 +92,21 @@ def derive(build: str, counts: list[int]) -> dict[str, Any]:
                 for rel in ("products_doc", "products_rel", "product_tags"):
                     conn.execute("SELECT pg_prewarm(%s)", (rel,))
                 for script in ("tag_doc", "tag_rel", "cb_doc_btree", "cb_doc_gin", "cb_rel"):
-                    q = _fixed((paths.SQL_DIR / "catalogue" / "pgbench" / f"{script}.sql").read_text(encoding="utf-8"), {**PARAMS, "products": n})
+                    q = _fixed(
+                        (paths.SQL_DIR / "catalogue" / "pgbench" / f"{script}.sql").read_text(encoding="utf-8"), {**PARAMS, "products": n}
+                    )
                     plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + q).fetchone()[0][0]  # type: ignore[index]
                     top = plan["Plan"]
                     node = top
-                    while node.get("Node Type") in {"Aggregate", "Limit", "Gather", "Gather Merge", "Sort", "Result"} and len(node.get("Plans", [])) == 1:
+                    while (
+                        node.get("Node Type") in {"Aggregate", "Limit", "Gather", "Gather Merge", "Sort", "Result"}
+                        and len(node.get("Plans", [])) == 1
+                    ):
                         node = node["Plans"][0]
-                    got[script] = {"rows": node.get("Actual Rows", 0) * (node.get("Actual Loops", 1) or 1),
-                                   "buffers": int(top.get("Shared Hit Blocks", 0)) + int(top.get("Shared Read Blocks", 0))}
+                    got[script] = {
+                        "rows": node.get("Actual Rows", 0) * (node.get("Actual Loops", 1) or 1),
+                        "buffers": int(top.get("Shared Hit Blocks", 0)) + int(top.get("Shared Read Blocks", 0)),
+                    }
                 doc, row, tag = conn.execute(_sql("avg_sizes")).fetchone()  # type: ignore[misc]
                 doc, row, tag = float(doc), float(row), float(tag)
                 got["avg_doc_bytes"], got["avg_row_bytes"], got["avg_tag_row_bytes"] = doc, row, tag
@@ -89,7 +117,9 @@ def derive(build: str, counts: list[int]) -> dict[str, Any]:
                     sizes[rel] = {"heap": h, "base_total": h + toast + keys}
                 got["sizes"] = sizes
                 got["heap_doc_over_rel"] = sizes["products_doc"]["heap"] / sizes["products_rel"]["heap"]
-                got["base_total_rel_with_tags_over_doc"] = (sizes["products_rel"]["base_total"] + sizes["product_tags"]["base_total"]) / sizes["products_doc"]["base_total"]
+                got["base_total_rel_with_tags_over_doc"] = (
+                    sizes["products_rel"]["base_total"] + sizes["product_tags"]["base_total"]
+                ) / sizes["products_doc"]["base_total"]
                 got["tag_rel_over_doc_buffers"] = got["tag_rel"]["buffers"] / got["tag_doc"]["buffers"]
                 out["scales"][n] = got
                 print(json.dumps({n: got}, default=float), flush=True)

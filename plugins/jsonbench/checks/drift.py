@@ -42,9 +42,31 @@ from typing import Any
 import pandas as pd
 
 DRIFT_COLUMNS = [
-    "suite", "engine_id", "engine_version", "engine_build", "workload", "variant", "metric", "unit",
-    "value", "spread", "history_n", "reference", "lower", "upper", "relative_change", "drift_score",
-    "judged", "verdict", "method", "metric_kind", "history_runs", "change_points", "quiet", "host_other_cpu", "note",
+    "suite",
+    "engine_id",
+    "engine_version",
+    "engine_build",
+    "workload",
+    "variant",
+    "metric",
+    "unit",
+    "value",
+    "spread",
+    "history_n",
+    "reference",
+    "lower",
+    "upper",
+    "relative_change",
+    "drift_score",
+    "judged",
+    "verdict",
+    "method",
+    "metric_kind",
+    "history_runs",
+    "change_points",
+    "quiet",
+    "host_other_cpu",
+    "note",
 ]
 
 _KEY = ["engine_id", "engine_build", "workload", "variant", "metric"]
@@ -86,7 +108,11 @@ def rule_for(policy: dict[str, Any], suite: str, workload: str, variant: str, me
             return stat
     for pattern in policy.get("deterministic") or []:
         if _matches(pattern, suite, workload, variant, metric, unit):
-            return Rule("deterministic", tolerance=float(pattern.get("tolerance", policy.get("tolerance", 0.02))), floor=float(pattern.get("floor", 0.0)))
+            return Rule(
+                "deterministic",
+                tolerance=float(pattern.get("tolerance", policy.get("tolerance", 0.02))),
+                floor=float(pattern.get("floor", 0.0)),
+            )
     return stat
 
 
@@ -126,14 +152,16 @@ def _fill_quiet(df: pd.DataFrame) -> pd.DataFrame:
     if "quiet" not in df.columns or df.empty:
         return df
     cell: dict[tuple[Any, Any], bool] = {}
-    for rid, eid, q in zip(df["run_id"], df["engine_id"], df["quiet"]):
+    for rid, eid, q in zip(df["run_id"], df["engine_id"], df["quiet"], strict=True):
         if q is None or q is pd.NA or (isinstance(q, float) and math.isnan(q)):
             continue
         cell[(rid, eid)] = cell.get((rid, eid), True) and bool(q)
     if not cell:
         return df
-    filled = [q if not (q is None or q is pd.NA or (isinstance(q, float) and math.isnan(q))) else cell.get((rid, eid))
-              for rid, eid, q in zip(df["run_id"], df["engine_id"], df["quiet"])]
+    filled = [
+        q if not (q is None or q is pd.NA or (isinstance(q, float) and math.isnan(q))) else cell.get((rid, eid))
+        for rid, eid, q in zip(df["run_id"], df["engine_id"], df["quiet"], strict=True)
+    ]
     df = df.copy()
     df["quiet"] = pd.Series(filled, index=df.index, dtype="object")
     return df
@@ -183,8 +211,9 @@ def _rel(before: float, after: float) -> float | None:
     return (after - before) / abs(before) if before else None
 
 
-def drift_frame(tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any], suite: str, policy: dict[str, Any],
-                detector: Any = None) -> pd.DataFrame:
+def drift_frame(
+    tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any], suite: str, policy: dict[str, Any], detector: Any = None
+) -> pd.DataFrame:
     """Judge every measured metric of ``suite`` in tonight's rows against ``dataset``'s history.
 
     ``detector`` is :func:`jsonbench.checks.changepoints.detect` unless a test passes another.
@@ -222,13 +251,31 @@ def drift_frame(tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any
         value = _num(r.value)
         q = _quiet(r)
         row: dict[str, Any] = {
-            "suite": suite, "engine_id": r.engine_id, "engine_version": r.engine_version, "engine_build": r.engine_build,
-            "workload": r.workload, "variant": r.variant, "metric": r.metric, "unit": r.unit,
-            "value": value, "spread": _num(r.spread), "history_n": 0, "reference": None, "lower": None, "upper": None,
-            "relative_change": None, "drift_score": None, "judged": "no", "verdict": "insufficient_history",
+            "suite": suite,
+            "engine_id": r.engine_id,
+            "engine_version": r.engine_version,
+            "engine_build": r.engine_build,
+            "workload": r.workload,
+            "variant": r.variant,
+            "metric": r.metric,
+            "unit": r.unit,
+            "value": value,
+            "spread": _num(r.spread),
+            "history_n": 0,
+            "reference": None,
+            "lower": None,
+            "upper": None,
+            "relative_change": None,
+            "drift_score": None,
+            "judged": "no",
+            "verdict": "insufficient_history",
             "method": "relative_tolerance" if rule.kind == "deterministic" else "otava",
             "metric_kind": "deterministic" if rule.kind == "deterministic" else "timing",
-            "history_runs": "[]", "change_points": "[]", "quiet": q, "host_other_cpu": _num(getattr(r, "host_other_cpu", None)), "note": "",
+            "history_runs": "[]",
+            "change_points": "[]",
+            "quiet": q,
+            "host_other_cpu": _num(getattr(r, "host_other_cpu", None)),
+            "note": "",
         }
         rows.append(row)
         if (include and r.metric not in include) or r.metric in exclude or value is None:
@@ -249,11 +296,24 @@ def drift_frame(tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any
             score = abs(value - ref) / allowed if allowed > 0 else (0.0 if value == ref else 1e9)
             series = [*h, (run["run_id"], run.get("logical_date"), value)]
             cps = []
-            for (_, _, before), (rid, ld, after) in zip(series, series[1:]):
+            for (_, _, before), (rid, ld, after) in zip(series, series[1:], strict=False):
                 if abs(after - before) > max(rule.tolerance * abs(before), rule.floor):
-                    cps.append({"run_id": rid, "logical_date": _iso(ld), "metric_before": before, "metric_after": after,
-                                "relative_change": _rel(before, after), "pvalue": None})
-            row.update(drift_score=min(score, 1e9), judged="yes", verdict="drift" if score > 1 else "ok", change_points=json.dumps(cps, default=str))
+                    cps.append(
+                        {
+                            "run_id": rid,
+                            "logical_date": _iso(ld),
+                            "metric_before": before,
+                            "metric_after": after,
+                            "relative_change": _rel(before, after),
+                            "pvalue": None,
+                        }
+                    )
+            row.update(
+                drift_score=min(score, 1e9),
+                judged="yes",
+                verdict="drift" if score > 1 else "ok",
+                change_points=json.dumps(cps, default=str),
+            )
             continue
         # Statistical: quiet history only, and tonight only if quiet.
         usable = [x for x in g if _quiet(x) is not False]
@@ -261,7 +321,10 @@ def drift_frame(tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any
         row["history_n"] = len(usable)
         row["history_runs"] = json.dumps([str(x.run_id) for x in usable])
         if q is False:
-            row.update(verdict="disturbed", note=f"measured while the host was busy (host_other_cpu {row['host_other_cpu']}); not judged, left out of later histories")
+            row.update(
+                verdict="disturbed",
+                note=f"measured while the host was busy (host_other_cpu {row['host_other_cpu']}); not judged, left out of later histories",
+            )
             continue
         if len(usable) < min_history:
             row["note"] = f"{len(usable)} quiet earlier run(s); change-point detection needs {min_history}"
@@ -273,18 +336,26 @@ def drift_frame(tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any
             pts = _points(x, mode)
             values += pts
             owner += [i] * len(pts)
-            runs_meta.append({"run_id": str(x.run_id) if i < len(usable) else run["run_id"],
-                              "logical_date": _iso(x.logical_date) if i < len(usable) else _iso(run.get("logical_date"))})
+            runs_meta.append(
+                {
+                    "run_id": str(x.run_id) if i < len(usable) else run["run_id"],
+                    "logical_date": _iso(x.logical_date) if i < len(usable) else _iso(run.get("logical_date")),
+                }
+            )
         ref = statistics.median([_num(x.value) for x in usable if _num(x.value) is not None] or [value])
-        row.update(reference=ref, lower=ref / (1 + rule.min_magnitude), upper=ref * (1 + rule.min_magnitude), relative_change=_rel(ref, value))
+        row.update(
+            reference=ref, lower=ref / (1 + rule.min_magnitude), upper=ref * (1 + rule.min_magnitude), relative_change=_rel(ref, value)
+        )
         sid = str(len(pending))
         pending[sid] = (values, rule.min_magnitude)
         pending_meta[sid] = (len(rows) - 1, owner, runs_meta)
 
     # A metric the engine's previous run published (measured or not applicable) and tonight's did not: lost.
     # Completeness (sanity) knows the suite's (workload, metric) pairs; this also sees a lost variant.
-    tonight_keys = {(r.engine_id, r.engine_build, r.workload, r.variant, r.metric)
-                    for r in tonight[tonight["suite"] == suite].assign(engine_build=lambda f: f["engine_build"].fillna("")).itertuples(index=False)}
+    tonight_keys = {
+        (r.engine_id, r.engine_build, r.workload, r.variant, r.metric)
+        for r in tonight[tonight["suite"] == suite].assign(engine_build=lambda f: f["engine_build"].fillna("")).itertuples(index=False)
+    }
     engines = {(k[0], k[1]) for k in tonight_keys}
     last_run: dict[tuple[str, str], Any] = {}
     for key, series in groups.items():
@@ -298,14 +369,35 @@ def drift_frame(tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any
         if e not in last_run or key in tonight_keys or not series or series[-1].run_id != last_run[e].run_id:
             continue
         x = series[-1]
-        rows.append({
-            "suite": suite, "engine_id": x.engine_id, "engine_version": x.engine_version, "engine_build": x.engine_build,
-            "workload": x.workload, "variant": x.variant, "metric": x.metric, "unit": x.unit, "value": None, "spread": None,
-            "history_n": len(series), "reference": _num(x.value), "lower": None, "upper": None, "relative_change": None, "drift_score": 1e9,
-            "judged": "yes", "verdict": "missing", "method": "published_before", "metric_kind": "deterministic",
-            "history_runs": json.dumps([str(y.run_id) for y in series[-window:]]), "change_points": "[]", "quiet": None, "host_other_cpu": None,
-            "note": f"published by the previous run of this build ({x.run_id}) and missing tonight",
-        })
+        rows.append(
+            {
+                "suite": suite,
+                "engine_id": x.engine_id,
+                "engine_version": x.engine_version,
+                "engine_build": x.engine_build,
+                "workload": x.workload,
+                "variant": x.variant,
+                "metric": x.metric,
+                "unit": x.unit,
+                "value": None,
+                "spread": None,
+                "history_n": len(series),
+                "reference": _num(x.value),
+                "lower": None,
+                "upper": None,
+                "relative_change": None,
+                "drift_score": 1e9,
+                "judged": "yes",
+                "verdict": "missing",
+                "method": "published_before",
+                "metric_kind": "deterministic",
+                "history_runs": json.dumps([str(y.run_id) for y in series[-window:]]),
+                "change_points": "[]",
+                "quiet": None,
+                "host_other_cpu": None,
+                "note": f"published by the previous run of this build ({x.run_id}) and missing tonight",
+            }
+        )
 
     if pending:
         version, found = detector(pending, window_len=int(policy.get("window_len", 30)), max_pvalue=float(policy.get("max_pvalue", 0.001)))
@@ -318,13 +410,26 @@ def drift_frame(tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any
             for cp in cps:
                 run_i = owner[cp.index] if 0 <= cp.index < len(owner) else n_runs - 1
                 meta = runs_meta[run_i]
-                listed.append({**meta, "metric_before": cp.mean_before, "metric_after": cp.mean_after,
-                               "relative_change": cp.forward_change, "pvalue": cp.pvalue, "magnitude": cp.magnitude})
+                listed.append(
+                    {
+                        **meta,
+                        "metric_before": cp.mean_before,
+                        "metric_after": cp.mean_after,
+                        "relative_change": cp.forward_change,
+                        "pvalue": cp.pvalue,
+                        "magnitude": cp.magnitude,
+                    }
+                )
                 if run_i >= n_runs - recent:
                     min_mag = pending[sid][1]
                     score = max(score, cp.magnitude / min_mag if min_mag > 0 else 1e9)
-            row.update(change_points=json.dumps(listed, default=str), drift_score=score if score else 0.0, judged="yes",
-                       verdict="drift" if score > 1 else "ok", method=f"otava {version}".strip())
+            row.update(
+                change_points=json.dumps(listed, default=str),
+                drift_score=score if score else 0.0,
+                judged="yes",
+                verdict="drift" if score > 1 else "ok",
+                method=f"otava {version}".strip(),
+            )
             if score <= 1 and listed:
                 row["note"] = f"{len(listed)} earlier change point(s), none in the last {recent} runs"
     frame = pd.DataFrame(rows, columns=DRIFT_COLUMNS)
@@ -343,8 +448,11 @@ def drift_expectations(policy: dict[str, Any]) -> list[dict[str, Any]]:
             "kwargs": {"column": "drift_score", "min_value": 0, "max_value": 1},
             "where": {"judged": "yes"},
             "meta": {
-                "notes": "no judged metric drifted: no significant change point (Otava, p < max_pvalue, magnitude > min_magnitude) starts in the last recent_runs runs, and no deterministic metric left its tolerance",
-                "policy": {k: policy.get(k) for k in ("min_history", "deterministic_min_history", "window", "recent_runs", "max_pvalue", "points")},
+                "notes": "no judged metric drifted: no significant change point (Otava, p < max_pvalue, magnitude > "
+                "min_magnitude) starts in the last recent_runs runs, and no deterministic metric left its tolerance",
+                "policy": {
+                    k: policy.get(k) for k in ("min_history", "deterministic_min_history", "window", "recent_runs", "max_pvalue", "points")
+                },
                 "generated": True,
             },
         },

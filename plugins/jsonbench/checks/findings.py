@@ -44,9 +44,25 @@ from typing import Any
 import pandas as pd
 
 FINDINGS_COLUMNS = [
-    "suite", "finding", "description", "engine_id", "engine_version", "engine_build",
-    "observed", "band_min", "band_max", "seed_value", "unit", "inputs", "problem", "applicable",
-    "finding_kind", "scope", "band_reason", "provisional", "disturbed",
+    "suite",
+    "finding",
+    "description",
+    "engine_id",
+    "engine_version",
+    "engine_build",
+    "observed",
+    "band_min",
+    "band_max",
+    "seed_value",
+    "unit",
+    "inputs",
+    "problem",
+    "applicable",
+    "finding_kind",
+    "scope",
+    "band_reason",
+    "provisional",
+    "disturbed",
 ]
 
 STATISTICS = ("value", "min", "max", "median")
@@ -74,7 +90,9 @@ def band_at(finding: dict[str, Any], scale: str | None) -> ScaleBand:
     if spec is None:
         spec = finding.get("band")
         if spec is None:
-            return ScaleBand(None, None, "", False, f"no band for scale {scale!r} (bands given for {', '.join(sorted(bands)) or 'no scale'})")
+            return ScaleBand(
+                None, None, "", False, f"no band for scale {scale!r} (bands given for {', '.join(sorted(bands)) or 'no scale'})"
+            )
         return ScaleBand(spec.get("min"), spec.get("max"), str(finding.get("band_reason", "")), bool(spec.get("provisional", False)))
     if "not_applicable" in spec:
         return ScaleBand(None, None, str(spec["not_applicable"]), False, f"not applied at scale {scale}: {spec['not_applicable']}")
@@ -126,7 +144,9 @@ def not_applicable_input(values: Values | dict[str, Values], finding: dict[str, 
     return None
 
 
-def unjustified_not_applicable(values: Values | dict[str, Values], finding: dict[str, Any], reasons: dict[tuple[str, str, str], str]) -> str | None:
+def unjustified_not_applicable(
+    values: Values | dict[str, Values], finding: dict[str, Any], reasons: dict[tuple[str, str, str], str]
+) -> str | None:
     """Why an input's ``not_applicable`` does not excuse ``finding``, or None when it does.
 
     A finding steps aside only for what it declares in ``requires`` (capabilities such as
@@ -145,7 +165,10 @@ def unjustified_not_applicable(values: Values | dict[str, Values], finding: dict
             if not needs:
                 return f"{_term_label(term)} is recorded not applicable ({reason or 'no reason'}), but this finding depends on no optional capability"
             if not any(n in reason.lower() for n in needs):
-                return f"{_term_label(term)} is recorded not applicable ({reason or 'no reason'}), which names none of this finding's requirements ({', '.join(needs)})"
+                return (
+                    f"{_term_label(term)} is recorded not applicable ({reason or 'no reason'}), which names none of this "
+                    f"finding's requirements ({', '.join(needs)})"
+                )
     return None
 
 
@@ -199,7 +222,10 @@ def _values_of(edf: pd.DataFrame) -> Values:
         values[(r.workload, r.variant, r.metric)] = (None if pd.isna(r.value) else float(r.value), r.status)
         samples = getattr(r, "samples", None)
         if samples is not None and len(samples):
-            values[(r.workload, r.variant, r.metric, "samples")] = ([float(x) for x in samples if x is not None and math.isfinite(x)], r.status)
+            values[(r.workload, r.variant, r.metric, "samples")] = (
+                [float(x) for x in samples if x is not None and math.isfinite(x)],
+                r.status,
+            )
         quiet = getattr(r, "quiet", None)
         if quiet is not None and quiet is not pd.NA and not (isinstance(quiet, float) and math.isnan(quiet)):
             values[(r.workload, r.variant, r.metric, "quiet")] = (bool(quiet), str(getattr(r, "host_other_cpu", "")))
@@ -227,9 +253,18 @@ def _unpromised(finding: dict[str, Any], promised: set[tuple[str, str]] | None) 
     return None
 
 
-def _row(suite: str, f: dict[str, Any], engine_id: str, version: Any, build: Any, scale: str | None,
-         values: Values | dict[str, Values], promised: set[tuple[str, str]] | None, missing_engine: str | None = None,
-         reasons: dict[tuple[str, str, str], str] | None = None) -> dict[str, Any]:
+def _row(
+    suite: str,
+    f: dict[str, Any],
+    engine_id: str,
+    version: Any,
+    build: Any,
+    scale: str | None,
+    values: Values | dict[str, Values],
+    promised: set[tuple[str, str]] | None,
+    missing_engine: str | None = None,
+    reasons: dict[tuple[str, str, str], str] | None = None,
+) -> dict[str, Any]:
     band = band_at(f, scale)
     observed, problem, inputs = finding_value(values, f)
     na = None
@@ -275,8 +310,13 @@ def _row(suite: str, f: dict[str, Any], engine_id: str, version: Any, build: Any
     }
 
 
-def findings_frame(measurements: pd.DataFrame, suite: str, definition: dict[str, Any], scale: str | None = None,
-                   promised: Iterable[tuple[str, str]] | None = None) -> pd.DataFrame:
+def findings_frame(
+    measurements: pd.DataFrame,
+    suite: str,
+    definition: dict[str, Any],
+    scale: str | None = None,
+    promised: Iterable[tuple[str, str]] | None = None,
+) -> pd.DataFrame:
     """One row per finding per engine of ``suite`` in ``measurements`` (one run's published rows).
 
     ``scale`` picks the bands (default: the rows' own scale); ``promised`` is the suite's
@@ -302,8 +342,19 @@ def findings_frame(measurements: pd.DataFrame, suite: str, definition: dict[str,
     for engine_id, values in by_engine.items():
         first = firsts[engine_id]
         for f in per_engine:
-            rows.append(_row(suite, f, engine_id, first.get("engine_version"), first.get("engine_build"), scale, values, promised_set,
-                             reasons=reasons[engine_id]))
+            rows.append(
+                _row(
+                    suite,
+                    f,
+                    engine_id,
+                    first.get("engine_version"),
+                    first.get("engine_build"),
+                    scale,
+                    values,
+                    promised_set,
+                    reasons=reasons[engine_id],
+                )
+            )
     for f in cross:
         engines = [t["engine"] for t in terms(f)]
         num = (f.get("numerator") or [{}])[0].get("engine", "?")
@@ -311,8 +362,19 @@ def findings_frame(measurements: pd.DataFrame, suite: str, definition: dict[str,
         missing = [e for e in dict.fromkeys(engines) if e not in by_engine]
         versions = "/".join(str(firsts[e].get("engine_version")) if e in firsts else "-" for e in (num, den))
         builds = "/".join(str(firsts[e].get("engine_build")) if e in firsts else "-" for e in (num, den))
-        rows.append(_row(suite, f, f"{num}/{den}", versions, builds, scale, by_engine, promised_set,
-                         missing_engine=f"engine(s) {', '.join(missing)} not in this run" if missing else None))
+        rows.append(
+            _row(
+                suite,
+                f,
+                f"{num}/{den}",
+                versions,
+                builds,
+                scale,
+                by_engine,
+                promised_set,
+                missing_engine=f"engine(s) {', '.join(missing)} not in this run" if missing else None,
+            )
+        )
     frame = pd.DataFrame(rows, columns=FINDINGS_COLUMNS)
     for col in ("observed", "band_min", "band_max", "seed_value"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
@@ -331,8 +393,11 @@ def finding_expectations(definition: dict[str, Any], scale: str | None = None) -
             "type": "expect_column_values_to_not_be_null",
             "kwargs": {"column": "observed"},
             "where": {"applicable": "yes"},
-            "meta": {"notes": "every finding is computable: its inputs are published, measured and non-zero where divided by (a finding with an input recorded as not applicable on an engine, or not measured by the suite, or not applied at this scale, is not applicable)",
-                     "generated": True},
+            "meta": {
+                "notes": "every finding is computable: its inputs are published, measured and non-zero where divided by (a "
+                "finding with an input recorded as not applicable on an engine, or not measured by the suite, or not applied at this scale, is not applicable)",
+                "generated": True,
+            },
         }
     ]
     for f in definition.get("findings", []):

@@ -44,7 +44,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -160,8 +160,14 @@ class GXSession:
     ``$JSONBENCH_DATA_DOCS`` is not ``0``) adds the UpdateDataDocsAction to every Checkpoint.
     """
 
-    def __init__(self, results_dir: str | Path | None = None, run_name: str = "run", *, data_docs: bool | None = None,
-                 run_time: datetime | None = None) -> None:
+    def __init__(
+        self,
+        results_dir: str | Path | None = None,
+        run_name: str = "run",
+        *,
+        data_docs: bool | None = None,
+        run_time: datetime | None = None,
+    ) -> None:
         import great_expectations as gx
 
         self._gx = gx
@@ -170,7 +176,7 @@ class GXSession:
             root = root.parent.parent
         self.results_dir = root
         self.run_name = run_name
-        self.run_time = run_time or datetime.now(timezone.utc)
+        self.run_time = run_time or datetime.now(UTC)
         self.data_docs = (docs_enabled() if data_docs is None else data_docs) and root is not None
         self.validated = 0
         self.pages: dict[str, str] = {}
@@ -248,8 +254,15 @@ class GXSession:
         self.validated += 1
         return self._outcomes(suite_name, vr)
 
-    def _checkpoint(self, ctx: AbstractDataContext, suite_name: str, entries: list[dict[str, Any]], index_columns: list[str],
-                    frame: pd.DataFrame, docs: bool) -> Any:
+    def _checkpoint(
+        self,
+        ctx: AbstractDataContext,
+        suite_name: str,
+        entries: list[dict[str, Any]],
+        index_columns: list[str],
+        frame: pd.DataFrame,
+        docs: bool,
+    ) -> Any:
         gx = self._gx
         source = ctx.data_sources.all()[DATASOURCE]
         try:
@@ -268,18 +281,24 @@ class GXSession:
         actions = [gx.checkpoint.UpdateDataDocsAction(name="update_data_docs", site_names=[SITE])] if docs else []
         # GX keeps the frame's index in results; a clean RangeIndex keeps them small and readable.
         result_format = {"result_format": "COMPLETE", "unexpected_index_column_names": [c for c in index_columns if c in frame.columns]}
-        return ctx.checkpoints.add_or_update(gx.Checkpoint(name=suite_name, validation_definitions=[vd], actions=actions, result_format=result_format))
+        return ctx.checkpoints.add_or_update(
+            gx.Checkpoint(name=suite_name, validation_definitions=[vd], actions=actions, result_format=result_format)
+        )
 
     def _run(self, checkpoint: Any, frame: pd.DataFrame) -> Any:
         from great_expectations.core.run_identifier import RunIdentifier
 
         try:
-            return checkpoint.run(batch_parameters={"dataframe": frame.reset_index(drop=True)},
-                                  run_id=RunIdentifier(run_name=self.run_name, run_time=self.run_time))
+            return checkpoint.run(
+                batch_parameters={"dataframe": frame.reset_index(drop=True)},
+                run_id=RunIdentifier(run_name=self.run_name, run_time=self.run_time),
+            )
         except Exception as exc:
             if not checkpoint.actions:
                 raise
-            log.warning("Checkpoint %s: updating Data Docs failed (%s: %s); validating without them", checkpoint.name, type(exc).__name__, exc)
+            log.warning(
+                "Checkpoint %s: updating Data Docs failed (%s: %s); validating without them", checkpoint.name, type(exc).__name__, exc
+            )
             return None
 
     def _page(self, ctx: AbstractDataContext, key: Any) -> str | None:
@@ -339,4 +358,3 @@ class GXSession:
             return None
         index = data_docs_dir(self.results_dir) / "index.html"
         return index if index.exists() else None
-

@@ -111,7 +111,7 @@ def row_condition(where: dict[str, Any]) -> Any:
     for column, spec in where.items():
         col = Column(column)
         if isinstance(spec, dict):
-            (op, value), = spec.items()
+            ((op, value),) = spec.items()
             if op == "in":
                 conds.append(col.is_in(value))
             elif op == "not_in":
@@ -191,7 +191,7 @@ def _check_entry(path: Path, field: str, entry: Any) -> None:
 
 def _check_band(path: Path, field: str, band: Any) -> None:
     """``{"min": number|null, "max": number|null}``, not both null, min <= max."""
-    _need(isinstance(band, dict), path, field, "missing (a finding needs its tolerance band: {\"min\": ..., \"max\": ...})")
+    _need(isinstance(band, dict), path, field, 'missing (a finding needs its tolerance band: {"min": ..., "max": ...})')
     for end in ("min", "max"):
         value = band.get(end)
         _need(value is None or _is_number(value), path, f"{field}.{end}", f"must be a number or null, got {value!r}")

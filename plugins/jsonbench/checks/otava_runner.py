@@ -30,8 +30,9 @@ def main() -> int:
         if len(values) < 3:
             results[sid] = []
             continue
-        cps, _weak = compute_change_points(values, window_len=max(window_len, 2), max_pvalue=max_pvalue,
-                                           min_magnitude=float(spec.get("min_magnitude", 0.0)))
+        cps, _weak = compute_change_points(
+            values, window_len=max(window_len, 2), max_pvalue=max_pvalue, min_magnitude=float(spec.get("min_magnitude", 0.0))
+        )
         results[sid] = [
             {
                 "index": int(cp.index),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ def _docs_enabled() -> bool:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _aggregate_rows(kind: str, suite: str | None, outcomes: list[Outcome], run: dict[str, Any]) -> list[dict[str, Any]]:
@@ -58,11 +58,24 @@ def _aggregate_rows(kind: str, suite: str | None, outcomes: list[Outcome], run: 
         observed = o.result.get("unexpected_count", o.result.get("observed_value"))
         rows.append(
             {
-                "check_kind": kind, "suite": suite, "engine_id": None, "expectation": o.label,
-                "description": str(o.meta.get("notes", "")), "observed": float(observed) if isinstance(observed, (int, float)) and not isinstance(observed, bool) else None,
-                "min_value": _num(o.kwargs.get("min_value")), "max_value": _num(o.kwargs.get("max_value")),
-                "success": o.success, "verdict": "pass" if o.success else "fail", "gx_suite": o.suite_name, "scale": run.get("scale"),
-                "details": {"unexpected": o.unexpected[:MAX_DETAIL_ROWS], "unexpected_count": o.result.get("unexpected_count"), "error": o.error, "kwargs": o.kwargs},
+                "check_kind": kind,
+                "suite": suite,
+                "engine_id": None,
+                "expectation": o.label,
+                "description": str(o.meta.get("notes", "")),
+                "observed": float(observed) if isinstance(observed, (int, float)) and not isinstance(observed, bool) else None,
+                "min_value": _num(o.kwargs.get("min_value")),
+                "max_value": _num(o.kwargs.get("max_value")),
+                "success": o.success,
+                "verdict": "pass" if o.success else "fail",
+                "gx_suite": o.suite_name,
+                "scale": run.get("scale"),
+                "details": {
+                    "unexpected": o.unexpected[:MAX_DETAIL_ROWS],
+                    "unexpected_count": o.result.get("unexpected_count"),
+                    "error": o.error,
+                    "kwargs": o.kwargs,
+                },
             }
         )
     return rows
@@ -109,7 +122,9 @@ def _sanity(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.Dat
         if sub.empty:
             continue
         spec = extra.get("frames", {}).get("measurements", extra)
-        outs = gxs.validate(f"{suite}.sanity", sub, spec.get("expectations", []), spec.get("index_columns", ["engine_id", "workload", "variant", "metric"]))
+        outs = gxs.validate(
+            f"{suite}.sanity", sub, spec.get("expectations", []), spec.get("index_columns", ["engine_id", "workload", "variant", "metric"])
+        )
         rows += _aggregate_rows("sanity", suite, outs, run)
     return rows
 
@@ -146,22 +161,41 @@ def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: 
         f = reasons.get(r.finding, {})
         rows.append(
             {
-                "check_kind": "reproduction", "suite": suite, "engine_id": r.engine_id, "engine_version": _str(r.engine_version),
-                "engine_build": _str(r.engine_build), "expectation": r.finding, "description": r.description,
+                "check_kind": "reproduction",
+                "suite": suite,
+                "engine_id": r.engine_id,
+                "engine_version": _str(r.engine_version),
+                "engine_build": _str(r.engine_build),
+                "expectation": r.finding,
+                "description": r.description,
                 "observed": None if pd.isna(r.observed) else float(r.observed),
-                "min_value": None if pd.isna(r.band_min) else float(r.band_min), "max_value": None if pd.isna(r.band_max) else float(r.band_max),
-                "success": ok, "verdict": ("disturbed" if disturbed else "pass" if ok else "fail") if applicable else "not_applicable", "unit": r.unit,
-                "gx_suite": f"{suite}.reproduction", "scale": scale,
-                "details": {"inputs": json.loads(r.inputs), "problem": problem, "seed": f.get("seed"), "band_reason": r.band_reason,
-                            "finding_reason": f.get("band_reason"), "scale": scale, "finding_kind": r.finding_kind, "scope": r.scope,
-                            "provisional": r.provisional == "yes"},
+                "min_value": None if pd.isna(r.band_min) else float(r.band_min),
+                "max_value": None if pd.isna(r.band_max) else float(r.band_max),
+                "success": ok,
+                "verdict": ("disturbed" if disturbed else "pass" if ok else "fail") if applicable else "not_applicable",
+                "unit": r.unit,
+                "gx_suite": f"{suite}.reproduction",
+                "scale": scale,
+                "details": {
+                    "inputs": json.loads(r.inputs),
+                    "problem": problem,
+                    "seed": f.get("seed"),
+                    "band_reason": r.band_reason,
+                    "finding_reason": f.get("band_reason"),
+                    "scale": scale,
+                    "finding_kind": r.finding_kind,
+                    "scope": r.scope,
+                    "provisional": r.provisional == "yes",
+                },
             }
         )
     rows += _aggregate_rows("reproduction", suite, extra, run)
     return rows
 
 
-def _drift(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, dataset: pd.DataFrame, suite: str) -> tuple[list[dict[str, Any]], list[str]]:
+def _drift(
+    lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, dataset: pd.DataFrame, suite: str
+) -> tuple[list[dict[str, Any]], list[str]]:
     policy = lib.drift_policy(suite)
     frame = drift_frame(published, dataset, run, suite, policy)
     notes: list[str] = []
@@ -176,7 +210,10 @@ def _drift(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.Data
         timing = g[g["metric_kind"] == "timing"]
         have = int(timing["history_n"].max()) if not timing.empty else need
         if have < need:
-            notes.append(f"{suite} on {engine_id}: only {have} quiet earlier run(s) of hardware {run['hardware_label']!r}, this build and scale {run['scale']!r}; change-point detection needs {need}, so timings are not judged yet")
+            notes.append(
+                f"{suite} on {engine_id}: only {have} quiet earlier run(s) of hardware {run['hardware_label']!r}, this build "
+                f"and scale {run['scale']!r}; change-point detection needs {need}, so timings are not judged yet"
+            )
         disturbed = int((g["verdict"] == "disturbed").sum())
         if disturbed:
             notes.append(f"{suite} on {engine_id}: {disturbed} metric(s) measured while the host was busy; not judged")
@@ -185,20 +222,37 @@ def _drift(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.Data
         ok = (r.engine_id, r.workload, r.variant, r.metric) not in failed
         rows.append(
             {
-                "check_kind": "drift", "suite": suite, "engine_id": r.engine_id, "engine_version": _str(r.engine_version), "engine_build": _str(r.engine_build),
-                "workload": r.workload, "variant": r.variant, "metric": r.metric, "unit": r.unit,
+                "check_kind": "drift",
+                "suite": suite,
+                "engine_id": r.engine_id,
+                "engine_version": _str(r.engine_version),
+                "engine_build": _str(r.engine_build),
+                "workload": r.workload,
+                "variant": r.variant,
+                "metric": r.metric,
+                "unit": r.unit,
                 "expectation": f"no_drift:{r.workload}/{r.variant}/{r.metric}",
                 "description": f"{r.metric} of {r.workload}: {r.method} over {r.history_n} earlier run(s) and tonight",
                 "observed": None if pd.isna(r.value) else float(r.value),
-                "min_value": None if pd.isna(r.lower) else float(r.lower), "max_value": None if pd.isna(r.upper) else float(r.upper),
-                "success": ok, "verdict": r.verdict if ok else ("missing" if r.verdict == "missing" else "drift"), "gx_suite": f"{suite}.drift", "scale": run.get("scale"),
+                "min_value": None if pd.isna(r.lower) else float(r.lower),
+                "max_value": None if pd.isna(r.upper) else float(r.upper),
+                "success": ok,
+                "verdict": r.verdict if ok else ("missing" if r.verdict == "missing" else "drift"),
+                "gx_suite": f"{suite}.drift",
+                "scale": run.get("scale"),
                 "details": {
-                    "method": r.method, "metric_kind": r.metric_kind, "history_runs": json.loads(r.history_runs), "history_n": int(r.history_n),
-                    "change_points": json.loads(r.change_points), "reference": None if pd.isna(r.reference) else float(r.reference),
+                    "method": r.method,
+                    "metric_kind": r.metric_kind,
+                    "history_runs": json.loads(r.history_runs),
+                    "history_n": int(r.history_n),
+                    "change_points": json.loads(r.change_points),
+                    "reference": None if pd.isna(r.reference) else float(r.reference),
                     "history_median": None if pd.isna(r.reference) else float(r.reference),  # the report's name for it
                     "relative_change": None if pd.isna(r.relative_change) else float(r.relative_change),
-                    "drift_score": None if pd.isna(r.drift_score) else float(r.drift_score), "quiet": r.quiet,
-                    "host_other_cpu": None if pd.isna(r.host_other_cpu) else float(r.host_other_cpu), "note": r.note or None,
+                    "drift_score": None if pd.isna(r.drift_score) else float(r.drift_score),
+                    "quiet": r.quiet,
+                    "host_other_cpu": None if pd.isna(r.host_other_cpu) else float(r.host_other_cpu),
+                    "note": r.note or None,
                     "scale": run.get("scale"),
                 },
             }
@@ -217,9 +271,17 @@ def _damaged_rows(damaged: Any, results_dir: str | Path, table: str) -> list[dic
             where = str(d.path)
         rows.append(
             {
-                "check_kind": "sanity", "suite": None, "engine_id": None, "expectation": f"dataset_file_readable:{where}",
+                "check_kind": "sanity",
+                "suite": None,
+                "engine_id": None,
+                "expectation": f"dataset_file_readable:{where}",
                 "description": f"every {table} file of the dataset is readable; this one is not and was skipped by every check, drift judgement and report",
-                "observed": None, "min_value": None, "max_value": None, "success": False, "verdict": "fail", "gx_suite": None,
+                "observed": None,
+                "min_value": None,
+                "max_value": None,
+                "success": False,
+                "verdict": "fail",
+                "gx_suite": None,
                 "details": {"file": where, "table": table, "error": d.error, "check": "damaged_file"},
             }
         )
@@ -243,7 +305,10 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     published = dataset[dataset["run_id"] == run["run_id"]].copy()
     if published.empty:
         damaged = "; ".join(d.path for d in read.damaged)
-        raise RuntimeError(f"run {run['run_id']!r} has no published rows under {results_dir}; nothing to check" + (f" (damaged files skipped: {damaged})" if damaged else ""))
+        raise RuntimeError(
+            f"run {run['run_id']!r} has no published rows under {results_dir}; nothing to check"
+            + (f" (damaged files skipped: {damaged})" if damaged else "")
+        )
     if not run.get("scale"):
         run = {**run, "scale": published["scale"].iloc[0]}
 
@@ -309,7 +374,9 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     }
     for note in notes:
         log.info("check: %s", note)
-    log.info("check of run %s: %d checks, %d failed; %s; Data Docs %s", run["run_id"], len(rows), len(failed), by_kind, summary["data_docs"])
+    log.info(
+        "check of run %s: %d checks, %d failed; %s; Data Docs %s", run["run_id"], len(rows), len(failed), by_kind, summary["data_docs"]
+    )
     if failed:
         raise ChecksFailed(summary)
     return summary
@@ -352,9 +419,18 @@ def _relative(path: Path | None, results_dir: str | Path) -> str | None:
 def _detector_row(suite: str, error: str) -> dict[str, Any]:
     """A failed drift row when the change-point detector cannot run: drift must not pass unjudged in silence."""
     return {
-        "check_kind": "drift", "suite": suite, "engine_id": None, "expectation": "change_point_detector_available",
-        "description": "Apache Otava's environment runs (./bin/setup installs it)", "observed": None, "min_value": None, "max_value": None,
-        "success": False, "verdict": "fail", "gx_suite": f"{suite}.drift", "details": {"error": error, "metric_kind": "deterministic"},
+        "check_kind": "drift",
+        "suite": suite,
+        "engine_id": None,
+        "expectation": "change_point_detector_available",
+        "description": "Apache Otava's environment runs (./bin/setup installs it)",
+        "observed": None,
+        "min_value": None,
+        "max_value": None,
+        "success": False,
+        "verdict": "fail",
+        "gx_suite": f"{suite}.drift",
+        "details": {"error": error, "metric_kind": "deterministic"},
     }
 
 
@@ -365,20 +441,29 @@ def _failure_line(r: dict[str, Any]) -> str:
         return f"{r['check_kind']}: damaged dataset file {details['file']}: {details.get('error')}"
     if r.get("engine_id") is None and (details.get("unexpected") or details.get("error")):
         # An expectation over many rows: say how many failed and which, not a row count as "observed".
-        shown = ["/".join(str(u[k]) for k in ("engine_id", "workload", "metric") if k in u) + (f"={u['value']}" if "value" in u else "")
-                 for u in details.get("unexpected", [])[:3]]
+        shown = [
+            "/".join(str(u[k]) for k in ("engine_id", "workload", "metric") if k in u) + (f"={u['value']}" if "value" in u else "")
+            for u in details.get("unexpected", [])[:3]
+        ]
         more = f" (+{details['unexpected_count'] - len(shown)} more)" if (details.get("unexpected_count") or 0) > len(shown) else ""
-        what = f"{details.get('unexpected_count')} unexpected row(s): {', '.join(shown)}{more}" if shown else f"error: {details.get('error')}"
+        what = (
+            f"{details.get('unexpected_count')} unexpected row(s): {', '.join(shown)}{more}" if shown else f"error: {details.get('error')}"
+        )
         return f"{r['check_kind']}: {where + ': ' if where else ''}{r['expectation']}: {what}"
     bounds = f"[{_g(r.get('min_value'))}, {_g(r.get('max_value'))}]"
     extra = ""
     if r["check_kind"] == "drift" and details.get("change_points"):
         cp = details["change_points"][-1]
-        extra = f" ({details.get('method')}: change point at run {cp.get('run_id')}, {_g(cp.get('metric_before'))} -> {_g(cp.get('metric_after'))}, p={_g(cp.get('pvalue'))})"
+        extra = (
+            f" ({details.get('method')}: change point at run {cp.get('run_id')}, {_g(cp.get('metric_before'))} -> "
+            f"{_g(cp.get('metric_after'))}, p={_g(cp.get('pvalue'))})"
+        )
     elif r["check_kind"] == "drift" and details.get("reference") is not None:
         extra = f" (reference from {details.get('history_n')} earlier runs: {_g(details['reference'])})"
 
-    return f"{r['check_kind']}: {where + ': ' if where else ''}{r['expectation']} observed {_g(r.get('observed'))}, expected {bounds}{extra}"
+    return (
+        f"{r['check_kind']}: {where + ': ' if where else ''}{r['expectation']} observed {_g(r.get('observed'))}, expected {bounds}{extra}"
+    )
 
 
 def _g(value: Any) -> str:
@@ -405,7 +490,9 @@ def check_outcome(results_dir: str | Path, run_id: str) -> dict[str, Any]:
         ok = bool(r["success"])
         by_tag[tag]["passed" if ok else "failed"] += 1
         if not ok:
-            failed.append(f"[{tag}] {r['check_kind']}: {r['engine_id'] or ''} {r['expectation']} observed {r['observed']} expected [{r['min_value']}, {r['max_value']}]")
+            failed.append(
+                f"[{tag}] {r['check_kind']}: {r['engine_id'] or ''} {r['expectation']} observed {r['observed']} expected [{r['min_value']}, {r['max_value']}]"
+            )
     return {
         "rows": len(v),
         "by_tag": by_tag,

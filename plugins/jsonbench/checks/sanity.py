@@ -30,8 +30,13 @@ def measurements_frame(published: pd.DataFrame) -> pd.DataFrame:
 def schema_expectations(columns: list[str] | None = None) -> list[dict[str, Any]]:
     """The tidy schema's columns (and the partition keys) are all there; extra columns are allowed."""
     names = columns or [f.name for f in MEASUREMENT_SCHEMA if f.name != "samples"] + list(PARTITION_KEYS)
-    return [{"type": "expect_table_columns_to_match_set", "kwargs": {"column_set": names, "exact_match": False},
-             "meta": {"notes": "tidy schema: MEASUREMENT_SCHEMA in results/schema.py plus the hive partition keys"}}]
+    return [
+        {
+            "type": "expect_table_columns_to_match_set",
+            "kwargs": {"column_set": names, "exact_match": False},
+            "meta": {"notes": "tidy schema: MEASUREMENT_SCHEMA in results/schema.py plus the hive partition keys"},
+        }
+    ]
 
 
 def cells_that_ran(results_dir: str | Path, run_id: str, published: pd.DataFrame) -> list[dict[str, Any]]:
@@ -45,7 +50,9 @@ def cells_that_ran(results_dir: str | Path, run_id: str, published: pd.DataFrame
         return list(cells.values())
     for (engine_id, suite), g in published.groupby(["engine_id", "suite"]):
         cells[f"{suite}/{engine_id}"] = {
-            "cell_id": f"{suite}/{engine_id}", "engine_id": engine_id, "suite": suite,
+            "cell_id": f"{suite}/{engine_id}",
+            "engine_id": engine_id,
+            "suite": suite,
             "scale_params": json.loads(g["scale_params"].iloc[0] or "{}"),
         }
     return list(cells.values())
@@ -65,6 +72,15 @@ def completeness_frame(cells: list[dict[str, Any]], published: pd.DataFrame) -> 
         for workload, metric in suite.expected_metrics(cell.get("scale_params", {})):
             status, reason = have.get((workload, metric), ("missing", None))
             present = status == "ok" or (status == "not_applicable" and isinstance(reason, str) and bool(reason.strip()))
-            rows.append({"cell_id": cell["cell_id"], "engine_id": cell["engine_id"], "suite": cell["suite"],
-                         "workload": workload, "metric": metric, "present": present, "status": status})
+            rows.append(
+                {
+                    "cell_id": cell["cell_id"],
+                    "engine_id": cell["engine_id"],
+                    "suite": cell["suite"],
+                    "workload": workload,
+                    "metric": metric,
+                    "present": present,
+                    "status": status,
+                }
+            )
     return pd.DataFrame(rows, columns=COMPLETENESS_COLUMNS).astype({"present": bool})

@@ -32,7 +32,17 @@ class Measurement:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, workload: str, variant: str, metric: str, unit: str, samples: float | list[float] | tuple[float, ...], *, aggregate: Aggregate = "median", extra: dict[str, Any] | None = None) -> Measurement:
+    def of(
+        cls,
+        workload: str,
+        variant: str,
+        metric: str,
+        unit: str,
+        samples: float | list[float] | tuple[float, ...],
+        *,
+        aggregate: Aggregate = "median",
+        extra: dict[str, Any] | None = None,
+    ) -> Measurement:
         if isinstance(samples, (int, float)):
             samples = (float(samples),)
             aggregate = "single" if aggregate == "median" else aggregate

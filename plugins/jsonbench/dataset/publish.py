@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,8 @@ import pyarrow.parquet as pq
 
 from jsonbench import hostload
 from jsonbench.cell import Cell, HostFacts, RunRef
-from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.fsio import dataset_lock, disk_full_error, fsync_dir, is_disk_full, make_dirs
+from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.read import (
     FILE_NAME,
     MEASUREMENTS,
@@ -39,8 +39,19 @@ from jsonbench.dataset.repair import quarantine, sweep_leftovers
 from jsonbench.dataset.schema import MEASUREMENT_SCHEMA, VALIDATION_SCHEMA, run_key
 from jsonbench.dataset.staging import Staging
 
-__all__ = ["MEASUREMENTS", "VALIDATIONS", "DamagedFile", "DatasetRead", "publish_run", "publish_validations", "quarantine", "read_dataset",
-           "read_dataset_report", "replace_run", "sweep_leftovers"]
+__all__ = [
+    "MEASUREMENTS",
+    "VALIDATIONS",
+    "DamagedFile",
+    "DatasetRead",
+    "publish_run",
+    "publish_validations",
+    "quarantine",
+    "read_dataset",
+    "read_dataset_report",
+    "replace_run",
+    "sweep_leftovers",
+]
 
 
 def _ts(value: Any) -> datetime | None:
@@ -50,7 +61,7 @@ def _ts(value: Any) -> datetime | None:
         dt = value
     else:
         dt = datetime.fromisoformat(str(value))
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 #: The workload of the per-cell resource rows (duration, peak memory, peak disk) every run publishes.
@@ -67,8 +78,11 @@ def _base_row(run: RunRef, cell: Cell, facts: dict[str, Any]) -> dict[str, Any]:
     return {
         "run_id": run.run_id,
         "logical_date": _ts(run.logical_date),
-        "host_name": host.host_name, "host_cpu_model": host.host_cpu_model, "host_cores": host.host_cores,
-        "host_memory_bytes": host.host_memory_bytes, "host_kernel": host.host_kernel,
+        "host_name": host.host_name,
+        "host_cpu_model": host.host_cpu_model,
+        "host_cores": host.host_cores,
+        "host_memory_bytes": host.host_memory_bytes,
+        "host_kernel": host.host_kernel,
         "engine": cell.family,
         "engine_id": cell.engine_id,
         "engine_version": facts.get("version") or cell.version,
@@ -121,10 +135,16 @@ def staged_rows(staging: Staging) -> list[dict[str, Any]]:
         cell = rec.cell
         facts = engines.setdefault(cell.cell_id, staging.read_engine(cell.cell_id) or {})
         base = _base_row(cell.run, cell, facts)
-        load = hostload.worst(rec.windows) if rec.windows else {"host_other_cpu": None, "host_steal": None, "host_load_1m": None, "quiet": None}
+        load = (
+            hostload.worst(rec.windows)
+            if rec.windows
+            else {"host_other_cpu": None, "host_steal": None, "host_load_1m": None, "quiet": None}
+        )
         for m in rec.measurements:
             rows.append(_row(base, m, rec.started_at, rec.ended_at, load))
-        _, acc, first, last = cells.setdefault(cell.cell_id, (base, {"duration": 0.0, "peak_rss": 0.0, "disk_peak": 0.0}, rec.started_at, rec.ended_at))
+        _, acc, first, last = cells.setdefault(
+            cell.cell_id, (base, {"duration": 0.0, "peak_rss": 0.0, "disk_peak": 0.0}, rec.started_at, rec.ended_at)
+        )
         acc["duration"] += float(rec.resources.get("seconds", 0.0))
         acc["peak_rss"] = max(acc["peak_rss"], float(rec.resources.get("peak_memory", 0.0)))
         acc["disk_peak"] = max(acc["disk_peak"], float(rec.resources.get("peak_disk", 0.0)))
@@ -142,7 +162,7 @@ def staged_rows(staging: Staging) -> list[dict[str, Any]]:
 
 def partition_dir(results_dir: str | Path, table: str, hardware_label: str, logical_date: str | datetime | None, run_id: str) -> Path:
     """The folder that holds one run's file of ``table`` (measurements or validations)."""
-    day = (_ts(logical_date) or datetime.now(timezone.utc)).date().isoformat()
+    day = (_ts(logical_date) or datetime.now(UTC)).date().isoformat()
     return Path(results_dir) / table / f"hardware_label={hardware_label}" / f"run_date={day}" / f"run_key={run_key(run_id)}"
 
 
@@ -225,9 +245,7 @@ def publish_validations(results_dir: str | Path, run: dict[str, Any], rows: list
         r.setdefault("run_id", run["run_id"])
         r.setdefault("logical_date", _ts(run.get("logical_date")))
         r["logical_date"] = _ts(r["logical_date"])
-        r["validated_at"] = _ts(r.get("validated_at")) or datetime.now(timezone.utc)
+        r["validated_at"] = _ts(r.get("validated_at")) or datetime.now(UTC)
     table = pa.Table.from_pylist(rows, schema=VALIDATION_SCHEMA)
     target = partition_dir(results_dir, VALIDATIONS, run["hardware_label"], run.get("logical_date"), run["run_id"])
     return replace_run(target, table)
-
-

@@ -24,7 +24,7 @@ import os
 import re
 import shutil
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from jsonbench.dataset.fsio import EXCLUSIVE_WAIT_S, dataset_lock, fsync_dir, make_dirs
@@ -130,7 +130,7 @@ def sweep_leftovers(results_dir: str | Path) -> list[Path]:
 
 
 def _batch_dir(root: Path) -> Path:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     batch = root / QUARANTINE / stamp
     n = 1
     while batch.exists():
@@ -186,7 +186,7 @@ def quarantine(results_dir: str | Path, damaged: Iterable[DamagedFile] | None = 
             note = {
                 "original_path": str(src),
                 "error": still.error,
-                "quarantined_at": datetime.now(timezone.utc).isoformat(),
+                "quarantined_at": datetime.now(UTC).isoformat(),
                 "why": "the file does not read whole: jsonbench's readers skipped it, and tools that read the folder wholesale "
                 "(DuckDB, pandas) failed on it",
                 "restore": f"mv {dst} {src}",

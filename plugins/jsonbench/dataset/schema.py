@@ -92,6 +92,7 @@ VALIDATION_SCHEMA = pa.schema(
     ]
 )
 
+
 def partition_schema() -> pa.Schema:
     """The hive partition columns as every reader must type them (``run_date`` is a date, not a string)."""
     return pa.schema([("hardware_label", pa.string()), ("run_date", pa.date32()), ("run_key", pa.string())])

@@ -106,13 +106,19 @@ def _table_sql(table: str, files: list[tuple[str, set[str]]], root_expr: str) ->
         return f"SELECT {cols} WHERE false"
     present = set().union(*(c for _, c in files)) | {"hardware_label", "run_date", "run_key"}
     cols = ", ".join(
-        (f"CAST({_ident(f.name)} AS {duckdb_type(f.type)}) AS {_ident(f.name)}" if f.name in present else f"CAST(NULL AS {duckdb_type(f.type)}) AS {_ident(f.name)}")
+        (
+            f"CAST({_ident(f.name)} AS {duckdb_type(f.type)}) AS {_ident(f.name)}"
+            if f.name in present
+            else f"CAST(NULL AS {duckdb_type(f.type)}) AS {_ident(f.name)}"
+        )
         for f in schema
     )
     paths = "[" + ", ".join(_quote(p) for p, _ in files) + "]"
-    return (f"SELECT {cols} FROM read_parquet(list_transform({paths}, lambda p: {root_expr} || '/' || p), "
-            "hive_partitioning = true, union_by_name = true, "
-            "hive_types = {'hardware_label': VARCHAR, 'run_date': DATE, 'run_key': VARCHAR})")
+    return (
+        f"SELECT {cols} FROM read_parquet(list_transform({paths}, lambda p: {root_expr} || '/' || p), "
+        "hive_partitioning = true, union_by_name = true, "
+        "hive_types = {'hardware_label': VARCHAR, 'run_date': DATE, 'run_key': VARCHAR})"
+    )
 
 
 RUNS_SQL = """
@@ -190,7 +196,7 @@ def _create_views(con: duckdb.DuckDBPyConnection, results_dir: Path, root_expr: 
         for p, e in bad:
             log.warning("views: leaving out unreadable file %s (%s)", p, e)
         con.execute(f"CREATE OR REPLACE VIEW {table} AS {_table_sql(table, good, root_expr)}")
-    con.execute("CREATE OR REPLACE TABLE dataset_files (\"table\" VARCHAR, path VARCHAR, status VARCHAR, error VARCHAR)")
+    con.execute('CREATE OR REPLACE TABLE dataset_files ("table" VARCHAR, path VARCHAR, status VARCHAR, error VARCHAR)')
     if listing:
         con.executemany("INSERT INTO dataset_files VALUES (?, ?, ?, ?)", listing)
     con.execute(f"CREATE OR REPLACE VIEW runs AS {RUNS_SQL}")

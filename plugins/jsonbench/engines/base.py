@@ -188,7 +188,9 @@ def engine_for(cell: Cell) -> Engine[Any, Any]:
     try:
         cls = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"matrix.families.{cell.family}.backends.{cell.backend}", f"cannot import adapter {cell.adapter!r}: {exc}") from None
+        raise ConfigError(
+            f"matrix.families.{cell.family}.backends.{cell.backend}", f"cannot import adapter {cell.adapter!r}: {exc}"
+        ) from None
     if not (isinstance(cls, type) and issubclass(cls, Engine)):
         raise ConfigError(f"matrix.families.{cell.family}.backends.{cell.backend}", f"{cell.adapter!r} is not an Engine adapter")
     engine: Engine[Any, Any] = cls(cell)

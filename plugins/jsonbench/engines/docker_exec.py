@@ -120,7 +120,9 @@ def _version_without_container(client: Any, image: str | None) -> int:
             client.images.get(image)
             # Not containers.run(remove=True): that removes the container but keeps the anonymous volume the
             # image's VOLUME creates (one per call, left behind). Remove both, whatever happens.
-            container = client.containers.create(image, ["pgbench", "--version"], entrypoint=[], labels={"io.jsonbench.probe": "pgbench-version"})
+            container = client.containers.create(
+                image, ["pgbench", "--version"], entrypoint=[], labels={"io.jsonbench.probe": "pgbench-version"}
+            )
             try:
                 container.start()
                 code = container.wait(timeout=120).get("StatusCode", 1)
@@ -139,8 +141,9 @@ def _version_without_container(client: Any, image: str | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import docker
     import docker.errors
+
+    import docker
 
     opts, command = _parse(list(sys.argv[1:] if argv is None else argv))
     client = docker.DockerClient(base_url=opts.base_url) if opts.base_url else docker.from_env()

@@ -199,8 +199,9 @@ def container_spec(cell: Cell, password: str, settings: dict[str, str], network:
 
 def _default_client(target: DockerTarget) -> Any:
     """A docker SDK client whose API connection is the Airflow DockerHook's (pinged; logged in when a registry is named)."""
-    import docker
     from airflow.providers.docker.hooks.docker import DockerHook
+
+    import docker
 
     hook = DockerHook(docker_conn_id=target.login_conn_id, base_url=target.base_url, version="auto", timeout=CLIENT_TIMEOUT_S)
     # DockerClient is the high-level models over one APIClient (``client.api``): use the hook's.
@@ -274,7 +275,9 @@ class DockerPostgres(Engine[DockerHandle, PostgresSession]):
             client.ping()
         except Exception as exc:  # the hook raises AirflowException; the SDK DockerException, requests' errors, OSError
             via = f" (the URL comes from {target.source})" if target.source != "the local socket" else ""
-            raise EngineUnavailable(f"Docker path selected (backend=docker) but no Docker engine answers at {target.base_url}: {_why_unreachable(target.base_url, exc)}{via}") from None
+            raise EngineUnavailable(
+                f"Docker path selected (backend=docker) but no Docker engine answers at {target.base_url}: {_why_unreachable(target.base_url, exc)}{via}"
+            ) from None
         self._client = client
         return client
 
@@ -290,19 +293,27 @@ class DockerPostgres(Engine[DockerHandle, PostgresSession]):
             try:
                 client.images.get(image)
             except docker.errors.ImageNotFound:
-                raise EngineUnavailable(f"image {image} is not built on this Docker engine ({self.base_url}): ./bin/setup --docker builds it") from None
+                raise EngineUnavailable(
+                    f"image {image} is not built on this Docker engine ({self.base_url}): ./bin/setup --docker builds it"
+                ) from None
 
     def pgbench(self) -> list[str] | None:
         return self._pgbench_argv(self.cell.identity.name)
 
     def _pgbench_argv(self, name: str) -> list[str]:
         return [
-            sys.executable, str(EXEC_HELPER),
-            "--base-url", self.base_url,
-            "--container", name,
-            "--image", self.image,
-            "--user", f"{os.getuid()}:{os.getgid()}",  # files it writes (transaction logs) stay ours
-            "--", "pgbench",
+            sys.executable,
+            str(EXEC_HELPER),
+            "--base-url",
+            self.base_url,
+            "--container",
+            name,
+            "--image",
+            self.image,
+            "--user",
+            f"{os.getuid()}:{os.getgid()}",  # files it writes (transaction logs) stay ours
+            "--",
+            "pgbench",
         ]
 
     def handle_for(self) -> DockerHandle:
@@ -381,7 +392,9 @@ class DockerPostgres(Engine[DockerHandle, PostgresSession]):
         while True:
             container = client.containers.get(handle.container_id)
             if container.status in ("exited", "dead"):
-                raise EngineUnavailable(f"PostgreSQL {self.version} container ({self.image}) exited during start; its log tail:\n{_logs_tail(container)}")
+                raise EngineUnavailable(
+                    f"PostgreSQL {self.version} container ({self.image}) exited during start; its log tail:\n{_logs_tail(container)}"
+                )
             if container.status == "running":
                 host, port = self._address(container, handle)
                 handle.host, handle.port = host, port
@@ -394,11 +407,19 @@ class DockerPostgres(Engine[DockerHandle, PostgresSession]):
                 except psycopg.OperationalError as exc:
                     last = exc
             if time.monotonic() > deadline:
-                raise EngineUnavailable(f"PostgreSQL {self.version} container ({self.image}) not accepting connections after {START_TIMEOUT_S}s ({last}); log tail:\n{_logs_tail(container)}")
+                raise EngineUnavailable(
+                    f"PostgreSQL {self.version} container ({self.image}) not accepting connections after {START_TIMEOUT_S}s ({last}); log tail:\n{_logs_tail(container)}"
+                )
             time.sleep(0.5)
 
     def _conninfo(self, handle: DockerHandle, container: Any) -> dict[str, Any]:
-        return {"host": handle.host, "port": handle.port, "user": handle.user, "dbname": handle.dbname, "password": container_password(container)}
+        return {
+            "host": handle.host,
+            "port": handle.port,
+            "user": handle.user,
+            "dbname": handle.dbname,
+            "password": container_password(container),
+        }
 
     def _running(self, handle: DockerHandle) -> Any:
         """The cell's container, running; else :class:`EngineUnavailable` with its state and log tail (a killed server)."""
@@ -407,7 +428,9 @@ class DockerPostgres(Engine[DockerHandle, PostgresSession]):
         try:
             container = self.client().containers.get(handle.container_id or handle.container)
         except docker.errors.NotFound:
-            raise EngineUnavailable(f"the container {handle.container} of {self.cell.cell_id} is gone (removed, or never started)") from None
+            raise EngineUnavailable(
+                f"the container {handle.container} of {self.cell.cell_id} is gone (removed, or never started)"
+            ) from None
         if container.status != "running":
             state = container.attrs.get("State") or {}
             raise EngineUnavailable(
@@ -430,7 +453,9 @@ class DockerPostgres(Engine[DockerHandle, PostgresSession]):
         if labels.get("io.jsonbench.pg-build"):
             facts["image_build"] = labels["io.jsonbench.pg-build"]  # the npm build inside jsonbench/postgres images
         identity = f"digest {digests[0]}" if digests else f"image id {image.id}; no registry digest: built on this engine"
-        facts["build"] = f"docker image {handle.image} ({identity})" + (f", PostgreSQL build {labels['io.jsonbench.pg-build']}" if labels.get("io.jsonbench.pg-build") else "")
+        facts["build"] = f"docker image {handle.image} ({identity})" + (
+            f", PostgreSQL build {labels['io.jsonbench.pg-build']}" if labels.get("io.jsonbench.pg-build") else ""
+        )
         facts["backend"] = self.backend
         facts["settings_adjusted"] = handle.settings_adjusted
         version = self._running(handle).exec_run(["pgbench", "--version"])
@@ -445,7 +470,12 @@ class DockerPostgres(Engine[DockerHandle, PostgresSession]):
         session = PostgresSession(
             conninfo=self._conninfo(handle, container),
             pgbench=self._pgbench_argv(handle.container),
-            pgbench_env={"PGHOST": handle.socket_dir or CONTAINER_SOCKET_DIR, "PGPORT": str(PG_PORT), "PGUSER": handle.user, "PGDATABASE": handle.dbname},
+            pgbench_env={
+                "PGHOST": handle.socket_dir or CONTAINER_SOCKET_DIR,
+                "PGPORT": str(PG_PORT),
+                "PGUSER": handle.user,
+                "PGDATABASE": handle.dbname,
+            },
             statement_timeout_s=pg.statement_timeout_s if pg else 0,
         )
         with opened(session):
@@ -559,7 +589,11 @@ class DockerPostgres(Engine[DockerHandle, PostgresSession]):
         dests = [m["Destination"] for m in container.attrs.get("Mounts") or [] if m.get("Type") == "volume" and m.get("Destination")]
         res = container.exec_run(["du", "-s", "-B1", *dests], user="postgres") if dests else None
         if res is not None and res.exit_code == 0:
-            size = sum(int(line.split()[0]) for line in res.output.decode(errors="replace").splitlines() if line.split() and line.split()[0].isdigit())
+            size = sum(
+                int(line.split()[0])
+                for line in res.output.decode(errors="replace").splitlines()
+                if line.split() and line.split()[0].isdigit()
+            )
         self._du = (time.monotonic(), size)
         return size
 
@@ -589,4 +623,3 @@ def _logs_tail(container: Any, lines: int = 30) -> str:
         return raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
     except Exception as exc:  # the log is a courtesy; never hide the real error behind this one
         return f"(no container log: {exc})"
-

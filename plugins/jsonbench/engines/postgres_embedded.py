@@ -210,7 +210,9 @@ class EmbeddedPostgres(Engine[EmbeddedHandle, PostgresSession]):
         res = self._run(argv, user, timeout=START_TIMEOUT_S + 30)
         if res.returncode != 0:
             tail = _tail(Path(handle.log))
-            raise EngineUnavailable(f"PostgreSQL {self.version} failed to start ({res.stdout.strip()} {res.stderr.strip()}); server log tail:\n{tail}")
+            raise EngineUnavailable(
+                f"PostgreSQL {self.version} failed to start ({res.stdout.strip()} {res.stderr.strip()}); server log tail:\n{tail}"
+            )
         pid_file = Path(handle.datadir) / "postmaster.pid"
         handle.pid = int(pid_file.read_text().splitlines()[0])
 
@@ -254,7 +256,11 @@ class EmbeddedPostgres(Engine[EmbeddedHandle, PostgresSession]):
         data = Path(handle.datadir or Path(handle.workdir) / "data")
         user = self.os_user()
         if (data / "postmaster.pid").exists():
-            res = self._run([str(Path(handle.bin_dir or self.bin_dir) / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "-t", "30", "stop"], user, timeout=60)
+            res = self._run(
+                [str(Path(handle.bin_dir or self.bin_dir) / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "-t", "30", "stop"],
+                user,
+                timeout=60,
+            )
             if res.returncode != 0:
                 _kill_postmaster(data, handle.pid)
         elif handle.pid:

@@ -46,7 +46,14 @@ log = logging.getLogger(__name__)
 MARK = "jsonbench:"
 ALLOW_NONEMPTY = "jsonbench_allow_nonempty"
 _SSL_KEYS = ("sslmode", "sslrootcert", "sslcert", "sslkey", "sslpassword", "target_session_attrs", "application_name")
-_LIBPQ_ENV = {"sslmode": "PGSSLMODE", "sslrootcert": "PGSSLROOTCERT", "sslcert": "PGSSLCERT", "sslkey": "PGSSLKEY", "target_session_attrs": "PGTARGETSESSIONATTRS", "application_name": "PGAPPNAME"}
+_LIBPQ_ENV = {
+    "sslmode": "PGSSLMODE",
+    "sslrootcert": "PGSSLROOTCERT",
+    "sslcert": "PGSSLCERT",
+    "sslkey": "PGSSLKEY",
+    "target_session_attrs": "PGTARGETSESSIONATTRS",
+    "application_name": "PGAPPNAME",
+}
 
 # Objects of the database that are not ours: outside the system schemas and outside every schema we
 # marked, not members of an extension. An empty ``public`` schema is not an object of its own.
@@ -140,7 +147,9 @@ class ServerPostgres(Engine[ServerHandle, PostgresSession]):
     def conn_id(self) -> str:
         conn_id = self.options.get("conn_id")
         if not conn_id:
-            raise ConfigError(f"matrix.engines.{self.cell.engine_id}.backends.server.conn_id", "no Airflow connection given for the server backend")
+            raise ConfigError(
+                f"matrix.engines.{self.cell.engine_id}.backends.server.conn_id", "no Airflow connection given for the server backend"
+            )
         return str(conn_id)
 
     def connection(self) -> Any:
@@ -163,7 +172,12 @@ class ServerPostgres(Engine[ServerHandle, PostgresSession]):
     def conninfo(self, conn: Any, schema: str | None = None, settings: dict[str, str] | None = None) -> dict[str, Any]:
         """libpq parameters from the connection; the schema becomes the only search_path, settings session-level."""
         extra = conn.extra_dejson or {}
-        info: dict[str, Any] = {"host": conn.host or None, "port": int(conn.port or 5432), "user": conn.login or None, "dbname": conn.schema or "postgres"}
+        info: dict[str, Any] = {
+            "host": conn.host or None,
+            "port": int(conn.port or 5432),
+            "user": conn.login or None,
+            "dbname": conn.schema or "postgres",
+        }
         if conn.password:
             info["password"] = conn.password
         info.update({k: str(extra[k]) for k in _SSL_KEYS if k in extra})
@@ -181,7 +195,9 @@ class ServerPostgres(Engine[ServerHandle, PostgresSession]):
             return psycopg.connect(**info, autocommit=True, connect_timeout=int((conn.extra_dejson or {}).get("connect_timeout", 15)))
         except psycopg.OperationalError as exc:
             where = f"{info.get('host') or 'local socket'}:{info.get('port')}/{info.get('dbname')}"
-            raise EngineUnavailable(f"Existing-server path selected (backend=server) but connection {self.conn_id!r} ({where}) fails: {str(exc).strip()}") from None
+            raise EngineUnavailable(
+                f"Existing-server path selected (backend=server) but connection {self.conn_id!r} ({where}) fails: {str(exc).strip()}"
+            ) from None
 
     def foreign_objects(self, pg: Any) -> list[str]:
         """Up to 20 objects of the database that this backend did not create (``kind name``)."""
@@ -202,7 +218,9 @@ class ServerPostgres(Engine[ServerHandle, PostgresSession]):
         num = int(pg.execute("SHOW server_version_num").fetchone()[0])
         want = int(str(self.version).split(".")[0])
         if num // 10000 != want:
-            raise EngineUnavailable(f"connection {self.conn_id!r} reaches PostgreSQL {num // 10000} but engine {self.cell.engine_id} is PostgreSQL {want}")
+            raise EngineUnavailable(
+                f"connection {self.conn_id!r} reaches PostgreSQL {num // 10000} but engine {self.cell.engine_id} is PostgreSQL {want}"
+            )
 
     # -- contract -------------------------------------------------------------------------
 
@@ -237,7 +255,9 @@ class ServerPostgres(Engine[ServerHandle, PostgresSession]):
                     self._drop_schema(pg, schema)
                 pg.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
                 handle.created_schema = True
-                note = f"{MARK} run={self.cell.run.run_id} cell={self.cell.cell_id}; made by the existing-server backend, dropped at teardown"
+                note = (
+                    f"{MARK} run={self.cell.run.run_id} cell={self.cell.cell_id}; made by the existing-server backend, dropped at teardown"
+                )
                 pg.execute(sql.SQL("COMMENT ON SCHEMA {} IS {}").format(sql.Identifier(schema), sql.Literal(note)))
                 handle.dbname = pg.info.dbname
                 handle.settings_requested = self.cell.server_settings
@@ -253,7 +273,10 @@ class ServerPostgres(Engine[ServerHandle, PostgresSession]):
     def _split_settings(self, pg: Any, wanted: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
         """Settings a session may set (set per session), and the others with what the server has instead."""
         superuser = bool(pg.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()[0])
-        rows = {r[0]: (r[1], r[2]) for r in pg.execute("SELECT name, context, current_setting(name) FROM pg_settings WHERE name = ANY(%s)", (list(wanted),))}
+        rows = {
+            r[0]: (r[1], r[2])
+            for r in pg.execute("SELECT name, context, current_setting(name) FROM pg_settings WHERE name = ANY(%s)", (list(wanted),))
+        }
         session: dict[str, str] = {}
         skipped: dict[str, str] = {}
         for name, value in wanted.items():
@@ -294,7 +317,12 @@ class ServerPostgres(Engine[ServerHandle, PostgresSession]):
         conn = self.connection()
         schema = handle.schema
         info = self.conninfo(conn, schema, handle.session_settings)
-        env = {"PGHOST": str(info.get("host", "")), "PGPORT": str(info["port"]), "PGUSER": str(info.get("user", "")), "PGDATABASE": str(info["dbname"])}
+        env = {
+            "PGHOST": str(info.get("host", "")),
+            "PGPORT": str(info["port"]),
+            "PGUSER": str(info.get("user", "")),
+            "PGDATABASE": str(info["dbname"]),
+        }
         env.update({_LIBPQ_ENV[k]: str(v) for k, v in info.items() if k in _LIBPQ_ENV})
         if conn.password:
             env["PGPASSWORD"] = conn.password  # the only way the password reaches pgbench: never on its command line

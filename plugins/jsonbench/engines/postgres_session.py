@@ -182,7 +182,9 @@ class PostgresSession(Session):
             time.sleep(0.05)
             self.flush_stats()
 
-    def explain(self, query: Any, params: Any = None, *, analyze: bool = False, buffers: bool = False, timing: bool = True) -> dict[str, Any]:
+    def explain(
+        self, query: Any, params: Any = None, *, analyze: bool = False, buffers: bool = False, timing: bool = True
+    ) -> dict[str, Any]:
         """``EXPLAIN (FORMAT JSON)`` of a statement, optionally with ANALYZE, BUFFERS and TIMING OFF;
         returns the top dict (``Plan``, and with ANALYZE ``Execution Time``)."""
         options = ["FORMAT JSON"]
@@ -204,5 +206,7 @@ class PostgresSession(Session):
         self.create_extension("pg_prewarm")
         # Called through the extension's own schema: on a shared database (the existing-server backend) it
         # may have been installed into another cell's schema, outside this session's search_path.
-        schema = self.scalar("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_prewarm'")
+        schema = self.scalar(
+            "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_prewarm'"
+        )
         return int(self.scalar(sql.SQL("SELECT {}.pg_prewarm(%s::regclass)").format(sql.Identifier(schema)), (relation,)))

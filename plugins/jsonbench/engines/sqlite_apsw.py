@@ -110,7 +110,9 @@ class SqliteSession(Session):
         rows = self.execute(sql, params)
         return rows[0][0] if rows and rows[0] else None
 
-    def time(self, sql: str, params: dict[str, Any] | list[Any] | None = None, repeat: int = 5, rollback: bool = False) -> tuple[list[float], list[tuple[Any, ...]]]:
+    def time(
+        self, sql: str, params: dict[str, Any] | list[Any] | None = None, repeat: int = 5, rollback: bool = False
+    ) -> tuple[list[float], list[tuple[Any, ...]]]:
         """Run ``sql`` ``repeat`` times inside the worker; return (seconds of each run, rows of the first run).
 
         ``rollback`` undoes each run after its clock stops (for UPDATEs that must see the same data each time).
@@ -118,13 +120,17 @@ class SqliteSession(Session):
         resp = self.request("time", sql=sql, params=params, repeat=repeat, rollback=rollback)
         return [float(s) for s in resp["seconds"]], [tuple(_decode(v) for v in row) for row in resp["rows"]]
 
-    def time_many(self, statements: list[tuple[str, dict[str, Any] | list[Any] | None]], repeat: int = 5, rollback: bool = False) -> tuple[list[list[float]], list[list[tuple[Any, ...]]]]:
+    def time_many(
+        self, statements: list[tuple[str, dict[str, Any] | list[Any] | None]], repeat: int = 5, rollback: bool = False
+    ) -> tuple[list[list[float]], list[list[tuple[Any, ...]]]]:
         """Time several statements in interleaved rounds inside the worker (A, B, A, B, ...).
 
         Returns (seconds of each run, per statement; rows of each statement's first run). Use it for
         statements whose times are compared, so a busy spell of the machine hits all of them alike.
         """
-        resp = self.request("time_many", statements=[{"sql": sql, "params": params} for sql, params in statements], repeat=repeat, rollback=rollback)
+        resp = self.request(
+            "time_many", statements=[{"sql": sql, "params": params} for sql, params in statements], repeat=repeat, rollback=rollback
+        )
         seconds = [[float(x) for x in runs] for runs in resp["seconds"]]
         rows = [[tuple(_decode(v) for v in row) for row in result] for result in resp["rows"]]
         return seconds, rows
@@ -141,11 +147,21 @@ class SqliteSession(Session):
         """Run every statement of ``include/sql/<suite>/<name>.sql`` (as :meth:`PostgresSession.run_file`)."""
         self.execute(self.sql(suite, name, **identifiers), params)
 
-    def query_file(self, suite: str, name: str, params: dict[str, Any] | None = None, **identifiers: str | tuple[str, ...]) -> list[tuple[Any, ...]]:
+    def query_file(
+        self, suite: str, name: str, params: dict[str, Any] | None = None, **identifiers: str | tuple[str, ...]
+    ) -> list[tuple[Any, ...]]:
         """Run a SQL file and return its rows (as :meth:`PostgresSession.query_file`)."""
         return self.execute(self.sql(suite, name, **identifiers), params)
 
-    def time_file(self, suite: str, name: str, params: dict[str, Any] | None = None, repeat: int = 5, rollback: bool = False, **identifiers: str | tuple[str, ...]) -> tuple[list[float], list[tuple[Any, ...]]]:
+    def time_file(
+        self,
+        suite: str,
+        name: str,
+        params: dict[str, Any] | None = None,
+        repeat: int = 5,
+        rollback: bool = False,
+        **identifiers: str | tuple[str, ...],
+    ) -> tuple[list[float], list[tuple[Any, ...]]]:
         return self.time(self.sql(suite, name, **identifiers), params, repeat=repeat, rollback=rollback)
 
     def file_path(self, name: str) -> str:
@@ -212,7 +228,9 @@ class SqliteApsw(Engine[SqliteHandle, "SqliteSession"]):
 
     def handle_for(self) -> SqliteHandle:
         venv = venv_dir(self.version, self.package)
-        return SqliteHandle(workdir=str(self.workdir), python=str(python_of(venv)), venv=str(venv), package=self.package, version=self.version)
+        return SqliteHandle(
+            workdir=str(self.workdir), python=str(python_of(venv)), venv=str(venv), package=self.package, version=self.version
+        )
 
     def provision(self) -> SqliteHandle:
         self.check()

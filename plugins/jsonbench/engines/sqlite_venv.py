@@ -81,9 +81,15 @@ def check_versions(engine_id: str, version: str, package: str) -> None:
         raise ConfigError("engines", f"engine {engine_id!r}: SQLite version {version!r} must look like 3.46.1")
     if v < MIN_VERSION:
         need = ".".join(map(str, MIN_VERSION))
-        raise ConfigError("engines", f"engine {engine_id!r}: SQLite {version} has no JSONB (first in {need}); choose SQLite {need} or newer")
+        raise ConfigError(
+            "engines", f"engine {engine_id!r}: SQLite {version} has no JSONB (first in {need}); choose SQLite {need} or newer"
+        )
     pin = _PIN_RE.match(package)
     if pin is None:
-        raise ConfigError("engines", f"engine {engine_id!r}: backends.apsw.package must pin an exact apsw, e.g. 'apsw==3.46.1.0', got {package!r}")
+        raise ConfigError(
+            "engines", f"engine {engine_id!r}: backends.apsw.package must pin an exact apsw, e.g. 'apsw==3.46.1.0', got {package!r}"
+        )
     if tuple(int(x) for x in pin.groups()[:3]) != v:
-        raise ConfigError("engines", f"engine {engine_id!r}: {package} does not embed SQLite {version} (apsw's first three numbers are SQLite's)")
+        raise ConfigError(
+            "engines", f"engine {engine_id!r}: {package} does not embed SQLite {version} (apsw's first three numbers are SQLite's)"
+        )

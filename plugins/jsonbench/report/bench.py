@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ def make_history(source: Path, out: Path, runs: int, check: bool) -> list[str]:
     vrows = read_dataset(source, VALIDATIONS, run_id=src_run).drop_columns(["hardware_label", "run_date", "run_key"]).to_pylist()
     label = str(m[m["run_id"] == src_run]["hardware_label"].iloc[0])
     rng = random.Random(20)
-    start = datetime.now(timezone.utc).replace(hour=2, minute=0, second=0, microsecond=0) - timedelta(days=runs)
+    start = datetime.now(UTC).replace(hour=2, minute=0, second=0, microsecond=0) - timedelta(days=runs)
     ids: list[str] = []
     for n in range(runs):
         when = start + timedelta(days=n)
@@ -66,7 +66,13 @@ def make_history(source: Path, out: Path, runs: int, check: bool) -> list[str]:
                 r["samples"] = [s * f for s in (r["samples"] or [])]
             night.append(r)
         replace_run(partition_dir(out, MEASUREMENTS, label, when, run_id), pa.Table.from_pylist(night, schema=MEASUREMENT_SCHEMA))
-        run = {"run_id": run_id, "logical_date": when.isoformat(), "hardware_label": label, "results_dir": str(out), "scale": rows[0]["scale"]}
+        run = {
+            "run_id": run_id,
+            "logical_date": when.isoformat(),
+            "hardware_label": label,
+            "results_dir": str(out),
+            "scale": rows[0]["scale"],
+        }
         if check:
             from jsonbench.checks import ChecksFailed, check_run
 
@@ -82,7 +88,10 @@ def make_history(source: Path, out: Path, runs: int, check: bool) -> list[str]:
     return ids
 
 
-EXTERNAL = re.compile(r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*['"]?\s*(?:https?:)?//|url\(\s*['"]?(?:https?:)?//|@import\s+['"]?(?:https?:)?//""", re.I)
+EXTERNAL = re.compile(
+    r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*['"]?\s*(?:https?:)?//|url\(\s*['"]?(?:https?:)?//|@import\s+['"]?(?:https?:)?//""",
+    re.I,
+)
 
 
 def external_references(html: str) -> list[str]:
@@ -96,25 +105,48 @@ def open_in_browser(page: Path) -> dict[str, Any]:
     if not chromium:
         return {"browser": "not installed"}
     profile = Path(tempfile.mkdtemp(prefix="jsonbench-chromium-"))
-    argv = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}", "--virtual-time-budget=30000", "--dump-dom", page.as_uri()]
+    argv = [
+        chromium,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--virtual-time-budget=30000",
+        "--dump-dom",
+        page.as_uri(),
+    ]
     offline = shutil.which("unshare") is not None and subprocess.run(["unshare", "--net", "true"], capture_output=True).returncode == 0
     try:
         res = subprocess.run((["unshare", "--net"] if offline else []) + argv, capture_output=True, text=True, timeout=180)
     finally:
         shutil.rmtree(profile, ignore_errors=True)
     dom = res.stdout
-    return {"browser": "no network (unshare --net)" if offline else "network not cut (no unshare)",
-            "charts": len(re.findall(r"class=\"vl[ \"]", dom)), "drawn": dom.count('data-rendered="1"'), "failed": dom.count('data-rendered="error"')}
+    return {
+        "browser": "no network (unshare --net)" if offline else "network not cut (no unshare)",
+        "charts": len(re.findall(r"class=\"vl[ \"]", dom)),
+        "drawn": dom.count('data-rendered="1"'),
+        "failed": dom.count('data-rendered="error"'),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jsonbench.report.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m jsonbench.report.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--source", help="results folder holding a real published run (default: the project's results folder)")
     p.add_argument("--runs", type=int, default=20)
-    p.add_argument("--check", action="store_true", help="check every night for real (slow) instead of re-keying the source run's validation rows")
+    p.add_argument(
+        "--check", action="store_true", help="check every night for real (slow) instead of re-keying the source run's validation rows"
+    )
     p.add_argument("--out", help="where to build the history (default: a new temporary folder, removed afterwards)")
-    p.add_argument("--browser", action="store_true", help="also open the page in headless Chromium without network and count the charts drawn")
+    p.add_argument(
+        "--browser", action="store_true", help="also open the page in headless Chromium without network and count the charts drawn"
+    )
     args = p.parse_args(argv)
 
     from jsonbench import paths
@@ -131,7 +163,9 @@ def main(argv: list[str] | None = None) -> int:
         load = os.getloadavg()[0]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
-        res = subprocess.run([sys.executable, "-m", "jsonbench.cli", "report", "--results-dir", str(out)], capture_output=True, text=True, timeout=600)
+        res = subprocess.run(
+            [sys.executable, "-m", "jsonbench.cli", "report", "--results-dir", str(out)], capture_output=True, text=True, timeout=600
+        )
         took = time.perf_counter() - t
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -141,9 +175,11 @@ def main(argv: list[str] | None = None) -> int:
         page = out / "report" / "index.html"
         html = page.read_text(encoding="utf-8")
         ext = external_references(html)
-        print(f"report of a {len(ids)}-run history: built in {took:.2f} s (a fresh process: python -m jsonbench.cli report), "
-              f"{page.stat().st_size / 1e6:.2f} MB, {html.count('class=' + chr(39) + 'vl' + chr(39))} charts, target < 10 s; "
-              f"CPU time {cpu:.2f} s (imports included), load average {load:.1f} on {os.cpu_count()} cores when it started")
+        print(
+            f"report of a {len(ids)}-run history: built in {took:.2f} s (a fresh process: python -m jsonbench.cli report), "
+            f"{page.stat().st_size / 1e6:.2f} MB, {html.count('class=' + chr(39) + 'vl' + chr(39))} charts, target < 10 s; "
+            f"CPU time {cpu:.2f} s (imports included), load average {load:.1f} on {os.cpu_count()} cores when it started"
+        )
         print(f"offline: {'yes, no external resource' if not ext else 'NO: ' + '; '.join(ext[:5])}")
         if args.browser:
             print(f"browser: {open_in_browser(page)}")

@@ -103,16 +103,29 @@ def findings_chart(score: SuiteScore) -> tuple[dict[str, Any] | None, list[str]]
             lo = cell.band_min / r.seed_value if cell.band_min is not None and cell.band_min > 0 else None
             hi = cell.band_max / r.seed_value if cell.band_max is not None and cell.band_max > 0 else None
             if cell.verdict != "not_applicable" and (lo is not None or hi is not None):
-                bands.setdefault((r.finding, c.scale), {"finding": r.finding, "scale": c.scale, "lo": lo, "hi": hi,
-                                                       "band": f"[{fmt(cell.band_min)}, {fmt(cell.band_max)}]"})
+                bands.setdefault(
+                    (r.finding, c.scale),
+                    {"finding": r.finding, "scale": c.scale, "lo": lo, "hi": hi, "band": f"[{fmt(cell.band_min)}, {fmt(cell.band_max)}]"},
+                )
             if cell.observed is None or cell.observed <= 0:
                 continue
             drawn = True
-            points.append({"finding": r.finding, "scale": c.scale, "engine": c.engine_id, "version": c.engine_version,
-                           "ratio": cell.observed / r.seed_value, "observed": fmt(cell.observed), "seed": fmt(r.seed_value),
-                           "band": f"[{fmt(cell.band_min)}, {fmt(cell.band_max)}] at {c.scale}", "verdict": cell.verdict,
-                           "run": c.run_id, "build": c.engine_build,
-                           "inputs": "; ".join(f"{k} = {fmt(num(x))}" for k, x in list(cell.inputs.items())[:6])})
+            points.append(
+                {
+                    "finding": r.finding,
+                    "scale": c.scale,
+                    "engine": c.engine_id,
+                    "version": c.engine_version,
+                    "ratio": cell.observed / r.seed_value,
+                    "observed": fmt(cell.observed),
+                    "seed": fmt(r.seed_value),
+                    "band": f"[{fmt(cell.band_min)}, {fmt(cell.band_max)}] at {c.scale}",
+                    "verdict": cell.verdict,
+                    "run": c.run_id,
+                    "build": c.engine_build,
+                    "inputs": "; ".join(f"{k} = {fmt(num(x))}" for k, x in list(cell.inputs.items())[:6]),
+                }
+            )
         if not drawn:
             skipped.append(r.finding)
     if not points:
@@ -125,23 +138,47 @@ def findings_chart(score: SuiteScore) -> tuple[dict[str, Any] | None, list[str]]
     y = alt.Y("finding:N", sort=order, title=None, axis=alt.Axis(labelLimit=320))
     x_scale = alt.Scale(type="log", domain=dom)
     offset = alt.YOffset("scale:N", sort=scales, title="scale") if len(scales) > 1 else alt.YOffset()
-    band = alt.Chart(data(list(bands.values()))).mark_bar(color="#c8e6c9", stroke="#81c784", height={"band": 0.8} if len(scales) == 1 else 6).encode(
-        y=y, x=alt.X("lo:Q", scale=x_scale, title="observed / seed (1 = the seed's figure; log scale)"), x2="hi:Q",
-        **({"yOffset": offset} if len(scales) > 1 else {}),
-        tooltip=[alt.Tooltip("finding:N"), alt.Tooltip("scale:N", title="band at scale"), alt.Tooltip("band:N")])
+    band = (
+        alt.Chart(data(list(bands.values())))
+        .mark_bar(color="#c8e6c9", stroke="#81c784", height={"band": 0.8} if len(scales) == 1 else 6)
+        .encode(
+            y=y,
+            x=alt.X("lo:Q", scale=x_scale, title="observed / seed (1 = the seed's figure; log scale)"),
+            x2="hi:Q",
+            **({"yOffset": offset} if len(scales) > 1 else {}),
+            tooltip=[alt.Tooltip("finding:N"), alt.Tooltip("scale:N", title="band at scale"), alt.Tooltip("band:N")],
+        )
+    )
     one = alt.Chart(data([{"x": 1}])).mark_rule(color="#333", strokeDash=[3, 3]).encode(x=alt.X("x:Q", scale=x_scale))
     shapes = alt.Scale(domain=["pass", "fail", "not_applicable"], range=["circle", "cross", "square"])
-    pts = alt.Chart(data(points)).mark_point(size=70, filled=True, opacity=0.9).encode(
-        y=y, x=alt.X("ratio:Q", scale=x_scale),
-        color=alt.Color("engine:N", scale=engine_colors(engines), title="engine"),
-        shape=alt.Shape("verdict:N", scale=shapes, title="verdict"),
-        **({"yOffset": offset} if len(scales) > 1 else {}),
-        tooltip=[alt.Tooltip("finding:N"), alt.Tooltip("engine:N"), alt.Tooltip("version:N"), alt.Tooltip("scale:N"),
-                 alt.Tooltip("observed:N"), alt.Tooltip("seed:N"), alt.Tooltip("band:N"), alt.Tooltip("verdict:N"),
-                 alt.Tooltip("run:N", title="run id"), alt.Tooltip("build:N"), alt.Tooltip("inputs:N")])
+    pts = (
+        alt.Chart(data(points))
+        .mark_point(size=70, filled=True, opacity=0.9)
+        .encode(
+            y=y,
+            x=alt.X("ratio:Q", scale=x_scale),
+            color=alt.Color("engine:N", scale=engine_colors(engines), title="engine"),
+            shape=alt.Shape("verdict:N", scale=shapes, title="verdict"),
+            **({"yOffset": offset} if len(scales) > 1 else {}),
+            tooltip=[
+                alt.Tooltip("finding:N"),
+                alt.Tooltip("engine:N"),
+                alt.Tooltip("version:N"),
+                alt.Tooltip("scale:N"),
+                alt.Tooltip("observed:N"),
+                alt.Tooltip("seed:N"),
+                alt.Tooltip("band:N"),
+                alt.Tooltip("verdict:N"),
+                alt.Tooltip("run:N", title="run id"),
+                alt.Tooltip("build:N"),
+                alt.Tooltip("inputs:N"),
+            ],
+        )
+    )
     rows = len(order) * max(len(scales), 1)
-    chart = alt.layer(band, one, pts).properties(width=WIDTH, height=max(60, 18 * rows),
-                                                  title=f"{score.suite}: findings, observed / seed (band shaded)")
+    chart = alt.layer(band, one, pts).properties(
+        width=WIDTH, height=max(60, 18 * rows), title=f"{score.suite}: findings, observed / seed (band shaded)"
+    )
     return data.spec(chart), skipped
 
 
@@ -161,10 +198,21 @@ def figures_chart(suite: str, rows: list[FigureRow], cols: list[Column]) -> tupl
             if cell is None or cell.ratio is None:
                 continue
             drawn = True
-            points.append({"figure": r.label, "engine": c.engine_id, "version": c.engine_version, "scale": c.scale, "ratio": cell.ratio,
-                           "measured": f"{fmt(cell.value)} {r.unit}", "seed": f"{fmt(r.seed_value)} {r.unit}",
-                           "seed_scaled": f"{fmt(cell.seed_scaled)} {r.unit}" + (f" (scaled by {r.scales_with})" if r.scales_with else ""),
-                           "samples": _samples(cell.samples), "run": c.run_id, "build": c.engine_build})
+            points.append(
+                {
+                    "figure": r.label,
+                    "engine": c.engine_id,
+                    "version": c.engine_version,
+                    "scale": c.scale,
+                    "ratio": cell.ratio,
+                    "measured": f"{fmt(cell.value)} {r.unit}",
+                    "seed": f"{fmt(r.seed_value)} {r.unit}",
+                    "seed_scaled": f"{fmt(cell.seed_scaled)} {r.unit}" + (f" (scaled by {r.scales_with})" if r.scales_with else ""),
+                    "samples": _samples(cell.samples),
+                    "run": c.run_id,
+                    "build": c.engine_build,
+                }
+            )
         if not drawn:
             skipped.append(r.label)
     if not points:
@@ -176,20 +224,39 @@ def figures_chart(suite: str, rows: list[FigureRow], cols: list[Column]) -> tupl
     within = alt.Chart(data([{"lo": 0.5, "hi": 2.0}])).mark_rect(color="#eeeeee").encode(x=alt.X("lo:Q", scale=x_scale), x2="hi:Q")
     one = alt.Chart(data([{"x": 1}])).mark_rule(color="#333", strokeDash=[3, 3]).encode(x=alt.X("x:Q", scale=x_scale))
     scale_shapes = alt.Scale(domain=scales, range=["circle", "diamond", "triangle-up", "square"][: len(scales)])
-    pts = alt.Chart(data(points)).mark_point(size=60, filled=True, opacity=0.85).encode(
-        y=y, x=alt.X("ratio:Q", scale=x_scale, title="measured / seed (1 = the seed's figure; grey: within 2x; log scale)"),
-        color=alt.Color("engine:N", scale=engine_colors(engines), title="engine"),
-        shape=alt.Shape("scale:N", scale=scale_shapes, title="scale"),
-        tooltip=[alt.Tooltip("figure:N"), alt.Tooltip("engine:N"), alt.Tooltip("version:N"), alt.Tooltip("scale:N"),
-                 alt.Tooltip("measured:N"), alt.Tooltip("seed:N"), alt.Tooltip("seed_scaled:N", title="seed at this size"),
-                 alt.Tooltip("ratio:Q", format=".3~g"), alt.Tooltip("samples:N"), alt.Tooltip("run:N", title="run id"), alt.Tooltip("build:N")])
-    chart = alt.layer(within, one, pts).properties(width=WIDTH, height=max(60, 16 * len(order)),
-                                                    title=f"{suite}: seed figures, measured / seed")
+    pts = (
+        alt.Chart(data(points))
+        .mark_point(size=60, filled=True, opacity=0.85)
+        .encode(
+            y=y,
+            x=alt.X("ratio:Q", scale=x_scale, title="measured / seed (1 = the seed's figure; grey: within 2x; log scale)"),
+            color=alt.Color("engine:N", scale=engine_colors(engines), title="engine"),
+            shape=alt.Shape("scale:N", scale=scale_shapes, title="scale"),
+            tooltip=[
+                alt.Tooltip("figure:N"),
+                alt.Tooltip("engine:N"),
+                alt.Tooltip("version:N"),
+                alt.Tooltip("scale:N"),
+                alt.Tooltip("measured:N"),
+                alt.Tooltip("seed:N"),
+                alt.Tooltip("seed_scaled:N", title="seed at this size"),
+                alt.Tooltip("ratio:Q", format=".3~g"),
+                alt.Tooltip("samples:N"),
+                alt.Tooltip("run:N", title="run id"),
+                alt.Tooltip("build:N"),
+            ],
+        )
+    )
+    chart = alt.layer(within, one, pts).properties(
+        width=WIDTH, height=max(60, 16 * len(order)), title=f"{suite}: seed figures, measured / seed"
+    )
     return data.spec(chart), skipped
 
 
 @_built_without_checks
-def trend_chart(suite: str, metric: str, hist: Any, cps: list[dict[str, Any]], drifted: set[tuple[str, str, str, str]]) -> dict[str, Any] | None:
+def trend_chart(
+    suite: str, metric: str, hist: Any, cps: list[dict[str, Any]], drifted: set[tuple[str, str, str, str]]
+) -> dict[str, Any] | None:
     """``metric`` over runs: a panel per engine, a line per workload/variant; change points as dashed red rules.
 
     ``hist`` is the history frame (measurement rows of one label, scale and suite); ``drifted`` the
@@ -208,10 +275,24 @@ def trend_chart(suite: str, metric: str, hist: Any, cps: list[dict[str, Any]], d
             continue
         series = figure_label(r.workload, r.variant)
         samples = [float(s) for s in (r.samples if r.samples is not None else []) if num(s) is not None]
-        rows.append({"kind": "point", "engine": r.engine_id, "series": series, "date": r.logical_date.isoformat(), "value": v,
-                     "shown": f"{fmt(v)} {unit}", "run": r.run_id, "build": r.engine_build, "version": r.engine_version,
-                     "samples": _samples(samples), "spread": fmt(num(r.spread)),
-                     "drift": "drift tonight" if (r.engine_id, r.workload, r.variant, metric) in drifted and r.logical_date == latest.get(r.engine_id) else ""})
+        rows.append(
+            {
+                "kind": "point",
+                "engine": r.engine_id,
+                "series": series,
+                "date": r.logical_date.isoformat(),
+                "value": v,
+                "shown": f"{fmt(v)} {unit}",
+                "run": r.run_id,
+                "build": r.engine_build,
+                "version": r.engine_version,
+                "samples": _samples(samples),
+                "spread": fmt(num(r.spread)),
+                "drift": "drift tonight"
+                if (r.engine_id, r.workload, r.variant, metric) in drifted and r.logical_date == latest.get(r.engine_id)
+                else "",
+            }
+        )
     if not rows:
         return None
     for cp in cps:
@@ -223,15 +304,28 @@ def trend_chart(suite: str, metric: str, hist: Any, cps: list[dict[str, Any]], d
             date = match["logical_date"].iloc[0].isoformat() if not match.empty else None
         if not date:
             continue
-        rows.append({"kind": "change", "engine": cp["engine_id"], "series": figure_label(str(cp.get("workload")), cp.get("variant")), "date": str(date),
-                     "run": str(cp.get("run_id")), "before": fmt(num(cp.get("metric_before"))), "after": fmt(num(cp.get("metric_after"))),
-                     "change": f"{num(cp.get('relative_change')) * 100:+.0f} %" if num(cp.get("relative_change")) is not None else "n/a",
-                     "pvalue": fmt(num(cp.get("pvalue")))})
+        rows.append(
+            {
+                "kind": "change",
+                "engine": cp["engine_id"],
+                "series": figure_label(str(cp.get("workload")), cp.get("variant")),
+                "date": str(date),
+                "run": str(cp.get("run_id")),
+                "before": fmt(num(cp.get("metric_before"))),
+                "after": fmt(num(cp.get("metric_after"))),
+                "change": f"{num(cp.get('relative_change')) * 100:+.0f} %" if num(cp.get("relative_change")) is not None else "n/a",
+                "pvalue": fmt(num(cp.get("pvalue"))),
+            }
+        )
     positive = [r["value"] for r in rows if r["kind"] == "point" and r["value"] > 0]
     log = bool(positive) and len(positive) == sum(1 for r in rows if r["kind"] == "point") and max(positive) / min(positive) > 100
     width = max(180, min(320, 900 // max(len(engines), 1)))
     text = json.dumps(_trend_template(log))
-    for placeholder, value in ((_T_TITLE, f"{suite}: {metric} over runs" + (" (log scale)" if log else "")), (_T_UNIT, unit), (_T_METRIC, metric)):
+    for placeholder, value in (
+        (_T_TITLE, f"{suite}: {metric} over runs" + (" (log scale)" if log else "")),
+        (_T_UNIT, unit),
+        (_T_METRIC, metric),
+    ):
         text = text.replace(json.dumps(placeholder), json.dumps(value))
     text = text.replace(json.dumps([_T_ENGINES]), json.dumps(engines)).replace(str(_T_WIDTH), str(width))
     spec: dict[str, Any] = json.loads(text)
@@ -253,18 +347,54 @@ def _trend_template(log: bool) -> dict[str, Any]:
         base = alt.Chart().encode(x=alt.X("date:T", title=None, axis=alt.Axis(format="%m-%d", labelAngle=0, tickCount=6)))
         y = alt.Y("value:Q", title=_T_UNIT, scale=alt.Scale(type="log" if log else "linear", zero=False))
         series_color = alt.Color("series:N", title="workload / variant", legend=alt.Legend(symbolLimit=30, labelLimit=260))
-        line = base.transform_filter(alt.datum.kind == "point").mark_line(strokeWidth=1.5).encode(
-            y=y, color=series_color, opacity=alt.condition(highlight, alt.value(1.0), alt.value(0.15))).add_params(highlight)
-        points = base.transform_filter(alt.datum.kind == "point").mark_circle(size=36).encode(
-            y=y, color=series_color, opacity=alt.condition(highlight, alt.value(1.0), alt.value(0.15)),
-            tooltip=[alt.Tooltip("series:N", title="workload / variant"), alt.Tooltip("shown:N", title=_T_METRIC), alt.Tooltip("spread:N"),
-                     alt.Tooltip("samples:N"), alt.Tooltip("date:T", format="%Y-%m-%d %H:%M", title="logical date"), alt.Tooltip("run:N", title="run id"),
-                     alt.Tooltip("version:N"), alt.Tooltip("build:N"), alt.Tooltip("drift:N")])
-        ring = base.transform_filter((alt.datum.kind == "point") & (alt.datum.drift != "")).mark_point(size=160, color="#d50000", strokeWidth=2).encode(y=y)
-        change = base.transform_filter(alt.datum.kind == "change").mark_rule(color="#d50000", strokeDash=[5, 3], strokeWidth=1.5).encode(
-            tooltip=[alt.Tooltip("series:N", title="change point of"), alt.Tooltip("run:N", title="starts at run"),
-                     alt.Tooltip("date:T", format="%Y-%m-%d %H:%M", title="logical date"), alt.Tooltip("before:N"), alt.Tooltip("after:N"),
-                     alt.Tooltip("change:N", title="relative change"), alt.Tooltip("pvalue:N", title="p-value")])
+        line = (
+            base.transform_filter(alt.datum.kind == "point")
+            .mark_line(strokeWidth=1.5)
+            .encode(y=y, color=series_color, opacity=alt.condition(highlight, alt.value(1.0), alt.value(0.15)))
+            .add_params(highlight)
+        )
+        points = (
+            base.transform_filter(alt.datum.kind == "point")
+            .mark_circle(size=36)
+            .encode(
+                y=y,
+                color=series_color,
+                opacity=alt.condition(highlight, alt.value(1.0), alt.value(0.15)),
+                tooltip=[
+                    alt.Tooltip("series:N", title="workload / variant"),
+                    alt.Tooltip("shown:N", title=_T_METRIC),
+                    alt.Tooltip("spread:N"),
+                    alt.Tooltip("samples:N"),
+                    alt.Tooltip("date:T", format="%Y-%m-%d %H:%M", title="logical date"),
+                    alt.Tooltip("run:N", title="run id"),
+                    alt.Tooltip("version:N"),
+                    alt.Tooltip("build:N"),
+                    alt.Tooltip("drift:N"),
+                ],
+            )
+        )
+        ring = (
+            base.transform_filter((alt.datum.kind == "point") & (alt.datum.drift != ""))
+            .mark_point(size=160, color="#d50000", strokeWidth=2)
+            .encode(y=y)
+        )
+        change = (
+            base.transform_filter(alt.datum.kind == "change")
+            .mark_rule(color="#d50000", strokeDash=[5, 3], strokeWidth=1.5)
+            .encode(
+                tooltip=[
+                    alt.Tooltip("series:N", title="change point of"),
+                    alt.Tooltip("run:N", title="starts at run"),
+                    alt.Tooltip("date:T", format="%Y-%m-%d %H:%M", title="logical date"),
+                    alt.Tooltip("before:N"),
+                    alt.Tooltip("after:N"),
+                    alt.Tooltip("change:N", title="relative change"),
+                    alt.Tooltip("pvalue:N", title="p-value"),
+                ]
+            )
+        )
         layered = alt.layer(line, points, ring, change, data=alt.Data(name="d0")).properties(width=_T_WIDTH, height=170)
-        chart = layered.facet(column=alt.Column("engine:N", sort=[_T_ENGINES], title=None, header=alt.Header(labelFontWeight="bold"))).properties(title=_T_TITLE)
+        chart = layered.facet(
+            column=alt.Column("engine:N", sort=[_T_ENGINES], title=None, header=alt.Header(labelFontWeight="bold"))
+        ).properties(title=_T_TITLE)
         return chart.to_dict(validate=False)

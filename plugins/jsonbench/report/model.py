@@ -59,8 +59,27 @@ def figure_label(workload: str, variant: str | None, metric: str | None = None) 
 
 
 #: The measurement columns the report reads for every run (the chosen run is read whole).
-M_COLUMNS = ["run_id", "logical_date", "hardware_label", "engine_id", "engine_version", "engine_build", "suite", "workload", "variant",
-             "metric", "unit", "value", "spread", "samples", "status", "reason", "scale", "scale_params", "ended_at"]
+M_COLUMNS = [
+    "run_id",
+    "logical_date",
+    "hardware_label",
+    "engine_id",
+    "engine_version",
+    "engine_build",
+    "suite",
+    "workload",
+    "variant",
+    "metric",
+    "unit",
+    "value",
+    "spread",
+    "samples",
+    "status",
+    "reason",
+    "scale",
+    "scale_params",
+    "ended_at",
+]
 
 
 @dataclass(frozen=True)
@@ -117,10 +136,20 @@ def load(results_dir: Path, run_id: str | None = None) -> Dataset:
             keep = pc.or_(keep, pc.equal(vt["run_id"], chosen))
         vt = vt.filter(pc.fill_null(keep, False))
     v = vt.combine_chunks().to_pandas()
-    cells = (m.groupby(["hardware_label", "run_id", "suite", "scale", "engine_id"], sort=False, dropna=False)
-             .agg(logical_date=("logical_date", "max"), ended_at=("ended_at", "max"),
-                  engine_version=("engine_version", "first"), engine_build=("engine_build", "first"))
-             .reset_index()) if not m.empty else pd.DataFrame()
+    cells = (
+        (
+            m.groupby(["hardware_label", "run_id", "suite", "scale", "engine_id"], sort=False, dropna=False)
+            .agg(
+                logical_date=("logical_date", "max"),
+                ended_at=("ended_at", "max"),
+                engine_version=("engine_version", "first"),
+                engine_build=("engine_build", "first"),
+            )
+            .reset_index()
+        )
+        if not m.empty
+        else pd.DataFrame()
+    )
     return Dataset(results_dir, m, v, chosen, run, status, cells, missing, damaged)
 
 
@@ -164,8 +193,12 @@ def columns(cells: pd.DataFrame, label: str, run_id: str, suite: str | None = No
     per["mine"] = per["run_id"] == run_id
     per = per.sort_values(["mine", "logical_date", "ended_at"], na_position="first")
     latest = per.groupby(["scale", "engine_id"]).tail(1)
-    out = [Column(str(r.scale), str(r.engine_id), str(r.engine_version), str(r.engine_build or ""), str(r.run_id), r.logical_date, bool(r.mine))
-           for r in latest.itertuples()]
+    out = [
+        Column(
+            str(r.scale), str(r.engine_id), str(r.engine_version), str(r.engine_build or ""), str(r.run_id), r.logical_date, bool(r.mine)
+        )
+        for r in latest.itertuples()
+    ]
     return sorted(out, key=lambda c: (scale_key(c.scale, current_scale), natural_key(c.engine_id)))
 
 
@@ -266,28 +299,42 @@ def scorecard(lib_reproduction: dict[str, dict[str, Any]], ds: Dataset, label: s
         rows: dict[str, FindingRow] = {}
         for f in definition.get("findings", []):
             seed = f.get("seed") or {}
-            rows[f["id"]] = FindingRow(suite, f["id"], str(f.get("description", "")), str(f.get("unit", "")), num(seed.get("value")), str(seed.get("figure", "")))
+            rows[f["id"]] = FindingRow(
+                suite, f["id"], str(f.get("description", "")), str(f.get("unit", "")), num(seed.get("value")), str(seed.get("figure", ""))
+            )
         if not srep.empty:
             wanted = {(c.run_id, c.engine_id): c for c in cols}
-            hit = srep[[(r, e) in wanted for r, e in zip(srep["run_id"], srep["engine_id"])]]
+            hit = srep[[(r, e) in wanted for r, e in zip(srep["run_id"], srep["engine_id"], strict=True)]]
             for r in hit.itertuples(index=False):
                 d = details_of(getattr(r, "details", None))
                 col = wanted[(r.run_id, r.engine_id)]
                 fid = str(r.expectation)
                 if fid not in rows:
                     seed = d.get("seed") or {}
-                    rows[fid] = FindingRow(suite, fid, str(getattr(r, "description", "") or ""), str(getattr(r, "unit", "") or ""),
-                                           num(seed.get("value")) if isinstance(seed, dict) else None,
-                                           str(seed.get("figure", "")) if isinstance(seed, dict) else "")
+                    rows[fid] = FindingRow(
+                        suite,
+                        fid,
+                        str(getattr(r, "description", "") or ""),
+                        str(getattr(r, "unit", "") or ""),
+                        num(seed.get("value")) if isinstance(seed, dict) else None,
+                        str(seed.get("figure", "")) if isinstance(seed, dict) else "",
+                    )
                 verdict = getattr(r, "verdict", None)
                 if not isinstance(verdict, str) or not verdict:
                     verdict = "pass" if bool(r.success) else "fail"
                 band_reason = str(d.get("band_reason") or "")
                 rows[fid].cells[col.key] = Verdict(
-                    observed=num(r.observed), band_min=num(r.min_value), band_max=num(r.max_value), verdict=verdict,
-                    reason=_reason(verdict, d, band_reason), band_reason=band_reason,
-                    page=docs.page(d, getattr(r, "gx_suite", None), str(r.run_id)), run_id=str(r.run_id),
-                    unit=str(getattr(r, "unit", "") or ""), inputs=d.get("inputs") if isinstance(d.get("inputs"), dict) else {})
+                    observed=num(r.observed),
+                    band_min=num(r.min_value),
+                    band_max=num(r.max_value),
+                    verdict=verdict,
+                    reason=_reason(verdict, d, band_reason),
+                    band_reason=band_reason,
+                    page=docs.page(d, getattr(r, "gx_suite", None), str(r.run_id)),
+                    run_id=str(r.run_id),
+                    unit=str(getattr(r, "unit", "") or ""),
+                    inputs=d.get("inputs") if isinstance(d.get("inputs"), dict) else {},
+                )
         if rows:
             out.append(SuiteScore(suite, cols, list(rows.values())))
     return out
@@ -348,8 +395,15 @@ def seed_figures(seed: dict[str, Any], m: pd.DataFrame, cols: list[Column], suit
         if not f.get("workload") or not f.get("metric"):
             continue
         variant = str(f.get("variant", "default"))
-        row = FigureRow(str(f["workload"]), variant, str(f["metric"]), str(f.get("unit", "")), num(f.get("value")),
-                        f.get("scales_with"), str(f.get("note", "") or ""))
+        row = FigureRow(
+            str(f["workload"]),
+            variant,
+            str(f["metric"]),
+            str(f.get("unit", "")),
+            num(f.get("value")),
+            f.get("scales_with"),
+            str(f.get("note", "") or ""),
+        )
         for c in cols:
             hit = index.get((c.run_id, c.engine_id, row.workload, variant, row.metric))
             seed_scaled = row.seed_value
@@ -362,7 +416,9 @@ def seed_figures(seed: dict[str, Any], m: pd.DataFrame, cols: list[Column], suit
             value = num(hit.value) if hit.status == "ok" else None
             ratio = value / seed_scaled if value is not None and seed_scaled not in (None, 0) and value > 0 and seed_scaled > 0 else None
             samples = [float(s) for s in (hit.samples if hit.samples is not None else []) if num(s) is not None]
-            row.cells[c.key] = FigureCell(value, seed_scaled, ratio, str(hit.status), str(hit.reason or "") if hit.status != "ok" else "", samples, c.run_id)
+            row.cells[c.key] = FigureCell(
+                value, seed_scaled, ratio, str(hit.status), str(hit.reason or "") if hit.status != "ok" else "", samples, c.run_id
+            )
         out.append(row)
     return out
 
@@ -388,8 +444,17 @@ def change_points(v: pd.DataFrame, run_id: str, suite: str) -> list[dict[str, An
             continue
         for cp in cps:
             if isinstance(cp, dict) and cp.get("run_id"):
-                out.append({**cp, "engine_id": r.engine_id, "workload": r.workload, "variant": r.variant, "metric": r.metric,
-                            "unit": getattr(r, "unit", None), "verdict": getattr(r, "verdict", None)})
+                out.append(
+                    {
+                        **cp,
+                        "engine_id": r.engine_id,
+                        "workload": r.workload,
+                        "variant": r.variant,
+                        "metric": r.metric,
+                        "unit": getattr(r, "unit", None),
+                        "verdict": getattr(r, "verdict", None),
+                    }
+                )
     return out
 
 

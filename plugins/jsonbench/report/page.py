@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -33,8 +33,21 @@ import pandas as pd
 from jsonbench.report import charts
 from jsonbench.report.charts import fmt
 from jsonbench.report.model import (
-    Column, Dataset, FigureRow, SuiteScore, columns, change_points, details_of, drift_verdicts, figure_label, history, load,
-    natural_key, num, scorecard, seed_figures,
+    Column,
+    Dataset,
+    FigureRow,
+    SuiteScore,
+    change_points,
+    columns,
+    details_of,
+    drift_verdicts,
+    figure_label,
+    history,
+    load,
+    natural_key,
+    num,
+    scorecard,
+    seed_figures,
 )
 
 log = logging.getLogger(__name__)
@@ -124,8 +137,10 @@ class Charts:
         title = spec.get("title")
         text = title.get("text") if isinstance(title, dict) else title
         cap = f"<p class='note'>{escape(caption)}</p>" if caption else ""
-        return (f"<div class='vl' id='chart-{n}' data-spec='spec-{n}' role='img' aria-label='{escape(str(text or 'chart'))}'></div>"
-                f"<script type='application/json' id='spec-{n}'>{data}</script>{cap}")
+        return (
+            f"<div class='vl' id='chart-{n}' data-spec='spec-{n}' role='img' aria-label='{escape(str(text or 'chart'))}'></div>"
+            f"<script type='application/json' id='spec-{n}'>{data}</script>{cap}"
+        )
 
 
 # -- scorecard -------------------------------------------------------------------------------
@@ -133,9 +148,11 @@ class Charts:
 
 def _col_header(c: Column) -> str:
     cls = " class='current'" if c.current else ""
-    return (f"<th{cls} title='{escape(c.run_id)} — {escape(c.engine_build)}'>{escape(c.engine_id)}<br>"
-            f"<span class='muted'>{escape(c.engine_version)} · {escape(c.scale)}</span><br>"
-            f"<span class='muted'>{'this run' if c.current else escape(_short_run(c.run_id))}</span></th>")
+    return (
+        f"<th{cls} title='{escape(c.run_id)} — {escape(c.engine_build)}'>{escape(c.engine_id)}<br>"
+        f"<span class='muted'>{escape(c.engine_version)} · {escape(c.scale)}</span><br>"
+        f"<span class='muted'>{'this run' if c.current else escape(_short_run(c.run_id))}</span></th>"
+    )
 
 
 def scorecard_section(root: Path, scores: list[SuiteScore], run_id: str) -> str:
@@ -147,21 +164,29 @@ def scorecard_section(root: Path, scores: list[SuiteScore], run_id: str) -> str:
         for k, n in s.counts().items():
             other[k] = other.get(k, 0) + n - s.counts(current_only=True).get(k, 0)
     failed = total.get("fail", 0)
-    head = (f"<section id='scorecard'><h2>Scorecard: the seeds' findings on each engine version "
-            f"{_badge(None if not total else failed == 0, 'reproduced' if total and not failed else (f'{failed} not reproduced' if failed else 'not checked'))}</h2>")
+    verdict = "reproduced" if total and not failed else (f"{failed} not reproduced" if failed else "not checked")
+    head = (
+        f"<section id='scorecard'><h2>Scorecard: the seeds' findings on each engine version "
+        f"{_badge(None if not total else failed == 0, verdict)}</h2>"
+    )
     if not scores:
         return head + "<p class='note'>No reproduction expectations for the suites of this run.</p></section>"
     summary = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(total.items())) or "no verdicts"
     other_text = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(other.items()) if n)
-    parts = [head, f"<p>This run: <b>{escape(summary)}</b>."
-             + (f" Latest runs at other scales of this hardware label: {escape(other_text)}." if other_text else "")
-             + " Each cell: the observed value (a link to its Great Expectations Data Docs page), ✔ pass, ✘ fail or n/a with the reason,"
-               " and the band applied at that scale. Hover a cell for the band's reasoning and the run.</p>",
-             "<p class='legend note'><label><input type='checkbox' id='only-problems'> show only findings that failed or are not applicable</label></p>",
-             "<table class='scorecard'>"]
+    parts = [
+        head,
+        f"<p>This run: <b>{escape(summary)}</b>."
+        + (f" Latest runs at other scales of this hardware label: {escape(other_text)}." if other_text else "")
+        + " Each cell: the observed value (a link to its Great Expectations Data Docs page), ✔ pass, ✘ fail or n/a with the reason,"
+        " and the band applied at that scale. Hover a cell for the band's reasoning and the run.</p>",
+        "<p class='legend note'><label><input type='checkbox' id='only-problems'> show only findings that failed or are not applicable</label></p>",
+        "<table class='scorecard'>",
+    ]
     for s in scores:
         ncol = len(s.columns)
-        parts.append(f"<tbody><tr class='suite-head'><th colspan='{ncol + 3}'><a href='#suite-{escape(s.suite)}'>{escape(s.suite)}</a></th></tr>")
+        parts.append(
+            f"<tbody><tr class='suite-head'><th colspan='{ncol + 3}'><a href='#suite-{escape(s.suite)}'>{escape(s.suite)}</a></th></tr>"
+        )
         parts.append("<tr><th>finding</th><th>unit</th><th>seed</th>" + "".join(_col_header(c) for c in s.columns) + "</tr>")
         for r in s.rows:
             cells = []
@@ -173,22 +198,38 @@ def scorecard_section(root: Path, scores: list[SuiteScore], run_id: str) -> str:
                     continue
                 problem |= cell.verdict in ("fail", "not_applicable")
                 band = f"[{fmt(cell.band_min)}, {fmt(cell.band_max)}]"
-                tip = (f"{cell.verdict.replace('_', ' ')}; band {band} at {c.scale}" + (f"; {cell.reason}" if cell.reason else "")
-                       + (f"; why this band: {cell.band_reason}" if cell.band_reason else "") + f"; run {cell.run_id}")
+                tip = (
+                    f"{cell.verdict.replace('_', ' ')}; band {band} at {c.scale}"
+                    + (f"; {cell.reason}" if cell.reason else "")
+                    + (f"; why this band: {cell.band_reason}" if cell.band_reason else "")
+                    + f"; run {cell.run_id}"
+                )
                 href = _href(root, cell.page)
                 value = fmt(cell.observed) if cell.observed is not None else "—"
                 value_html = f"<a href='{escape(href)}'>{escape(value)}</a>" if href else escape(value)
                 if cell.verdict == "not_applicable":
                     reason = cell.reason if len(cell.reason) <= 90 else cell.reason[:87] + "…"
-                    cells.append(f"<td class='cell v-not_applicable' title='{escape(tip)}'>n/a"
-                                 f"{' · ' + value_html if cell.observed is not None else ''}<br><span class='band'>{escape(reason)}</span></td>")
+                    cells.append(
+                        f"<td class='cell v-not_applicable' title='{escape(tip)}'>n/a"
+                        f"{' · ' + value_html if cell.observed is not None else ''}<br><span class='band'>{escape(reason)}</span></td>"
+                    )
                 else:
                     mark = VERDICT_MARK.get(cell.verdict, escape(cell.verdict))
-                    extra = f"<br><span class='band fail'>{escape(cell.reason)}</span>" if cell.verdict == "fail" and cell.reason and cell.reason != "outside the band" else ""
-                    cells.append(f"<td class='cell v-{escape(cell.verdict)}' title='{escape(tip)}'>{value_html} {mark}<br><span class='band'>{escape(band)}</span>{extra}</td>")
+                    extra = (
+                        f"<br><span class='band fail'>{escape(cell.reason)}</span>"
+                        if cell.verdict == "fail" and cell.reason and cell.reason != "outside the band"
+                        else ""
+                    )
+                    cells.append(
+                        f"<td class='cell v-{escape(cell.verdict)}' title='{escape(tip)}'>{value_html} {mark}<br><span "
+                        f"class='band'>{escape(band)}</span>{extra}</td>"
+                    )
             seed_tip = escape(r.seed_figure)
-            parts.append(f"<tr class='finding{' has-problem' if problem else ''}'><td><b>{escape(r.finding)}</b><br><span class='note'>{escape(r.description)}</span></td>"
-                         f"<td>{escape(r.unit)}</td><td class='num' title='{seed_tip}'>{fmt(r.seed_value)}</td>{''.join(cells)}</tr>")
+            parts.append(
+                f"<tr class='finding{' has-problem' if problem else ''}'><td><b>{escape(r.finding)}</b><br><span "
+                f"class='note'>{escape(r.description)}</span></td>"
+                f"<td>{escape(r.unit)}</td><td class='num' title='{seed_tip}'>{fmt(r.seed_value)}</td>{''.join(cells)}</tr>"
+            )
         parts.append("</tbody>")
     parts.append("</table></section>")
     return "".join(parts)
@@ -202,11 +243,13 @@ def reproduction_table(seed: dict[str, Any], rows: list[FigureRow], cols: list[C
     if not rows:
         return ""
     seed_scale = ", ".join(f"{k}={fmt(num(v))}" for k, v in (seed.get("scale") or {}).items())
-    parts = [f"<h3>Reproduction table: the seed's figures</h3><p class='note'>Seed <code>{escape(str(seed.get('seed', '')))}</code> — "
-             f"{escape(str(seed.get('title', '')))} ({escape(str(seed.get('engine', '')))}; {escape(seed_scale)}). {escape(str(seed.get('notes', '')))} "
-             "Under each value: measured / seed, the seed scaled to the run's size for figures that grow with it; amber when more than 2x away. "
-             "Column heads give the run (hover for its id and build).</p>",
-             "<table class='repro'><tr><th>figure</th><th>unit</th><th>seed</th>" + "".join(_col_header(c) for c in cols) + "<th>note</th></tr>"]
+    parts = [
+        f"<h3>Reproduction table: the seed's figures</h3><p class='note'>Seed <code>{escape(str(seed.get('seed', '')))}</code> — "
+        f"{escape(str(seed.get('title', '')))} ({escape(str(seed.get('engine', '')))}; {escape(seed_scale)}). {escape(str(seed.get('notes', '')))} "
+        "Under each value: measured / seed, the seed scaled to the run's size for figures that grow with it; amber when more than 2x away. "
+        "Column heads give the run (hover for its id and build).</p>",
+        "<table class='repro'><tr><th>figure</th><th>unit</th><th>seed</th>" + "".join(_col_header(c) for c in cols) + "<th>note</th></tr>",
+    ]
     for r in rows:
         cells = []
         off = False
@@ -227,13 +270,17 @@ def reproduction_table(seed: dict[str, Any], rows: list[FigureRow], cols: list[C
             cells.append(f"<td class='num{' v-off' if is_off else ''}' title='{escape(tip)}'>{fmt(cell.value)}{under}</td>")
         note = r.note
         if not note and off:
-            note = ("More than 2x from the seed (scaled to the run's size) on some engine or scale; the seed file has no note on why."
-                    if r.scales_with else
-                    "More than 2x from the seed on some engine or scale; the seed file has no note on why, nor says (scales_with) "
-                    "whether this figure grows with the data size, which may differ from the seed's here.")
+            note = (
+                "More than 2x from the seed (scaled to the run's size) on some engine or scale; the seed file has no note on why."
+                if r.scales_with
+                else "More than 2x from the seed on some engine or scale; the seed file has no note on why, nor says (scales_with) "
+                "whether this figure grows with the data size, which may differ from the seed's here."
+            )
         scaled = f"<br><span class='muted'>scales with {escape(r.scales_with)}</span>" if r.scales_with else ""
-        parts.append(f"<tr><td>{escape(r.label)}</td><td>{escape(r.unit)}</td><td class='num'>{fmt(r.seed_value)}{scaled}</td>{''.join(cells)}"
-                     f"<td class='reason'>{escape(note)}</td></tr>")
+        parts.append(
+            f"<tr><td>{escape(r.label)}</td><td>{escape(r.unit)}</td><td class='num'>{fmt(r.seed_value)}{scaled}</td>{''.join(cells)}"
+            f"<td class='reason'>{escape(note)}</td></tr>"
+        )
     parts.append("</table>")
     return "".join(parts)
 
@@ -243,38 +290,59 @@ def drift_section(v_suite: pd.DataFrame, cps: list[dict[str, Any]]) -> str:
         return "<h3>Drift</h3><p class='note'>No drift rows for this run.</p>"
     counts = v_suite["verdict"].fillna("unknown").value_counts().to_dict()
     ok = not (v_suite["success"] == False).any()  # noqa: E712 - pandas element-wise
-    parts = [f"<h3>Drift against this hardware label's history {_badge(ok, 'no drift' if ok else 'DRIFT')}</h3><p>"
-             + ", ".join(f"<span class='{escape(str(k))}'>{escape(str(k).replace('_', ' '))}</span>: {n}" for k, n in sorted(counts.items())) + "</p>"]
+    parts = [
+        f"<h3>Drift against this hardware label's history {_badge(ok, 'no drift' if ok else 'DRIFT')}</h3><p>"
+        + ", ".join(f"<span class='{escape(str(k))}'>{escape(str(k).replace('_', ' '))}</span>: {n}" for k, n in sorted(counts.items()))
+        + "</p>"
+    ]
     if counts.get("insufficient_history"):
         n = max((int(num(details_of(d).get("history_n")) or 0) for d in v_suite["details"]), default=0)
-        parts.append(f"<p class='note'>Not enough history yet for {counts['insufficient_history']} metric(s): at most {n} earlier run(s) of this "
-                     "hardware label, engine build and scale.</p>")
+        parts.append(
+            f"<p class='note'>Not enough history yet for {counts['insufficient_history']} metric(s): at most {n} earlier run(s) of this "
+            "hardware label, engine build and scale.</p>"
+        )
     shown = v_suite[v_suite["verdict"].isin(["drift", "unstable"])].sort_values(["verdict", "engine_id", "workload", "metric"])
     if not shown.empty:
-        parts.append("<table><tr><th>verdict</th><th>engine</th><th>workload / variant</th><th>metric</th><th>tonight</th><th>history median</th>"
-                     "<th>not flagged within</th><th>method</th></tr>")
+        parts.append(
+            "<table><tr><th>verdict</th><th>engine</th><th>workload / variant</th><th>metric</th><th>tonight</th><th>history median</th>"
+            "<th>not flagged within</th><th>method</th></tr>"
+        )
         for r in shown.head(60).itertuples():
             det = details_of(r.details)
-            parts.append(f"<tr><td class='{escape(str(r.verdict))}'>{escape(str(r.verdict))}</td><td>{escape(str(r.engine_id))}</td>"
-                         f"<td>{escape(figure_label(str(r.workload), r.variant))}</td><td>{escape(str(r.metric))}</td>"
-                         f"<td class='num'>{fmt(num(r.observed))} {escape(str(r.unit or ''))}</td><td class='num'>{fmt(num(det.get('history_median')))}</td>"
-                         f"<td class='num'>[{fmt(num(r.min_value))}, {fmt(num(r.max_value))}]</td><td class='note'>{escape(str(det.get('method') or ''))}</td></tr>")
+            parts.append(
+                f"<tr><td class='{escape(str(r.verdict))}'>{escape(str(r.verdict))}</td><td>{escape(str(r.engine_id))}</td>"
+                f"<td>{escape(figure_label(str(r.workload), r.variant))}</td><td>{escape(str(r.metric))}</td>"
+                f"<td class='num'>{fmt(num(r.observed))} {escape(str(r.unit or ''))}</td><td class='num'>{fmt(num(det.get('history_median')))}</td>"
+                f"<td class='num'>[{fmt(num(r.min_value))}, {fmt(num(r.max_value))}]</td><td class='note'>{escape(str(det.get('method') or ''))}</td></tr>"
+            )
         parts.append("</table>" + (f"<p class='note'>… and {len(shown) - 60} more.</p>" if len(shown) > 60 else ""))
     if cps:
-        parts.append("<h4>Change points found over the history</h4><table><tr><th>engine</th><th>workload / variant</th><th>metric</th><th>starts at run</th>"
-                     "<th>before</th><th>after</th><th>relative change</th><th>p-value</th></tr>")
+        parts.append(
+            "<h4>Change points found over the history</h4><table><tr><th>engine</th><th>workload / variant</th><th>metric</th><th>starts at run</th>"
+            "<th>before</th><th>after</th><th>relative change</th><th>p-value</th></tr>"
+        )
         for cp in sorted(cps, key=lambda c: (natural_key(str(c.get("engine_id"))), str(c.get("metric")), str(c.get("logical_date") or ""))):
             rel = num(cp.get("relative_change"))
-            parts.append(f"<tr><td>{escape(str(cp.get('engine_id')))}</td><td>{escape(figure_label(str(cp.get('workload')), cp.get('variant')))}</td>"
-                         f"<td>{escape(str(cp.get('metric')))}</td><td title='{escape(str(cp.get('run_id')))}'>{escape(_short_run(str(cp.get('run_id'))))}</td>"
-                         f"<td class='num'>{fmt(num(cp.get('metric_before')))}</td><td class='num'>{fmt(num(cp.get('metric_after')))}</td>"
-                         f"<td class='num'>{f'{rel * 100:+.0f} %' if rel is not None else 'n/a'}</td><td class='num'>{fmt(num(cp.get('pvalue')))}</td></tr>")
+            parts.append(
+                f"<tr><td>{escape(str(cp.get('engine_id')))}</td><td>{escape(figure_label(str(cp.get('workload')), cp.get('variant')))}</td>"
+                f"<td>{escape(str(cp.get('metric')))}</td><td title='{escape(str(cp.get('run_id')))}'>{escape(_short_run(str(cp.get('run_id'))))}</td>"
+                f"<td class='num'>{fmt(num(cp.get('metric_before')))}</td><td class='num'>{fmt(num(cp.get('metric_after')))}</td>"
+                f"<td class='num'>{f'{rel * 100:+.0f} %' if rel is not None else 'n/a'}</td><td class='num'>{fmt(num(cp.get('pvalue')))}</td></tr>"
+            )
         parts.append("</table>")
     return "".join(parts)
 
 
-def suite_section(root: Path, ds: Dataset, suite: str, run: pd.DataFrame, seed: dict[str, Any] | None, score: SuiteScore | None,
-                  headline: tuple[str, ...], cs: Charts) -> str:
+def suite_section(
+    root: Path,
+    ds: Dataset,
+    suite: str,
+    run: pd.DataFrame,
+    seed: dict[str, Any] | None,
+    score: SuiteScore | None,
+    headline: tuple[str, ...],
+    cs: Charts,
+) -> str:
     first = run.iloc[0]
     label, scale, until = str(first["hardware_label"]), str(first["scale"]), run["logical_date"].max()
     cols = columns(ds.cells, label, str(first["run_id"]), suite)
@@ -284,18 +352,39 @@ def suite_section(root: Path, ds: Dataset, suite: str, run: pd.DataFrame, seed: 
         mine = ds.v[(ds.v["run_id"] == first["run_id"]) & (ds.v["suite"] == suite)].drop_duplicates("gx_suite")
         pages = sorted((str(r.gx_suite), p) for r in mine.itertuples() if isinstance(r.gx_suite, str) for p in [_page_of(root, r)] if p)
     if pages:
-        parts.append("<p class='note'>Great Expectations Data Docs of this run: "
-                     + ", ".join(f"<a href='{escape(_href(root, p) or '')}'>{escape(g)}</a>" for g, p in pages) + "</p>")
+        parts.append(
+            "<p class='note'>Great Expectations Data Docs of this run: "
+            + ", ".join(f"<a href='{escape(_href(root, p) or '')}'>{escape(g)}</a>" for g, p in pages)
+            + "</p>"
+        )
     rows = seed_figures(seed, ds.m, cols, suite) if seed else []
     if rows:
         parts.append(reproduction_table(seed or {}, rows, cols))
     parts.append("<h3>Ratios: this run and the latest run of each scale against the seed</h3><div class='grid'>")
     if score is not None:
         spec, skipped = charts.findings_chart(score)
-        parts.append(cs.add(spec, ("Not on the ratio axis (no seed figure, or a seed or observed value of zero or missing; see the scorecard): " + ", ".join(skipped) + ".") if skipped else ""))
+        parts.append(
+            cs.add(
+                spec,
+                (
+                    "Not on the ratio axis (no seed figure, or a seed or observed value of zero or missing; see the scorecard): "
+                    + ", ".join(skipped)
+                    + "."
+                )
+                if skipped
+                else "",
+            )
+        )
     if rows:
         spec, skipped = charts.figures_chart(suite, rows, cols)
-        parts.append(cs.add(spec, ("Not on the ratio axis (seed or measured value zero or missing; see the table): " + ", ".join(skipped) + ".") if skipped else ""))
+        parts.append(
+            cs.add(
+                spec,
+                ("Not on the ratio axis (seed or measured value zero or missing; see the table): " + ", ".join(skipped) + ".")
+                if skipped
+                else "",
+            )
+        )
     if score is None and not rows:
         parts.append("<p class='note'>No seed figures or findings for this suite.</p>")
     parts.append("</div>")
@@ -303,11 +392,17 @@ def suite_section(root: Path, ds: Dataset, suite: str, run: pd.DataFrame, seed: 
     nruns = hist["run_id"].nunique()
     cps = change_points(ds.v, str(first["run_id"]), suite)
     dv = drift_verdicts(ds.v, str(first["run_id"]), suite)
-    drifted = {(str(r.engine_id), str(r.workload), str(r.variant), str(r.metric)) for r in dv.itertuples() if r.verdict == "drift"} if not dv.empty else set()
+    drifted = (
+        {(str(r.engine_id), str(r.workload), str(r.variant), str(r.metric)) for r in dv.itertuples() if r.verdict == "drift"}
+        if not dv.empty
+        else set()
+    )
     metrics = [m for m in headline if m in set(hist["metric"])] or sorted(set(hist["metric"]))[:4]
-    parts.append(f"<h3>Trends over {nruns} run(s) of hardware label {escape(label)} at scale {escape(scale)}</h3>"
-                 "<p class='note'>Hover a point for its run id, build and samples; click a legend entry to highlight one workload. "
-                 "Dashed red rules: change points drift found (hover for before / after); a red ring: drift tonight.</p><div class='grid'>")
+    parts.append(
+        f"<h3>Trends over {nruns} run(s) of hardware label {escape(label)} at scale {escape(scale)}</h3>"
+        "<p class='note'>Hover a point for its run id, build and samples; click a legend entry to highlight one workload. "
+        "Dashed red rules: change points drift found (hover for before / after); a red ring: drift tonight.</p><div class='grid'>"
+    )
     for metric in metrics:
         parts.append(cs.add(charts.trend_chart(suite, metric, hist, cps, drifted)))
     parts.append("</div>")
@@ -337,8 +432,10 @@ def sanity_section(root: Path, vrun: pd.DataFrame) -> str:
             det = details_of(r.details)
             page = _href(root, _page_of(root, r))
             name = f"<a href='{escape(page)}'>{escape(str(r.expectation))}</a>" if page else escape(str(r.expectation))
-            out.append(f"<tr><td class='fail'>{name}</td><td>{escape(str(r.description))}</td>"
-                       f"<td class='note'>{escape(json.dumps((det.get('unexpected') or [])[:10], default=str))}</td></tr>")
+            out.append(
+                f"<tr><td class='fail'>{name}</td><td>{escape(str(r.description))}</td>"
+                f"<td class='note'>{escape(json.dumps((det.get('unexpected') or [])[:10], default=str))}</td></tr>"
+            )
         out.append("</table>")
     out.append("</section>")
     return "".join(out)
@@ -346,42 +443,73 @@ def sanity_section(root: Path, vrun: pd.DataFrame) -> str:
 
 def environment_section(run: pd.DataFrame) -> str:
     first = run.iloc[0]
-    host = [("hardware label", first.get("hardware_label")), ("host", first.get("host_name")), ("CPU", first.get("host_cpu_model")),
-            ("cores", first.get("host_cores")), ("memory", fmt(num(first.get("host_memory_bytes"))) + "B"), ("kernel", first.get("host_kernel")),
-            ("git revision", first.get("git_revision")), ("scale", f"{first.get('scale')}")]
-    out = ["<section id='environment'><h2>Environment</h2><table>"] + [f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in host] + ["</table>"]
+    host = [
+        ("hardware label", first.get("hardware_label")),
+        ("host", first.get("host_name")),
+        ("CPU", first.get("host_cpu_model")),
+        ("cores", first.get("host_cores")),
+        ("memory", fmt(num(first.get("host_memory_bytes"))) + "B"),
+        ("kernel", first.get("host_kernel")),
+        ("git revision", first.get("git_revision")),
+        ("scale", f"{first.get('scale')}"),
+    ]
+    out = (
+        ["<section id='environment'><h2>Environment</h2><table>"]
+        + [f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in host]
+        + ["</table>"]
+    )
     out.append("<table><tr><th>suite</th><th>scale parameters</th></tr>")
     for suite, g in run.groupby("suite"):
-        out.append(f"<tr><td>{escape(str(suite))}</td><td class='note'>{escape(str(g['scale_params'].dropna().iloc[0] if g['scale_params'].notna().any() else ''))}</td></tr>")
-    out.append("</table><table><tr><th>engine</th><th>version</th><th>build</th><th>backend</th><th>data checksums</th><th>configure</th><th>settings</th></tr>")
+        out.append(
+            f"<tr><td>{escape(str(suite))}</td><td "
+            f"class='note'>{escape(str(g['scale_params'].dropna().iloc[0] if g['scale_params'].notna().any() else ''))}</td></tr>"
+        )
+    out.append(
+        "</table><table><tr><th>engine</th><th>version</th><th>build</th><th>backend</th><th>data checksums</th><th>configure</th><th>settings</th></tr>"
+    )
     for _, r in run.drop_duplicates("engine_id").sort_values("engine_id", key=lambda s: s.map(natural_key)).iterrows():
         settings = r.get("settings") or "{}"
         try:
             settings = ", ".join(f"{k}={v}" for k, v in json.loads(settings).items())
         except (ValueError, AttributeError):
             pass
-        out.append(f"<tr><td>{escape(str(r['engine_id']))}</td><td>{escape(str(r['engine_version']))}</td><td>{escape(str(r['engine_build']))}</td>"
-                   f"<td>{escape(str(r['engine_backend']))}</td><td>{escape(str(r['data_checksums']))}</td>"
-                   f"<td class='note'>{escape(str(r['engine_configure'] or ''))[:400]}</td><td class='note'>{escape(str(settings))}</td></tr>")
+        out.append(
+            f"<tr><td>{escape(str(r['engine_id']))}</td><td>{escape(str(r['engine_version']))}</td><td>{escape(str(r['engine_build']))}</td>"
+            f"<td>{escape(str(r['engine_backend']))}</td><td>{escape(str(r['data_checksums']))}</td>"
+            f"<td class='note'>{escape(str(r['engine_configure'] or ''))[:400]}</td><td class='note'>{escape(str(settings))}</td></tr>"
+        )
     out.append("</table></section>")
     return "".join(out)
 
 
 def runs_section(ds: Dataset, chosen: str) -> str:
     m = ds.m
-    runs = (m.groupby("run_id").agg(logical_date=("logical_date", "max"), hardware_label=("hardware_label", "first"), scale=("scale", "first"),
-                                     engines=("engine_id", lambda s: ", ".join(sorted(set(s), key=natural_key))), rows=("value", "size"))
-            .reset_index().sort_values("logical_date", ascending=False))
+    runs = (
+        m.groupby("run_id")
+        .agg(
+            logical_date=("logical_date", "max"),
+            hardware_label=("hardware_label", "first"),
+            scale=("scale", "first"),
+            engines=("engine_id", lambda s: ", ".join(sorted(set(s), key=natural_key))),
+            rows=("value", "size"),
+        )
+        .reset_index()
+        .sort_values("logical_date", ascending=False)
+    )
     status = {rid: ("passed" if failed == 0 else f"failed ({failed})") for rid, (_, failed) in ds.status.items()}
-    out = [f"<section id='runs'><h2>Runs in the dataset ({len(runs)})</h2><table><tr><th>run</th><th>logical date</th><th>hardware</th><th>scale</th>"
-           "<th>engines</th><th>rows</th><th>checks</th></tr>"]
+    out = [
+        f"<section id='runs'><h2>Runs in the dataset ({len(runs)})</h2><table><tr><th>run</th><th>logical date</th><th>hardware</th><th>scale</th>"
+        "<th>engines</th><th>rows</th><th>checks</th></tr>"
+    ]
     for r in runs.head(60).itertuples():
         st = status.get(str(r.run_id), "not checked")
         cls = "pass" if st == "passed" else ("fail" if st.startswith("failed") else "note")
         mark = " <b>(this report)</b>" if r.run_id == chosen else ""
-        out.append(f"<tr><td>{escape(str(r.run_id))}{mark}</td><td>{escape(pd.Timestamp(r.logical_date).strftime('%Y-%m-%d %H:%M'))}</td>"
-                   f"<td>{escape(str(r.hardware_label))}</td><td>{escape(str(r.scale))}</td><td class='note'>{escape(r.engines)}</td>"
-                   f"<td class='num'>{r.rows}</td><td class='{cls}'>{escape(st)}</td></tr>")
+        out.append(
+            f"<tr><td>{escape(str(r.run_id))}{mark}</td><td>{escape(pd.Timestamp(r.logical_date).strftime('%Y-%m-%d %H:%M'))}</td>"
+            f"<td>{escape(str(r.hardware_label))}</td><td>{escape(str(r.scale))}</td><td class='note'>{escape(r.engines)}</td>"
+            f"<td class='num'>{r.rows}</td><td class='{cls}'>{escape(st)}</td></tr>"
+        )
     out.append("</table>" + (f"<p class='note'>… and {len(runs) - 60} earlier runs.</p>" if len(runs) > 60 else "") + "</section>")
     return "".join(out)
 
@@ -401,7 +529,11 @@ def failures_box(vrun: pd.DataFrame, limit: int = 5) -> str:
         where = " · ".join(escape(str(x)) for x in (r.suite, r.engine_id) if isinstance(x, str) and x)
         det = details_of(r.details)
         seen = f"observed {fmt(num(r.observed))}" if num(r.observed) is not None else ""
-        bounds = f", expected [{fmt(num(r.min_value))}, {fmt(num(r.max_value))}]" if num(r.min_value) is not None or num(r.max_value) is not None else ""
+        bounds = (
+            f", expected [{fmt(num(r.min_value))}, {fmt(num(r.max_value))}]"
+            if num(r.min_value) is not None or num(r.max_value) is not None
+            else ""
+        )
         hist = f", history median {fmt(num(det.get('history_median')))}" if num(det.get("history_median")) is not None else ""
         link = f"#suite-{escape(str(r.suite))}" if isinstance(r.suite, str) and r.suite else "#sanity"
         items.append(f"<li><a href='{link}'>{escape(str(r.check_kind))}</a> {where}: <b>{escape(what)}</b> {seen}{bounds}{hist}</li>")
@@ -424,15 +556,20 @@ def build_report(results_dir: str | Path | None = None, run_id: str | None = Non
     out_dir.mkdir(parents=True, exist_ok=True)
     ds = load(root, run_id)
     chosen, missing = ds.chosen, ds.missing
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     cs = Charts()
     body: list[str] = []
     if ds.damaged:
-        body.append("<div class='warnbox'><b>Unreadable dataset files were skipped:</b><ul>"
-                    + "".join(f"<li><code>{escape(p)}</code>: {escape(e)}</li>" for p, e in ds.damaged) + "</ul></div>")
+        body.append(
+            "<div class='warnbox'><b>Unreadable dataset files were skipped:</b><ul>"
+            + "".join(f"<li><code>{escape(p)}</code>: {escape(e)}</li>" for p, e in ds.damaged)
+            + "</ul></div>"
+        )
     if missing:
-        body.append(f"<div class='warnbox'><b>Run {escape(missing)} published no measurements</b> (every workload failed, or it was stopped "
-                    "before publishing; its Airflow log and alert say why)." + (" Below: the latest published run." if chosen else "") + "</div>")
+        body.append(
+            f"<div class='warnbox'><b>Run {escape(missing)} published no measurements</b> (every workload failed, or it was stopped "
+            "before publishing; its Airflow log and alert say why)." + (" Below: the latest published run." if chosen else "") + "</div>"
+        )
     if chosen is None:
         body.insert(0, f"<h1>JSON storage benchmark</h1><p>No published run under <code>{escape(str(root))}</code>.</p>")
     else:
@@ -446,18 +583,30 @@ def build_report(results_dir: str | Path | None = None, run_id: str | None = Non
         badge = _badge(all_ok, "all checks passed" if all_ok else ("checks FAILED" if all_ok is False else "not checked"))
         body.insert(0, f"<h1>JSON storage benchmark — run {escape(chosen)} {badge}</h1>")
         index = data_docs_dir(root) / "index.html"
-        links = [f"<a href='{escape(_href(root, index.relative_to(root).as_posix()) or '')}'>Great Expectations Data Docs</a> (every checked run)"] if index.exists() else []
+        links = (
+            [
+                f"<a href='{escape(_href(root, index.relative_to(root).as_posix()) or '')}'>Great Expectations Data Docs</a> (every checked run)"
+            ]
+            if index.exists()
+            else []
+        )
         if (root / "jsonbench.duckdb").exists():
             links.append("SQL views: <code>jsonbench.duckdb</code> in the results folder")
         others = sorted(set(ds.m["hardware_label"]) - {label})
-        body.append(f"<p>Logical date {escape(pd.Timestamp(first['logical_date']).strftime('%Y-%m-%d %H:%M %Z'))}, hardware <b>{escape(label)}</b>, "
-                    f"scale <b>{escape(scale)}</b>, {len(run)} measurements, engines: "
-                    f"{', '.join(escape(e) for e in sorted(run['engine_id'].unique(), key=natural_key))}."
-                    + (f" {' · '.join(links)}." if links else "")
-                    + (f" Other hardware labels in the dataset: {', '.join(map(escape, others))}." if others else "") + "</p>")
+        body.append(
+            f"<p>Logical date {escape(pd.Timestamp(first['logical_date']).strftime('%Y-%m-%d %H:%M %Z'))}, hardware <b>{escape(label)}</b>, "
+            f"scale <b>{escape(scale)}</b>, {len(run)} measurements, engines: "
+            f"{', '.join(escape(e) for e in sorted(run['engine_id'].unique(), key=natural_key))}."
+            + (f" {' · '.join(links)}." if links else "")
+            + (f" Other hardware labels in the dataset: {', '.join(map(escape, others))}." if others else "")
+            + "</p>"
+        )
         body.append(failures_box(vrun))
-        body.append("<nav class='toc'><a href='#scorecard'>Scorecard</a>" + "".join(f"<a href='#suite-{escape(s)}'>{escape(s)}</a>" for s in suites)
-                    + "<a href='#sanity'>Sanity</a><a href='#environment'>Environment</a><a href='#runs'>Runs</a></nav>")
+        body.append(
+            "<nav class='toc'><a href='#scorecard'>Scorecard</a>"
+            + "".join(f"<a href='#suite-{escape(s)}'>{escape(s)}</a>" for s in suites)
+            + "<a href='#sanity'>Sanity</a><a href='#environment'>Environment</a><a href='#runs'>Runs</a></nav>"
+        )
         scores = scorecard(lib.reproduction, ds, label, chosen, [s for s in suites if s in lib.reproduction])
         body.append(scorecard_section(root, scores, chosen))
         by_suite = {s.suite: s for s in scores}
@@ -472,11 +621,14 @@ def build_report(results_dir: str | Path | None = None, run_id: str | None = Non
         body.append(runs_section(ds, chosen))
     js = bundle(cache_dir(out_dir / ".vendor")) if cs.specs else ""
     took = time.perf_counter() - t0
-    html = ("<!doctype html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>JSON storage benchmark report</title><style>{CSS}</style></head><body>{''.join(body)}"
-            f"<p class='note'>Built {now} in {took:.1f} s from <code>{escape(str(root))}</code> by jsonbench.report; "
-            f"{len(cs.specs)} charts (Vega-Lite via Altair, rendered offline).</p>"
-            + (f"<script>{js}</script><script>{RENDER_JS}</script>" if js else "") + "</body></html>")
+    html = (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>JSON storage benchmark report</title><style>{CSS}</style></head><body>{''.join(body)}"
+        f"<p class='note'>Built {now} in {took:.1f} s from <code>{escape(str(root))}</code> by jsonbench.report; "
+        f"{len(cs.specs)} charts (Vega-Lite via Altair, rendered offline).</p>"
+        + (f"<script>{js}</script><script>{RENDER_JS}</script>" if js else "")
+        + "</body></html>"
+    )
     target = out_dir / "index.html"
     tmp = out_dir / ".index.html.tmp"
     tmp.write_text(html, encoding="utf-8")

@@ -50,7 +50,9 @@ def bundle(cache_dir: Path | None = None) -> str:
     if cached is not None and cached.is_file():
         return cached.read_text(encoding="utf-8")
     if vl not in vlc.get_vegalite_versions():
-        raise RuntimeError(f"vl-convert-python {version} has no Vega-Lite {vl} (it has {vlc.get_vegalite_versions()}); pin versions that match")
+        raise RuntimeError(
+            f"vl-convert-python {version} has no Vega-Lite {vl} (it has {vlc.get_vegalite_versions()}); pin versions that match"
+        )
     js = vlc.javascript_bundle(vl_version=vl)
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)

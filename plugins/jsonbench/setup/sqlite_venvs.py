@@ -22,6 +22,7 @@ from jsonbench.matrix import Matrix, load_matrix
 
 PIP_TIMEOUT_S = 600
 
+
 def ensure_venv(version: str, package: str, log: Callable[[str], None] | None = None) -> Path:
     """Create (once) the venv holding ``package`` and return its Python; raise ``EngineUnavailable`` on failure.
 
@@ -42,8 +43,21 @@ def ensure_venv(version: str, package: str, log: Callable[[str], None] | None = 
             log(f"creating {venv} with {package}")
         steps = [
             [sys.executable, "-m", "venv", "--without-pip", str(venv)],
-            [sys.executable, "-m", "pip", "--python", str(python_of(venv)), "install", "--quiet", "--disable-pip-version-check",
-             "--no-input", "--no-deps", "--only-binary", ":all:", package],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "--python",
+                str(python_of(venv)),
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-input",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                package,
+            ],
         ]
         for argv in steps:
             try:
@@ -54,8 +68,12 @@ def ensure_venv(version: str, package: str, log: Callable[[str], None] | None = 
             if res.returncode != 0:
                 shutil.rmtree(venv, ignore_errors=True)
                 said = (res.stdout + res.stderr).strip()[-1500:]
-                raise EngineUnavailable(f"SQLite {version}: could not install {package} into {venv} ({' '.join(argv[2:4])} exited {res.returncode}):\n{said}")
-        res = subprocess.run([str(python_of(venv)), "-I", "-c", "import apsw; print(apsw.sqlite_lib_version())"], capture_output=True, text=True, timeout=60)
+                raise EngineUnavailable(
+                    f"SQLite {version}: could not install {package} into {venv} ({' '.join(argv[2:4])} exited {res.returncode}):\n{said}"
+                )
+        res = subprocess.run(
+            [str(python_of(venv)), "-I", "-c", "import apsw; print(apsw.sqlite_lib_version())"], capture_output=True, text=True, timeout=60
+        )
         found = res.stdout.strip()
         if res.returncode != 0 or found != version:
             shutil.rmtree(venv, ignore_errors=True)
@@ -87,7 +105,7 @@ def install_all(matrix: Matrix | None = None) -> list[str]:
             continue
         try:
             check_versions(eid, version, package)
-            python = ensure_venv(version, package, log=lambda msg: print(f"{eid}: {msg}", flush=True))
+            python = ensure_venv(version, package, log=lambda msg, eid=eid: print(f"{eid}: {msg}", flush=True))
             failure_note(version, package).unlink(missing_ok=True)
             print(f"{eid}: {package} installed ({python})")
         except BenchmarkError as exc:
@@ -97,4 +115,3 @@ def install_all(matrix: Matrix | None = None) -> list[str]:
             note.write_text(str(exc), encoding="utf-8")
             print(f"warning: {eid}: {exc}", file=sys.stderr)
     return failed
-

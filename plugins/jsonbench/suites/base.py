@@ -151,7 +151,9 @@ class WorkloadContext(Generic[S]):
         """How many disturbed measure windows of this task were taken again."""
         return len(self.set_aside)
 
-    def measure(self, fn: Callable[[], T], *, phase: str = MEASURE, retry_disturbed: bool = False, prepare: Callable[[], object] | None = None) -> tuple[T, Window]:
+    def measure(
+        self, fn: Callable[[], T], *, phase: str = MEASURE, retry_disturbed: bool = False, prepare: Callable[[], object] | None = None
+    ) -> tuple[T, Window]:
         """Call ``fn`` inside a ``phase`` window; return its result and the window.
 
         ``prepare`` runs before each attempt, outside the window (dropping what the last attempt
@@ -175,7 +177,14 @@ class WorkloadContext(Generic[S]):
                 result = fn()
         return result, win
 
-    def timed(self, fn: Callable[[], object], phase: str | None = None, *, retry_disturbed: bool = False, prepare: Callable[[], object] | None = None) -> float:
+    def timed(
+        self,
+        fn: Callable[[], object],
+        phase: str | None = None,
+        *,
+        retry_disturbed: bool = False,
+        prepare: Callable[[], object] | None = None,
+    ) -> float:
         """Milliseconds one call of ``fn`` takes (inside a ``phase`` window when given; see :meth:`measure`)."""
         if phase is None:
             if prepare is not None:
@@ -186,9 +195,20 @@ class WorkloadContext(Generic[S]):
         _, win = self.measure(fn, phase=phase, retry_disturbed=retry_disturbed, prepare=prepare)
         return win.seconds * 1000.0
 
-    def record(self, metric: str, unit: str, samples: float | list[float], *, variant: str = "default", workload: str | None = None,
-               aggregate: Aggregate = "median", extra: dict[str, Any] | None = None) -> None:
-        self.measurements.append(Measurement.of(workload or self.workload, variant, metric, unit, samples, aggregate=aggregate, extra=extra))
+    def record(
+        self,
+        metric: str,
+        unit: str,
+        samples: float | list[float],
+        *,
+        variant: str = "default",
+        workload: str | None = None,
+        aggregate: Aggregate = "median",
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.measurements.append(
+            Measurement.of(workload or self.workload, variant, metric, unit, samples, aggregate=aggregate, extra=extra)
+        )
 
     def not_applicable(self, metrics: list[tuple[str, str]], reason: str, *, variant: str = "default") -> None:
         """Record ``(metric, unit)`` pairs as not applicable on this build, with the reason."""

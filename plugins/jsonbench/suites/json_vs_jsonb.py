@@ -164,9 +164,17 @@ class JsonVsJsonb(Suite["PostgresSession"]):
             for typ in TYPES:
                 reads[typ], results[typ], pglz[typ] = self._timed_type(ctx, workload, shape, layout, typ, source, read_runs)
             if results["json"] != results["jsonb"]:
-                raise RuntimeError(f"{workload}/{layout}: json and jsonb tables disagree on the read ({results['json']!r} vs {results['jsonb']!r}); they do not hold the same documents")
-            ctx.record("read_speedup", "x", statistics.median(reads["json"]) / statistics.median(reads["jsonb"]), variant=layout,
-                       extra={"json_ms": statistics.median(reads["json"]), "jsonb_ms": statistics.median(reads["jsonb"])})
+                raise RuntimeError(
+                    f"{workload}/{layout}: json and jsonb tables disagree on the read ({results['json']!r} vs "
+                    f"{results['jsonb']!r}); they do not hold the same documents"
+                )
+            ctx.record(
+                "read_speedup",
+                "x",
+                statistics.median(reads["json"]) / statistics.median(reads["jsonb"]),
+                variant=layout,
+                extra={"json_ms": statistics.median(reads["json"]), "jsonb_ms": statistics.median(reads["jsonb"])},
+            )
             ctx.record("table_size_ratio_pglz", "x", pglz["jsonb"].table_bytes / pglz["json"].table_bytes, variant=layout)
 
             if lz4_missing:
@@ -200,7 +208,9 @@ class JsonVsJsonb(Suite["PostgresSession"]):
 
     # -- one table ------------------------------------------------------------------------
 
-    def _timed_type(self, ctx: WorkloadContext[PostgresSession], workload: str, shape: Shape, layout: str, typ: str, source: str, read_runs: int) -> tuple[list[float], Any, Storage]:
+    def _timed_type(
+        self, ctx: WorkloadContext[PostgresSession], workload: str, shape: Shape, layout: str, typ: str, source: str, read_runs: int
+    ) -> tuple[list[float], Any, Storage]:
         """Load, size, read, index and update one (layout, type) table with pglz; returns reads, read result, sizes."""
         s = ctx.session
         table = f"jvj_{workload}_{layout}_{typ}"
@@ -225,13 +235,19 @@ class JsonVsJsonb(Suite["PostgresSession"]):
                 # Each read is its own measure window, taken once more when disturbed (a read changes nothing).
                 timed = compose(load_sql(NAME, "read_first_timed"), table=table)
                 for _ in range(read_runs):
-                    plan, _ = ctx.measure(lambda: s.scalar(timed), retry_disturbed=True)
+                    plan, _ = ctx.measure(lambda timed=timed: s.scalar(timed), retry_disturbed=True)
                     reads.append(float(plan[0]["Execution Time"]))
             if typ == "jsonb":
                 index = f"{table}_gin"
                 # A build can be dropped and built again: retried once when its window was disturbed.
-                gin.append(ctx.timed(lambda: s.query_file(NAME, "gin_index", table=table, index=index), MEASURE, retry_disturbed=True,
-                                     prepare=lambda: s.run_file(NAME, "drop_index", index=index)))
+                gin.append(
+                    ctx.timed(
+                        lambda table=table, index=index: s.query_file(NAME, "gin_index", table=table, index=index),
+                        MEASURE,
+                        retry_disturbed=True,
+                        prepare=lambda index=index: s.run_file(NAME, "drop_index", index=index),
+                    )
+                )
                 s.run_file(NAME, "drop_index", index=index)
             # The update rewrites every document: destructive, never retried (its row is marked instead).
             updates.append(ctx.timed(lambda: s.query_file(NAME, shape.update, table=table, type=typ), MEASURE))

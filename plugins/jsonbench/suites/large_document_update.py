@@ -108,7 +108,9 @@ class LargeDocumentUpdate(Suite["PostgresSession"]):
             # always find 'new' rows and clean pages. The "load" windows are the seed's load script:
             # create, insert, index, VACUUM ANALYZE.
             ctx.timed(lambda: s.run_file(NAME, f"create_{table.layout}", table=name), LOAD)
-            samples["load_time"].append(ctx.timed(lambda: s.run_file(NAME, f"load_{table.size}_{table.layout}", {"rows": rows}, table=name), LOAD))
+            samples["load_time"].append(
+                ctx.timed(lambda: s.run_file(NAME, f"load_{table.size}_{table.layout}", {"rows": rows}, table=name), LOAD)
+            )
             if table.expression_index:
                 ctx.timed(lambda: s.run_file(NAME, "index_status", table=name), LOAD)
             ctx.timed(lambda: s.run_file(NAME, "vacuum_analyze", table=name), LOAD)
@@ -137,7 +139,11 @@ class LargeDocumentUpdate(Suite["PostgresSession"]):
             samples["n_dead_tup"].append(float(stats.n_dead_tup))
             samples["hot_share"].append(hot / upd if upd else 0.0)
             samples["rows_updated"].append(float(plan["Plan"]["Plans"][0]["Actual Rows"]))  # the scan under ModifyTable
-            for key, val in (("heap", (before.heap, after.heap)), ("toast", (before.toast, after.toast)), ("index", (before.indexes, after.indexes))):
+            for key, val in (
+                ("heap", (before.heap, after.heap)),
+                ("toast", (before.toast, after.toast)),
+                ("index", (before.indexes, after.indexes)),
+            ):
                 samples[f"{key}_bytes_before"].append(float(val[0]))
                 samples[f"{key}_bytes_after"].append(float(val[1]))
             samples["toast_growth"].append(float(after.toast - before.toast))

@@ -53,11 +53,22 @@ def server_sizes(cell: Cell) -> ServerSizes:
     def size(name: str, default: str) -> int:
         return size_bytes(settings.get(name, default)) or (size_bytes(default) or 0)
 
-    return ServerSizes(size("shared_buffers", "128MB"), size("work_mem", "4MB"), size("maintenance_work_mem", "64MB"), size("max_wal_size", "1GB"))
+    return ServerSizes(
+        size("shared_buffers", "128MB"), size("work_mem", "4MB"), size("maintenance_work_mem", "64MB"), size("max_wal_size", "1GB")
+    )
 
 
-def postgres_cost(cell: Cell, *, load_bytes: float, data_peak_bytes: float, wal_bytes: float, clients: int, duration_s: float,
-                  builds_indexes: bool = True, source: str = "estimate from the scale") -> CellCost:
+def postgres_cost(
+    cell: Cell,
+    *,
+    load_bytes: float,
+    data_peak_bytes: float,
+    wal_bytes: float,
+    clients: int,
+    duration_s: float,
+    builds_indexes: bool = True,
+    source: str = "estimate from the scale",
+) -> CellCost:
     """A :class:`CellCost` from what the suite writes and keeps (bytes), its clients and its run time.
 
     ``load_bytes`` is what the setup step loads; ``data_peak_bytes`` the most data held at once
@@ -70,7 +81,9 @@ def postgres_cost(cell: Cell, *, load_bytes: float, data_peak_bytes: float, wal_
     memory = buffers + maintenance + clients * sizes.work_mem + (clients + BACKGROUND_PROCESSES) * PROCESS_BYTES
     wal = min(int(wal_bytes), int(sizes.max_wal_size * 1.1))
     disk = EMPTY_CLUSTER_BYTES + int(data_peak_bytes) + wal
-    return CellCost(load_bytes=int(load_bytes), disk_peak_bytes=disk, memory_peak_bytes=memory, duration_s=PROVISION_S + duration_s, source=source)
+    return CellCost(
+        load_bytes=int(load_bytes), disk_peak_bytes=disk, memory_peak_bytes=memory, duration_s=PROVISION_S + duration_s, source=source
+    )
 
 
 def run_seconds(scale: dict[str, object], kind: str, transactions_s: float = 1.0) -> float:

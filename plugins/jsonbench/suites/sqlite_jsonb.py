@@ -103,7 +103,14 @@ def rows_for(keys: int, scale: dict[str, Any]) -> int:
 class SqliteJsonb(Suite["SqliteSession"]):
     name: ClassVar[str] = NAME
     workloads: ClassVar[tuple[str, ...]] = tuple(KEYS)
-    headline: ClassVar[tuple[str, ...]] = ("extract_first_ns_per_row", "extract_last_ns_per_row", "extract_first_speedup", "set_first_speedup", "output_vs_input", "doc_bytes")
+    headline: ClassVar[tuple[str, ...]] = (
+        "extract_first_ns_per_row",
+        "extract_last_ns_per_row",
+        "extract_first_speedup",
+        "set_first_speedup",
+        "output_vs_input",
+        "doc_bytes",
+    )
 
     def load(self, ctx: WorkloadContext[SqliteSession]) -> None:
         """Nothing is shared: an in-memory database does not outlive its session, so each workload loads its own."""
@@ -126,8 +133,13 @@ class SqliteJsonb(Suite["SqliteSession"]):
         statements = 16 + (6 if file_backed else 0)  # per repetition: extracts, scan, conversions, setters, updates
         seconds = 3 * (keys * 2.5e-6 + cell.repetitions * statements * best_of * keys * 20e-9 + 3.0)
         worker = 40 * 1024 * 1024  # the worker's Python and apsw
-        return CellCost(load_bytes=int(3 * data), disk_peak_bytes=int(data if file_backed else 0) + 1024 * 1024, memory_peak_bytes=int(2 * data) + worker,
-                        duration_s=seconds, source="estimate from the scale")
+        return CellCost(
+            load_bytes=int(3 * data),
+            disk_peak_bytes=int(data if file_backed else 0) + 1024 * 1024,
+            memory_peak_bytes=int(2 * data) + worker,
+            duration_s=seconds,
+            source="estimate from the scale",
+        )
 
     def run(self, workload: str, ctx: WorkloadContext[SqliteSession]) -> None:
         reason = ctx.require("jsonb")
@@ -186,7 +198,9 @@ class _Run:
         for form in FORMS:
             s.run_file(NAME, "attach_file", {"path": s.file_path(self._file(form))}, schema=schemas[form])
             s.run_file(NAME, f"create_{form}", table=(schemas[form], TABLES[form]))
-            ctx.timed(lambda form=form: s.run_file(NAME, "copy_table", target=(schemas[form], TABLES[form]), source=("main", TABLES[form])), LOAD)
+            ctx.timed(
+                lambda form=form: s.run_file(NAME, "copy_table", target=(schemas[form], TABLES[form]), source=("main", TABLES[form])), LOAD
+            )
             pages, page_size = s.query_file(NAME, "page_count", {"schema": schemas[form]})[0]
             ctx.record("file_pages", "pages", float(pages), variant=form, extra={**self.extra, "page_size": page_size})
             ctx.record("file_bytes", "bytes", float(pages * page_size), variant=form, extra={**self.extra, "page_size": page_size})
@@ -203,7 +217,9 @@ class _Run:
     def add(self, metric: str, variant: str, value: float) -> None:
         self.samples.setdefault((metric, variant), []).append(value)
 
-    def best_ns(self, group: dict[Any, tuple[str, dict[str, Any] | None, Any]], rollback: bool = False) -> tuple[dict[Any, float], dict[Any, list[tuple[Any, ...]]]]:
+    def best_ns(
+        self, group: dict[Any, tuple[str, dict[str, Any] | None, Any]], rollback: bool = False
+    ) -> tuple[dict[Any, float], dict[Any, list[tuple[Any, ...]]]]:
         """Best-of-N ns/row of each statement of a group, timed in interleaved rounds inside the worker.
 
         ``group`` maps a label to (SQL file, parameters, table); the statements of one group are the
@@ -231,7 +247,10 @@ class _Run:
         self.add("to_text_ns_per_row", "jsonb", conv["to_text"])
         self.add("output_vs_input", "jsonb_vs_text", conv["to_text"] / conv["to_jsonb"])
         self.setters()
-        upd_ns, _ = self.best_ns({form: (f"update_{form}", {"path": key_path("first", self.keys), "value": SET_VALUE}, TABLES[form]) for form in FORMS}, rollback=True)
+        upd_ns, _ = self.best_ns(
+            {form: (f"update_{form}", {"path": key_path("first", self.keys), "value": SET_VALUE}, TABLES[form]) for form in FORMS},
+            rollback=True,
+        )
         for form in FORMS:
             self.add("update_ns_per_row", form, upd_ns[form])
         self.add("update_speedup", "jsonb_vs_text", upd_ns["text"] / upd_ns["jsonb"])
@@ -241,7 +260,9 @@ class _Run:
     def extracts(self, tables: dict[str, Any], suffix: str) -> None:
         """json_extract of the first, middle and last key on both forms (suffix ``_file``: the file-backed copies)."""
         keys = self.keys
-        ns, results = self.best_ns({(pos, form): ("extract", {"path": key_path(pos, keys)}, tables[form]) for pos in POSITIONS for form in FORMS})
+        ns, results = self.best_ns(
+            {(pos, form): ("extract", {"path": key_path(pos, keys)}, tables[form]) for pos in POSITIONS for form in FORMS}
+        )
         for pos in POSITIONS:
             where = " on the file-backed copies" if suffix else ""
             self.check_sums({form: results[(pos, form)] for form in FORMS}, f"json_extract({key_path(pos, keys)}) sums{where}")
@@ -255,7 +276,11 @@ class _Run:
 
     def setters(self) -> None:
         """json_set on text vs jsonb_set on JSONB, of the first and the last key."""
-        group = {(pos, form): (f"set_{form}", {"path": key_path(pos, self.keys), "value": SET_VALUE}, TABLES[form]) for pos in ("first", "last") for form in FORMS}
+        group = {
+            (pos, form): (f"set_{form}", {"path": key_path(pos, self.keys), "value": SET_VALUE}, TABLES[form])
+            for pos in ("first", "last")
+            for form in FORMS
+        }
         set_ns, results = self.best_ns(group)
         if any(result[0][-1] != self.rows for result in results.values()):  # outputs differ in size by form; counts may not
             raise SuiteDataError(f"{self.workload}: json_set/jsonb_set did not visit every row: {results}")

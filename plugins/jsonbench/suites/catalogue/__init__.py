@@ -94,7 +94,16 @@ LOAD = Workload(load.run, load.METRICS)
 class Catalogue(Suite["PostgresSession"]):
     name: ClassVar[str] = NAME
     workloads: ClassVar[tuple[str, ...]] = tuple(WORKLOADS)
-    headline: ClassVar[tuple[str, ...]] = ("tps_ratio", "wal_ratio", "time_ratio", "buffers_ratio", "size_ratio", "hot_share", "error_factor_before", "design_mismatches")
+    headline: ClassVar[tuple[str, ...]] = (
+        "tps_ratio",
+        "wal_ratio",
+        "time_ratio",
+        "buffers_ratio",
+        "size_ratio",
+        "hot_share",
+        "error_factor_before",
+        "design_mismatches",
+    )
 
     def preflight(self, cell: Cell) -> None:
         """A missing or too old pgbench fails the run here, before any engine starts."""

@@ -39,7 +39,13 @@ def run(ctx: Ctx) -> None:
         ctx.record("buffers_hit", "buffers", float(hit), variant=script, extra=extra)
         ctx.record("buffers_read", "buffers", float(read), variant=script)
         ctx.record("buffers_total", "buffers", float(hit + read), variant=script)
-        ctx.record("rows", "rows", float(core.get("Actual Rows", 0)) * float(core.get("Actual Loops", 1) or 1), variant=script, extra={"node": core.get("Node Type")})
+        ctx.record(
+            "rows",
+            "rows",
+            float(core.get("Actual Rows", 0)) * float(core.get("Actual Loops", 1) or 1),
+            variant=script,
+            extra={"node": core.get("Node Type")},
+        )
         ctx.record("execution_time", "ms", float(plan["Execution Time"]), variant=script)
     ctx.record("buffers_ratio", "x", safe_ratio(totals["tag_rel"], totals["tag_doc"]), variant="tag_rel_over_doc")
     ctx.record("buffers_ratio", "x", safe_ratio(totals["cb_doc_gin"], totals["cb_doc_btree"]), variant="cb_doc_gin_over_doc_btree")

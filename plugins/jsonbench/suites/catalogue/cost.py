@@ -57,12 +57,17 @@ def estimate(cell: Cell) -> CellCost:
     seconds = (
         k["load"] * products
         + int(p.get("index_builds", cell.repetitions)) * k["index_round"] * products
-        + prewarm + reps * 9 * read_s  # reads
-        + prewarm + k["buffers_and_planner"] * products  # buffers and planner
-        + prewarm + k["scan"] * products * int(p.get("scan_runs", 5)) / 5
+        + prewarm
+        + reps * 9 * read_s  # reads
+        + prewarm
+        + k["buffers_and_planner"] * products  # buffers and planner
+        + prewarm
+        + k["scan"] * products * int(p.get("scan_runs", 5)) / 5
         + reps * 4 * (k["update_copy"] * products + update_s)  # updates: 4 runs per repetition, each on a fresh copy
-        + SECONDS_PER_FAT_DOC["load"] * fat + reps * 2 * (SECONDS_PER_FAT_DOC["copy"] * fat + 2 * update_s)  # fat_update: copy, update, read
-        + prewarm + k["json_table"] * products
+        + SECONDS_PER_FAT_DOC["load"] * fat
+        + reps * 2 * (SECONDS_PER_FAT_DOC["copy"] * fat + 2 * update_s)  # fat_update: copy, update, read
+        + prewarm
+        + k["json_table"] * products
         + reps * (k["hybrid_load"] * products + update_s)
     )
     shared = SHARED_BYTES_PER_PRODUCT * products
@@ -71,4 +76,6 @@ def estimate(cell: Cell) -> CellCost:
     clients = min(int(p.get("clients", 4)), 4)
     from jsonbench import pgbench
 
-    return postgres_cost(cell, load_bytes=shared, data_peak_bytes=peak, wal_bytes=wal, clients=pgbench.machine_clients(clients), duration_s=seconds)
+    return postgres_cost(
+        cell, load_bytes=shared, data_peak_bytes=peak, wal_bytes=wal, clients=pgbench.machine_clients(clients), duration_s=seconds
+    )

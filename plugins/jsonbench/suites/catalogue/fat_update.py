@@ -26,13 +26,37 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jsonbench.suites.base import LOAD
-from jsonbench.suites.catalogue.helpers import NAME, RUN_METRICS, PgbenchSamples, UpdateRun, prewarm, ratios, record_clients, run_length, run_pgbench, update_run
+from jsonbench.suites.catalogue.helpers import (
+    NAME,
+    RUN_METRICS,
+    PgbenchSamples,
+    UpdateRun,
+    prewarm,
+    ratios,
+    record_clients,
+    run_length,
+    run_pgbench,
+    update_run,
+)
 
 if TYPE_CHECKING:
     from jsonbench.suites.catalogue.helpers import Ctx
 
-METRICS: tuple[str, ...] = ("load_time", "heap_bytes_before", "toast_bytes_before", "avg_value_bytes", *RUN_METRICS, "wal_bytes_per_update", "toast_growth",
-                            "read_tps", "read_latency_avg", "tps_ratio", "wal_ratio", "clients", "threads")
+METRICS: tuple[str, ...] = (
+    "load_time",
+    "heap_bytes_before",
+    "toast_bytes_before",
+    "avg_value_bytes",
+    *RUN_METRICS,
+    "wal_bytes_per_update",
+    "toast_growth",
+    "read_tps",
+    "read_latency_avg",
+    "tps_ratio",
+    "wal_ratio",
+    "clients",
+    "threads",
+)
 DESIGNS: tuple[str, ...] = ("doc", "rel")
 #: The seed ran the 8 kB update with synchronous commit off.
 OPTIONS = "-c synchronous_commit=off"
@@ -48,8 +72,10 @@ def load_base(ctx: Ctx) -> dict[str, float]:
     s = ctx.session
     rows = int(ctx.scale["fat_docs"])
     s.run_file(NAME, "create_fat_base")
-    times = {"doc": ctx.timed(lambda: s.run_file(NAME, "load_fat_doc", {"rows": rows}), LOAD),
-             "rel": ctx.timed(lambda: s.run_file(NAME, "load_fat_rel"), LOAD)}
+    times = {
+        "doc": ctx.timed(lambda: s.run_file(NAME, "load_fat_doc", {"rows": rows}), LOAD),
+        "rel": ctx.timed(lambda: s.run_file(NAME, "load_fat_rel"), LOAD),
+    }
     ctx.timed(lambda: s.run_file(NAME, "vacuum_analyze_fat_base"), LOAD)
     return times
 
@@ -65,7 +91,9 @@ def drop(ctx: Ctx) -> None:
 
 def measure_update(ctx: Ctx, design: str, clients: int, length: dict[str, float], expected_tps: float | None = None) -> UpdateRun:
     """The update run on the current working copy (CHECKPOINT, pgbench, WAL, counters)."""
-    return update_run(ctx, f"upd_fat_{design}", table(design), clients, length, {"rows": int(ctx.scale["fat_docs"])}, OPTIONS, expected_tps, fpi=False)
+    return update_run(
+        ctx, f"upd_fat_{design}", table(design), clients, length, {"rows": int(ctx.scale["fat_docs"])}, OPTIONS, expected_tps, fpi=False
+    )
 
 
 def run(ctx: Ctx) -> None:
@@ -94,8 +122,12 @@ def run(ctx: Ctx) -> None:
                 got.put("toast_growth", float(after.toast - before.toast))
                 prewarm(ctx, (table(design),))
                 last = reads[design].last_tps()
-                res, _ = ctx.measure(lambda design=design, last=last: run_pgbench(ctx, f"read_fat_{design}", clients, length, defines=defines, expected_tps=last),
-                                     retry_disturbed=True)
+                res, _ = ctx.measure(
+                    lambda design=design, last=last: run_pgbench(
+                        ctx, f"read_fat_{design}", clients, length, defines=defines, expected_tps=last
+                    ),
+                    retry_disturbed=True,
+                )
                 reads[design].add(res)
                 s.run_file(NAME, "drop_table", table=table(design))
         for design in DESIGNS:
@@ -106,6 +138,11 @@ def run(ctx: Ctx) -> None:
             ctx.record("read_latency_avg", "ms", reads[design].values["latency_avg"], variant=design)
             got.record(ctx, design)
         ctx.record("tps_ratio", "x", ratios(samples["rel"].values["tps"], samples["doc"].values["tps"]), variant="rel_over_doc")
-        ctx.record("wal_ratio", "x", ratios(samples["doc"].values["wal_bytes_per_update"], samples["rel"].values["wal_bytes_per_update"]), variant="doc_over_rel")
+        ctx.record(
+            "wal_ratio",
+            "x",
+            ratios(samples["doc"].values["wal_bytes_per_update"], samples["rel"].values["wal_bytes_per_update"]),
+            variant="doc_over_rel",
+        )
     finally:
         drop(ctx)

@@ -45,8 +45,17 @@ _VAR_RE = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
 #: Units of the per-run pgbench metrics and of the update measurements.
 UNITS: dict[str, str] = {
-    "tps": "tps", "latency_avg": "ms", "latency_p50": "ms", "latency_p95": "ms", "latency_p99": "ms", "failures": "transactions",
-    "transactions": "transactions", "wal_bytes_per_update": "bytes", "fpi_share": "ratio", "hot_share": "ratio", "n_tup_upd": "rows",
+    "tps": "tps",
+    "latency_avg": "ms",
+    "latency_p50": "ms",
+    "latency_p95": "ms",
+    "latency_p99": "ms",
+    "failures": "transactions",
+    "transactions": "transactions",
+    "wal_bytes_per_update": "bytes",
+    "fpi_share": "ratio",
+    "hot_share": "ratio",
+    "n_tup_upd": "rows",
     "n_tup_hot_upd": "rows",
 }
 #: What one pgbench run contributes to :class:`PgbenchSamples`.
@@ -162,7 +171,11 @@ def prewarm(ctx: Ctx, tables: tuple[str, ...] = SHARED_TABLES) -> None:
 def record_clients(ctx: Ctx) -> int:
     """The seed's 4 clients / 4 threads scaled to this machine; recorded as the ``clients``/``threads`` metrics."""
     clients = pgbench.machine_clients(int(ctx.scale.get("clients", 4)))
-    lengths = {k: ctx.scale[k] for k in ("pgbench_seconds", "pgbench_transactions", "update_seconds", "update_transactions", "pgbench_repetitions") if k in ctx.scale}
+    lengths = {
+        k: ctx.scale[k]
+        for k in ("pgbench_seconds", "pgbench_transactions", "update_seconds", "update_transactions", "pgbench_repetitions")
+        if k in ctx.scale
+    }
     ctx.record("clients", "clients", float(clients), extra={"seed": int(ctx.scale.get("clients", 4)), **lengths})
     ctx.record("threads", "threads", float(clients))
     return clients
@@ -179,8 +192,16 @@ def run_length(ctx: Ctx, kind: str) -> dict[str, float]:
     return {"seconds": float(ctx.scale[f"{kind}_seconds"])}
 
 
-def run_pgbench(ctx: Ctx, script: str, clients: int, length: Mapping[str, float], *, defines: Mapping[str, Any], options: str | None = None,
-                expected_tps: float | None = None) -> pgbench.PgbenchResult:
+def run_pgbench(
+    ctx: Ctx,
+    script: str,
+    clients: int,
+    length: Mapping[str, float],
+    *,
+    defines: Mapping[str, Any],
+    options: str | None = None,
+    expected_tps: float | None = None,
+) -> pgbench.PgbenchResult:
     """Run ``include/sql/catalogue/pgbench/<script>.sql`` with the session's pgbench (no window: callers time it).
 
     The seed's command line (``-n -c N -j N``) plus a sampled per-transaction log for percentiles
@@ -190,8 +211,18 @@ def run_pgbench(ctx: Ctx, script: str, clients: int, length: Mapping[str, float]
     s = ctx.session
     if not s.pgbench:
         raise pgbench.PgbenchUnavailable("this engine's sessions have no pgbench")
-    return pgbench.run(s.pgbench, s.pgbench_env, sql_path(NAME, f"pgbench/{script}"), clients=clients, threads=clients, defines=defines, options=options,
-                       expected_tps=expected_tps, seconds=length.get("seconds"), transactions=_int_or_none(length.get("transactions")))
+    return pgbench.run(
+        s.pgbench,
+        s.pgbench_env,
+        sql_path(NAME, f"pgbench/{script}"),
+        clients=clients,
+        threads=clients,
+        defines=defines,
+        options=options,
+        expected_tps=expected_tps,
+        seconds=length.get("seconds"),
+        transactions=_int_or_none(length.get("transactions")),
+    )
 
 
 def _int_or_none(value: float | None) -> int | None:
@@ -235,7 +266,9 @@ class PgbenchSamples:
         tps = self.values.get("tps") or []
         return tps[-1] if tps else None
 
-    def record(self, ctx: Ctx, variant: str, extra: dict[str, Any] | None = None, metric_extra: Mapping[str, dict[str, Any]] | None = None) -> None:
+    def record(
+        self, ctx: Ctx, variant: str, extra: dict[str, Any] | None = None, metric_extra: Mapping[str, dict[str, Any]] | None = None
+    ) -> None:
         """Record every metric with samples under ``variant``; ``extra`` goes with ``tps`` (with the log's
         sampling rates), ``metric_extra[metric]`` with that metric."""
         note = {"log_sampling_rate": self.sampling, **(extra or {})} if self.sampling else dict(extra or {})
@@ -277,8 +310,18 @@ class UpdateRun:
             samples.put("fpi_share", self.fpi_share)
 
 
-def update_run(ctx: Ctx, script: str, table: str, clients: int, length: Mapping[str, float], defines: Mapping[str, Any], options: str | None,
-               expected_tps: float | None = None, run: Callable[[], pgbench.PgbenchResult] | None = None, fpi: bool = True) -> UpdateRun:
+def update_run(
+    ctx: Ctx,
+    script: str,
+    table: str,
+    clients: int,
+    length: Mapping[str, float],
+    defines: Mapping[str, Any],
+    options: str | None,
+    expected_tps: float | None = None,
+    run: Callable[[], pgbench.PgbenchResult] | None = None,
+    fpi: bool = True,
+) -> UpdateRun:
     """CHECKPOINT, run an update script in a measure window, then WAL per update, FPI share and HOT counts of ``table``.
 
     WAL is the difference of the insert position around the run (:meth:`PostgresSession.insert_lsn`:

@@ -18,7 +18,17 @@ from jsonbench.suites.catalogue.helpers import NAME, RUN_METRICS, PgbenchSamples
 if TYPE_CHECKING:
     from jsonbench.suites.catalogue.helpers import Ctx
 
-METRICS: tuple[str, ...] = ("load_time", *RUN_METRICS, "wal_bytes_per_update", "hot_share", "n_tup_upd", "n_tup_hot_upd", "heap_bytes", "clients", "threads")
+METRICS: tuple[str, ...] = (
+    "load_time",
+    *RUN_METRICS,
+    "wal_bytes_per_update",
+    "hot_share",
+    "n_tup_upd",
+    "n_tup_hot_upd",
+    "heap_bytes",
+    "clients",
+    "threads",
+)
 TABLE = "products_hybrid"
 
 
@@ -38,7 +48,17 @@ def run(ctx: Ctx) -> None:
         for _ in range(int(ctx.scale["pgbench_repetitions"])):
             loads.append(fresh_table(ctx))
             heap.append(float(s.relation_sizes(TABLE).heap))
-            upd = update_run(ctx, "upd_hybrid", TABLE, clients, length, {"products": int(ctx.scale["products"])}, "-c synchronous_commit=off", got.last_tps(), fpi=False)
+            upd = update_run(
+                ctx,
+                "upd_hybrid",
+                TABLE,
+                clients,
+                length,
+                {"products": int(ctx.scale["products"])},
+                "-c synchronous_commit=off",
+                got.last_tps(),
+                fpi=False,
+            )
             upd.add_to(got, fpi=False)
     finally:
         s.run_file(NAME, "drop_hybrid")

@@ -44,8 +44,11 @@ def run(ctx: Ctx) -> None:
         for variant, sql_name in BUILDS.items():
             index = f"catalogue_twin_{variant}"
             try:
-                _, win = ctx.measure(lambda sql_name=sql_name, index=index: s.run_file(NAME, sql_name, index=index), retry_disturbed=True,
-                                     prepare=lambda index=index: s.run_file(NAME, "drop_index", index=index))
+                _, win = ctx.measure(
+                    lambda sql_name=sql_name, index=index: s.run_file(NAME, sql_name, index=index),
+                    retry_disturbed=True,
+                    prepare=lambda index=index: s.run_file(NAME, "drop_index", index=index),
+                )
                 times[variant].append(win.seconds * 1000.0)
                 sizes[variant].append(float(s.query_file(NAME, "index_size", {"index": index})[0][0]))
             finally:

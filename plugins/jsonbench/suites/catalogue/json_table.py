@@ -45,8 +45,10 @@ def run(ctx: Ctx) -> None:
     runs = int(ctx.scale.get("scan_runs", 5))
     medians = {}
     for form in FORMS:
-        lat = [ctx.timed(lambda form=form: [s.execute(point[form], {"id": i}) for i in ids], MEASURE, retry_disturbed=True) / loops
-               for _ in range(ctx.repetitions)]
+        lat = [
+            ctx.timed(lambda form=form: [s.execute(point[form], {"id": i}) for i in ids], MEASURE, retry_disturbed=True) / loops
+            for _ in range(ctx.repetitions)
+        ]
         times = [ctx.timed(lambda form=form: s.execute(scan[form]), MEASURE, retry_disturbed=True) for _ in range(runs)]
         ctx.record("point_latency", "ms", lat, variant=form, extra={"loops": loops, "note": "client round trip included"})
         ctx.record("scan_time", "ms", times, variant=form, extra={"retried_windows": ctx.retries})

@@ -20,8 +20,15 @@ from jsonbench.suites.catalogue.helpers import NAME, error_factor, plan_core, sa
 if TYPE_CHECKING:
     from jsonbench.suites.catalogue.helpers import Ctx
 
-METRICS: tuple[str, ...] = ("estimated_rows_before", "estimated_rows_after", "actual_rows", "error_factor_before", "error_factor_after",
-                            "estimate_ratio_before", "estimate_ratio_after")
+METRICS: tuple[str, ...] = (
+    "estimated_rows_before",
+    "estimated_rows_after",
+    "actual_rows",
+    "error_factor_before",
+    "error_factor_after",
+    "estimate_ratio_before",
+    "estimate_ratio_after",
+)
 PREDICATES: tuple[str, ...] = ("color_doc_expr", "color_doc_containment", "color_rel", "stock_doc_expr", "stock_rel")
 
 

@@ -43,8 +43,10 @@ def run(ctx: Ctx) -> None:
     for _ in range(int(ctx.scale["pgbench_repetitions"])):
         for script in SCRIPTS:
             got = samples[script]
-            res, _ = ctx.measure(lambda script=script, got=got: run_pgbench(ctx, script, clients, length, defines=defines, expected_tps=got.last_tps()),
-                                 retry_disturbed=True)
+            res, _ = ctx.measure(
+                lambda script=script, got=got: run_pgbench(ctx, script, clients, length, defines=defines, expected_tps=got.last_tps()),
+                retry_disturbed=True,
+            )
             got.add(res)
     for script in SCRIPTS:
         samples[script].record(ctx, script, extra={"retried_windows": ctx.retries})

@@ -34,7 +34,15 @@ from jsonbench.suites.catalogue.helpers import NAME, is_full_scan, plan_shape, p
 if TYPE_CHECKING:
     from jsonbench.suites.catalogue.helpers import Ctx
 
-METRICS: tuple[str, ...] = ("scan_time", "workers_planned", "workers_launched", "full_scan_plan", "groups", "time_ratio", "trap_full_scan_plan")
+METRICS: tuple[str, ...] = (
+    "scan_time",
+    "workers_planned",
+    "workers_launched",
+    "full_scan_plan",
+    "groups",
+    "time_ratio",
+    "trap_full_scan_plan",
+)
 
 #: Session settings per worker count: the parallel variant lets the planner weigh 2 workers whatever the table's size.
 SETTINGS: dict[int, dict[str, str]] = {
@@ -55,8 +63,13 @@ def run(ctx: Ctx) -> None:
                 s.reset(name)
             for name, value in settings.items():
                 s.set(name, value)
-            limits = dict(zip(("max_parallel_workers_per_gather", "max_parallel_workers", "max_worker_processes", "min_parallel_table_scan_size"),
-                              s.query_file(NAME, "parallel_settings")[0], strict=True))
+            limits = dict(
+                zip(
+                    ("max_parallel_workers_per_gather", "max_parallel_workers", "max_worker_processes", "min_parallel_table_scan_size"),
+                    s.query_file(NAME, "parallel_settings")[0],
+                    strict=True,
+                )
+            )
             for design, table in TABLES.items():
                 variant = f"{design}_workers_{workers}"
                 query = compose(load_sql(NAME, f"scan_{design}"))
@@ -70,12 +83,19 @@ def run(ctx: Ctx) -> None:
                 ctx.record("scan_time", "ms", times, variant=variant, extra={"retried_windows": ctx.retries})
                 ctx.record("groups", "rows", float(groups), variant=variant)
                 medians[variant] = statistics.median(times)
-            ctx.record("time_ratio", "x", medians[f"doc_workers_{workers}"] / medians[f"rel_workers_{workers}"], variant=f"doc_over_rel_workers_{workers}")
+            ctx.record(
+                "time_ratio",
+                "x",
+                medians[f"doc_workers_{workers}"] / medians[f"rel_workers_{workers}"],
+                variant=f"doc_over_rel_workers_{workers}",
+            )
         # The seed's trap: ORDER BY 1 LIMIT 1 may walk an index and stop early; the check above must catch it.
         s.set("max_parallel_workers_per_gather", "2")
         for design, table in TABLES.items():
             plan = s.explain(compose(load_sql(NAME, f"scan_{design}_trap")))["Plan"]
-            ctx.record("trap_full_scan_plan", "bool", 1.0 if is_full_scan(plan, table) else 0.0, variant=design, extra={"plan": plan_shape(plan)})
+            ctx.record(
+                "trap_full_scan_plan", "bool", 1.0 if is_full_scan(plan, table) else 0.0, variant=design, extra={"plan": plan_shape(plan)}
+            )
     finally:
         s.reset("max_parallel_workers_per_gather")
         s.reset("min_parallel_table_scan_size")

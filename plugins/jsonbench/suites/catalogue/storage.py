@@ -27,7 +27,13 @@ def run(ctx: Ctx) -> None:
         for table in SHARED_TABLES:
             h, toast, idx, total, keys, _tuples = s.query_file(NAME, "relation_storage", {"relation": table})[0]
             heap[table], base[table] = float(h), float(h + toast + keys)
-            for metric, value in (("heap_bytes", h), ("toast_bytes", toast), ("index_bytes", idx), ("total_bytes", total), ("base_total_bytes", base[table])):
+            for metric, value in (
+                ("heap_bytes", h),
+                ("toast_bytes", toast),
+                ("index_bytes", idx),
+                ("total_bytes", total),
+                ("base_total_bytes", base[table]),
+            ):
                 ctx.record(metric, "bytes", float(value), variant=table)
         for index, size in s.query_file(NAME, "index_sizes"):
             ctx.record("index_bytes", "bytes", float(size), variant=f"index:{index}")
@@ -37,4 +43,6 @@ def run(ctx: Ctx) -> None:
     ctx.record("avg_value_bytes", "bytes", float(tag), variant="tag_row")
     ctx.record("size_ratio", "x", heap["products_doc"] / heap["products_rel"], variant="heap_doc_over_rel")
     ctx.record("size_ratio", "x", float(doc) / float(row), variant="value_doc_over_row")
-    ctx.record("size_ratio", "x", (base["products_rel"] + base["product_tags"]) / base["products_doc"], variant="base_total_rel_with_tags_over_doc")
+    ctx.record(
+        "size_ratio", "x", (base["products_rel"] + base["product_tags"]) / base["products_doc"], variant="base_total_rel_with_tags_over_doc"
+    )

@@ -23,12 +23,33 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from jsonbench.suites.base import LOAD
-from jsonbench.suites.catalogue.helpers import NAME, RUN_METRICS, PgbenchSamples, UpdateRun, ratios, record_clients, run_length, update_run, walinspect_reason
+from jsonbench.suites.catalogue.helpers import (
+    NAME,
+    RUN_METRICS,
+    PgbenchSamples,
+    UpdateRun,
+    ratios,
+    record_clients,
+    run_length,
+    update_run,
+    walinspect_reason,
+)
 
 if TYPE_CHECKING:
     from jsonbench.suites.catalogue.helpers import Ctx
 
-METRICS: tuple[str, ...] = (*RUN_METRICS, "wal_bytes_per_update", "fpi_share", "hot_share", "n_tup_upd", "n_tup_hot_upd", "tps_ratio", "wal_ratio", "clients", "threads")
+METRICS: tuple[str, ...] = (
+    *RUN_METRICS,
+    "wal_bytes_per_update",
+    "fpi_share",
+    "hot_share",
+    "n_tup_upd",
+    "n_tup_hot_upd",
+    "tps_ratio",
+    "wal_ratio",
+    "clients",
+    "threads",
+)
 UPDATE_METRICS: tuple[str, ...] = (*RUN_METRICS, "wal_bytes_per_update", "fpi_share", "hot_share", "n_tup_upd", "n_tup_hot_upd")
 
 DESIGNS: tuple[str, ...] = ("doc", "rel")
@@ -50,8 +71,15 @@ def stock_sum(ctx: Ctx, design: str, table: str) -> int:
     return int(ctx.session.query_file(NAME, f"stock_sum_{design}", table=table)[0][0])
 
 
-def measure_run(ctx: Ctx, design: str, sync: str, clients: int, length: dict[str, float], expected_tps: float | None = None,
-                reference: int | None = None) -> tuple[UpdateRun, int, int]:
+def measure_run(
+    ctx: Ctx,
+    design: str,
+    sync: str,
+    clients: int,
+    length: dict[str, float],
+    expected_tps: float | None = None,
+    reference: int | None = None,
+) -> tuple[UpdateRun, int, int]:
     """One run on a fresh copy: returns the run, the copy's stock offset before it and the stock it added.
 
     ``reference`` is the shared table's stock sum (computed when not given).
@@ -60,7 +88,16 @@ def measure_run(ctx: Ctx, design: str, sync: str, clients: int, length: dict[str
     fresh_copy(ctx, design)
     start = stock_sum(ctx, design, table)
     offset = start - (stock_sum(ctx, design, f"products_{design}") if reference is None else reference)
-    run = update_run(ctx, f"upd_{design}", table, clients, length, {"products": int(ctx.scale["products"])}, f"-c synchronous_commit={sync}", expected_tps)
+    run = update_run(
+        ctx,
+        f"upd_{design}",
+        table,
+        clients,
+        length,
+        {"products": int(ctx.scale["products"])},
+        f"-c synchronous_commit={sync}",
+        expected_tps,
+    )
     return run, offset, stock_sum(ctx, design, table) - start
 
 
@@ -91,6 +128,15 @@ def run(ctx: Ctx) -> None:
         else:
             ctx.record("fpi_share", "ratio", fpi, variant=variant)
     for sync in SYNCS:
-        ctx.record("tps_ratio", "x", ratios(samples[f"rel_sync_{sync}"].values["tps"], samples[f"doc_sync_{sync}"].values["tps"]), variant=f"rel_over_doc_sync_{sync}")
-        ctx.record("wal_ratio", "x", ratios(samples[f"doc_sync_{sync}"].values["wal_bytes_per_update"], samples[f"rel_sync_{sync}"].values["wal_bytes_per_update"]),
-                   variant=f"doc_over_rel_sync_{sync}")
+        ctx.record(
+            "tps_ratio",
+            "x",
+            ratios(samples[f"rel_sync_{sync}"].values["tps"], samples[f"doc_sync_{sync}"].values["tps"]),
+            variant=f"rel_over_doc_sync_{sync}",
+        )
+        ctx.record(
+            "wal_ratio",
+            "x",
+            ratios(samples[f"doc_sync_{sync}"].values["wal_bytes_per_update"], samples[f"rel_sync_{sync}"].values["wal_bytes_per_update"]),
+            variant=f"doc_over_rel_sync_{sync}",
+        )

@@ -28,8 +28,7 @@ from typing import Any
 
 import psycopg
 import pytest
-
-from docker_support import ROOT, require_docker
+from docker_support import require_docker
 
 ENGINES = ["postgres-16", "postgres-17", "postgres-18"]
 SUITES = ["large_document_update", "json_vs_jsonb", "catalogue"]
@@ -60,7 +59,7 @@ class DockerCensus:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                alive = _docker("ps", "--filter", MANAGED, "--format", "{{.Label \"io.jsonbench.cell_id\"}} {{.Names}}")
+                alive = _docker("ps", "--filter", MANAGED, "--format", '{{.Label "io.jsonbench.cell_id"}} {{.Names}}')
             except subprocess.CalledProcessError:
                 alive = []
             self.samples += 1
@@ -78,7 +77,9 @@ class DockerCensus:
         self._thread.join(timeout=10)
 
 
-def _dags_test(env: dict[str, str], conf: dict[str, Any], logical_date: str | None = None, timeout: int = 2400, on_line: Any = None) -> dict[str, Any]:
+def _dags_test(
+    env: dict[str, str], conf: dict[str, Any], logical_date: str | None = None, timeout: int = 2400, on_line: Any = None
+) -> dict[str, Any]:
     """``airflow dags test`` of the benchmark DAG, its output read line by line (``on_line`` sees each)."""
     from tests.conftest import _FINISHED
 
@@ -105,9 +106,15 @@ def _dags_test(env: dict[str, str], conf: dict[str, Any], logical_date: str | No
 
 def _states(env: dict[str, str], run_id: str) -> dict[str, str]:
     airflow = str(Path(sys.executable).parent / "airflow")
-    res = subprocess.run([airflow, "tasks", "states-for-dag-run", "jsonb_benchmark_matrix", run_id, "-o", "json"], env=env, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [airflow, "tasks", "states-for-dag-run", "jsonb_benchmark_matrix", run_id, "-o", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
-    return {r["task_id"]: r["state"] for r in json.loads(res.stdout[res.stdout.index("["):])}
+    return {r["task_id"]: r["state"] for r in json.loads(res.stdout[res.stdout.index("[") :])}
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +127,14 @@ def docker_env(airflow_env: dict[str, str]) -> dict[str, str]:
 def smoke_run(tmp_path_factory: pytest.TempPathFactory, docker_env: dict[str, str]) -> Iterator[dict[str, Any]]:
     results = tmp_path_factory.mktemp("docker-smoke") / "results"
     volumes_before = set(_docker("volume", "ls", "-q"))
-    conf = {"scale": "smoke", "backend": "docker", "engines": ENGINES, "suites": SUITES, "results_dir": str(results), "hardware_label": "docker-ci"}
+    conf = {
+        "scale": "smoke",
+        "backend": "docker",
+        "engines": ENGINES,
+        "suites": SUITES,
+        "results_dir": str(results),
+        "hardware_label": "docker-ci",
+    }
     started = time.monotonic()
     with DockerCensus() as census:
         run = _dags_test(docker_env, conf)
@@ -147,7 +161,9 @@ def test_smoke_matrix_runs_in_real_containers_and_publishes_every_metric(smoke_r
         for engine in ENGINES:
             got = df[(df.suite == suite) & (df.engine_id == engine)]
             rows[f"{suite}/{engine}"] = len(got)
-            assert expected <= set(zip(got.workload, got.metric)), f"{suite} on {engine} misses {sorted(expected - set(zip(got.workload, got.metric)))[:10]}"
+            assert expected <= set(zip(got.workload, got.metric, strict=True)), (
+                f"{suite} on {engine} misses {sorted(expected - set(zip(got.workload, got.metric, strict=True)))[:10]}"
+            )
             assert got[got.status == "ok"].value.notna().all()
             na = got[got.status == "not_applicable"]
             assert (na.reason.str.len() > 0).all()
@@ -190,7 +206,14 @@ def test_container_killed_mid_statement_fails_the_task_and_a_rerun_succeeds(dock
 
     results = tmp_path / "results"
     suite, engine = "large_document_update", "postgres-17"
-    conf = {"scale": "smoke", "backend": "docker", "engines": [engine], "suites": [suite], "results_dir": str(results), "hardware_label": "docker-faults"}
+    conf = {
+        "scale": "smoke",
+        "backend": "docker",
+        "engines": [engine],
+        "suites": [suite],
+        "results_dir": str(results),
+        "hardware_label": "docker-faults",
+    }
     logical = "2026-11-20T02:00:00+00:00"
     group = f"{suite}__{engine}"
     killed: dict[str, Any] = {}
@@ -238,10 +261,14 @@ def test_container_killed_mid_statement_fails_the_task_and_a_rerun_succeeds(dock
     first = _dags_test(docker_env, conf, logical_date=logical, on_line=watch)
     killer.join(timeout=60)
     assert killed.get("at"), f"no workload statement was caught waiting: {killed}\n{first['log'][-4000:]}"
-    assert "CREATE" in killed["statement"].upper() or "DROP" in killed["statement"].upper() or "ANALYZE" in killed["statement"].upper(), killed
+    assert "CREATE" in killed["statement"].upper() or "DROP" in killed["statement"].upper() or "ANALYZE" in killed["statement"].upper(), (
+        killed
+    )
     states = _states(docker_env, first["run_id"])
     failed = [t for t, s in states.items() if s == "failed"]
-    assert first["state"] == "failed" and any(t.startswith(f"{group}.") and not t.endswith(("provision", "teardown")) for t in failed), states
+    assert first["state"] == "failed" and any(t.startswith(f"{group}.") and not t.endswith(("provision", "teardown")) for t in failed), (
+        states
+    )
     assert states[f"{group}.teardown"] == "success" and states["outcome"] == "failed"
     assert "is exited" in first["log"] or "server closed the connection" in first["log"] or "terminating connection" in first["log"]
     assert _containers_of(first["run_id"]) == [], "teardown left the killed container"
@@ -251,16 +278,20 @@ def test_container_killed_mid_statement_fails_the_task_and_a_rerun_succeeds(dock
     # published complete.
     second = _dags_test(docker_env, conf, logical_date=logical)
     states = _states(docker_env, second["run_id"])
-    assert states["publish"] == "success" and all(s in ("success", "skipped") for t, s in states.items() if t.startswith(f"{group}.")), states
+    assert states["publish"] == "success" and all(s in ("success", "skipped") for t, s in states.items() if t.startswith(f"{group}.")), (
+        states
+    )
     df = read_dataset(results).to_pandas()
     df = df[df.run_id == second["run_id"]]
     expected = set(get_suite(suite).expected_metrics(load_matrix().scales["smoke"][suite]))
-    assert expected <= set(zip(df.workload, df.metric))
+    assert expected <= set(zip(df.workload, df.metric, strict=True))
     assert not df.duplicated(["engine_id", "workload", "variant", "metric"]).any()
     assert _containers_of(second["run_id"]) == []
 
 
-def test_killed_provision_is_swept_container_volume_folder_and_lease(docker_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_killed_provision_is_swept_container_volume_folder_and_lease(
+    docker_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from jsonbench import hostlease, tasks
     from jsonbench.cell import Cell
     from jsonbench.engines.base import engine_for
@@ -269,7 +300,14 @@ def test_killed_provision_is_swept_container_volume_folder_and_lease(docker_env:
         monkeypatch.setenv(key, docker_env[key])
     # A lease folder of its own: this test is about the sweep, and must not wait for another run's engine.
     monkeypatch.setenv("JSONBENCH_HOST_LOCK_DIR", str(tmp_path / "host"))
-    params = {"scale": "smoke", "backend": "docker", "engines": ["postgres-18"], "suites": ["large_document_update"], "results_dir": str(tmp_path / "results"), "hardware_label": "docker-faults"}
+    params = {
+        "scale": "smoke",
+        "backend": "docker",
+        "engines": ["postgres-18"],
+        "suites": ["large_document_update"],
+        "results_dir": str(tmp_path / "results"),
+        "hardware_label": "docker-faults",
+    }
     run_id = f"manual__sweep_{int(time.time())}"
     planned = tasks.plan(params, run_id, "2026-11-21T02:00:00+00:00")
     cell = Cell.from_json(planned["cells"][0])
