@@ -36,7 +36,7 @@ import pendulum
 from airflow.sdk import Asset, Param, TaskGroup, dag, get_current_context, task
 
 from jsonbench.cell import cell_id_of
-from jsonbench.deployment import BenchmarkDag, benchmark_dags, schedule
+from jsonbench.deployment import BenchmarkDag, benchmark_dags, host_engines, schedule
 from jsonbench.matrix import cell_slots, load_matrix, params_schema
 from jsonbench.suites import get_suite
 
@@ -49,7 +49,7 @@ HOST_WAIT_LIMIT = timedelta(hours=12)
 HOST_RECHECK = timedelta(seconds=20)
 
 MATRIX = load_matrix()
-SLOTS = cell_slots(MATRIX)
+SLOTS = cell_slots(MATRIX, host_engines())
 WORKLOADS = {suite: get_suite(suite).workloads for suite in MATRIX.suites}
 
 

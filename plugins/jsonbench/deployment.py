@@ -12,6 +12,12 @@ The nightly schedule is ``0 2 * * *`` unless ``$JSONBENCH_SCHEDULE`` says otherw
 expression, or ``none`` for a deployment that only runs what it is asked to: unpausing a DAG with
 ``catchup=False`` starts the latest interval's run at once).
 
+The engines a deployment's DAGs carry a task group for are every engine of the matrix unless
+``$JSONBENCH_HOST_ENGINES`` lists fewer (comma-separated engine ids): a host without Docker need not
+carry the Docker-only engines' groups, and each group a run does not select still costs a skip (in
+``airflow dags test`` about 2.5 s: Airflow's test loop sleeps a second per scheduling pass that finds
+nothing to run). A run selecting an engine outside that list is refused by its plan task.
+
 Read at parse time: environment only, no I/O.
 """
 
@@ -57,3 +63,10 @@ def benchmark_dags(env: dict[str, str] | None = None) -> list[BenchmarkDag]:
             continue
         dags.append(BenchmarkDag(f"{DAG_ID}__{label}", label, queue_for(label)))
     return dags
+
+
+def host_engines(env: dict[str, str] | None = None) -> list[str] | None:
+    """The engine ids of ``$JSONBENCH_HOST_ENGINES`` (None: every engine of the matrix)."""
+    value = dict(os.environ if env is None else env).get("JSONBENCH_HOST_ENGINES") or ""
+    engines = [e.strip() for e in value.split(",") if e.strip()]
+    return engines or None

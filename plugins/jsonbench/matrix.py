@@ -443,16 +443,25 @@ def _string_list(value: Any, name: str) -> list[str]:
     return list(value)
 
 
-def cell_slots(matrix: Matrix | None = None) -> list[tuple[str, str]]:
+def cell_slots(matrix: Matrix | None = None, engines: list[str] | None = None) -> list[tuple[str, str]]:
     """Every ``(suite, engine)`` the matrix can run, in the order a run takes them.
 
     The DAG file makes one task group per slot at parse time and chains them, so that one engine
     at a time runs on the host; a run's parameters select a subset, and the others are skipped.
     Suites in matrix order, and within a suite its engines in matrix order (so a suite's versions
-    are measured back to back, close in time).
+    are measured back to back, close in time). ``engines`` keeps only those engines (the host's,
+    :func:`jsonbench.deployment.host_engines`); an id the matrix does not declare is an error.
     """
     m = matrix or load_matrix()
-    return [(suite, eid) for suite, spec in m.suites.items() for eid, eng in m.engines.items() if eng["family"] == spec["family"]]
+    unknown = sorted(set(engines or []) - set(m.engines))
+    if unknown:
+        raise ConfigError("JSONBENCH_HOST_ENGINES", f"unknown engine(s) {unknown} (the matrix declares: {', '.join(m.engines)})")
+    return [
+        (suite, eid)
+        for suite, spec in m.suites.items()
+        for eid, eng in m.engines.items()
+        if eng["family"] == spec["family"] and (engines is None or eid in engines)
+    ]
 
 
 def plan_cells(cfg: RunConfig, run: RunRef, matrix: Matrix | None = None) -> list[Cell]:

@@ -26,7 +26,8 @@ from jsonbench import hostfacts, hostlease, paths
 from jsonbench.cell import Cell, HostFacts, RunRef
 from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
 from jsonbench.engines.base import Engine, Handle, engine_for
-from jsonbench.errors import BenchmarkError
+from jsonbench.deployment import host_engines
+from jsonbench.errors import BenchmarkError, ConfigError
 from jsonbench.hostload import WindowSampler
 from jsonbench.matrix import plan_cells, resolve
 from jsonbench.suites import get_suite
@@ -106,6 +107,12 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, b
     from jsonbench import costs
 
     cfg = resolve(params, bound_label=bound_label)
+    hosted = host_engines()
+    outside = [e for e in cfg.engines if hosted is not None and e not in hosted]
+    if outside:
+        raise ConfigError(
+            "engines", f"{', '.join(outside)} not served by this deployment's DAGs (JSONBENCH_HOST_ENGINES={','.join(hosted or [])})"
+        )
     run = RunRef(
         run_id=run_id,
         logical_date=logical_date,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from jsonbench.deployment import NIGHTLY, benchmark_dags, schedule
 
 
@@ -21,3 +23,24 @@ def test_schedule_is_nightly_unless_switched() -> None:
     assert schedule({}) == NIGHTLY == "0 2 * * *"
     assert schedule({"JSONBENCH_SCHEDULE": "none"}) is None
     assert schedule({"JSONBENCH_SCHEDULE": "30 3 * * 1-5"}) == "30 3 * * 1-5"
+
+
+def test_host_engines_keep_only_their_task_groups_and_the_plan_refuses_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jsonbench import tasks
+    from jsonbench.deployment import host_engines
+    from jsonbench.errors import ConfigError
+    from jsonbench.matrix import cell_slots, load_matrix
+
+    assert host_engines({}) is None and host_engines({"JSONBENCH_HOST_ENGINES": " postgres-17, sqlite-3.54.1 ,"}) == [
+        "postgres-17",
+        "sqlite-3.54.1",
+    ]
+    m = load_matrix()
+    slots = cell_slots(m, ["postgres-17", "sqlite-3.54.1"])
+    assert {e for _, e in slots} == {"postgres-17", "sqlite-3.54.1"} and len(slots) < len(cell_slots(m))
+    assert [s for s in cell_slots(m) if s in slots] == slots  # the same order, fewer groups
+    with pytest.raises(ConfigError, match="unknown engine"):
+        cell_slots(m, ["postgres-99"])
+    monkeypatch.setenv("JSONBENCH_HOST_ENGINES", "postgres-16")
+    with pytest.raises(ConfigError, match=r"^engines: postgres-17 not served"):
+        tasks.plan({"scale": "smoke", "engines": ["postgres-17"]}, "r1", None)
