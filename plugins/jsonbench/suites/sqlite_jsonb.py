@@ -40,6 +40,7 @@ million keys takes a few seconds.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from jsonbench.cell import Cell
@@ -198,9 +199,7 @@ class _Run:
         for form in FORMS:
             s.run_file(NAME, "attach_file", {"path": s.file_path(self._file(form))}, schema=schemas[form])
             s.run_file(NAME, f"create_{form}", table=(schemas[form], TABLES[form]))
-            ctx.timed(
-                lambda form=form: s.run_file(NAME, "copy_table", target=(schemas[form], TABLES[form]), source=("main", TABLES[form])), LOAD
-            )
+            ctx.timed(partial(s.run_file, NAME, "copy_table", target=(schemas[form], TABLES[form]), source=("main", TABLES[form])), LOAD)
             pages, page_size = s.query_file(NAME, "page_count", {"schema": schemas[form]})[0]
             ctx.record("file_pages", "pages", float(pages), variant=form, extra={**self.extra, "page_size": page_size})
             ctx.record("file_bytes", "bytes", float(pages * page_size), variant=form, extra={**self.extra, "page_size": page_size})
