@@ -195,6 +195,10 @@ class Tracker:
         while cur > 1 and cur in table:  # pytest itself and whatever started it
             exclude.add(cur)
             cur = table[cur].ppid
+        # multiprocessing's resource tracker: started once per interpreter by the first spawn-context
+        # process (tests of concurrent checks), a child of pytest that lives exactly as long as pytest.
+        tracker = "from multiprocessing.resource_tracker import main"
+        exclude |= {p.pid for p in table.values() if p.ppid == me and tracker in p.cmd}
         needle = f"{TOKEN_VAR}={self.token}".encode()
         scratch = str(self.scratch)
         ours: set[int] = set()

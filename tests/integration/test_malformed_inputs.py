@@ -35,7 +35,7 @@ def _bad_expectations(tmp_path: Path) -> Path:
     shutil.copytree(paths.expectations_dir(), root)
     rep = root / "large_document_update.reproduction.json"
     data = json.loads(rep.read_text())
-    data["findings"][1].pop("band")
+    data["findings"][1].pop("bands")
     rep.write_text(json.dumps(data))
     return rep
 
@@ -88,7 +88,7 @@ def test_malformed_expectation_file_fails_the_plan_before_any_engine_starts(
     out = dags_test(
         "jsonb_benchmark_matrix", {**CONF, "results_dir": str(tmp_path / "r")}, extra_env={"JSONBENCH_EXPECTATIONS_DIR": str(bad.parent)}
     )
-    message = f"expectation file {bad}: findings[1].band: missing"
+    message = f"expectation file {bad}: findings[1].bands: missing"
     print(next((line.strip() for line in out["log"].splitlines() if message in line), "")[:300])
     assert out["state"] == "failed" and message in out["log"], out["log"][-4000:]
     res = _airflow(airflow_env, "tasks", "states-for-dag-run", "jsonb_benchmark_matrix", out["run_id"], "-o", "json")

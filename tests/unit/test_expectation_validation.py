@@ -52,9 +52,36 @@ def test_bad_json_names_file_line_and_column(library: Path) -> None:
 
 
 CASES: list[tuple[str, str, Callable[[dict[str, Any]], None], str, str]] = [
-    ("finding without its band", LDU, lambda d: d["findings"][2].pop("band"), "findings[2].band", "tolerance band"),
-    ("band min above max", LDU, lambda d: d["findings"][0].update(band={"min": 5, "max": 1}), "findings[0].band", "above max"),
-    ("band bound not a number", LDU, lambda d: d["findings"][1].update(band={"min": "low", "max": 4}), "findings[1].band.min", "number"),
+    ("finding without its bands", LDU, lambda d: d["findings"][2].pop("bands"), "findings[2].bands", "tolerance band"),
+    (
+        "band min above max",
+        LDU,
+        lambda d: d["findings"][0].update(bands={"laptop": {"min": 5, "max": 1, "reason": "r"}}),
+        "findings[0].bands.laptop",
+        "above max",
+    ),
+    (
+        "band without a reason",
+        LDU,
+        lambda d: d["findings"][0].update(bands={"laptop": {"min": 1, "max": 5}}, band_reason=""),
+        "findings[0].bands.laptop.reason",
+        "reason",
+    ),
+    (
+        "unknown scale",
+        LDU,
+        lambda d: d["findings"][0]["bands"].update(huge={"min": 1, "max": 2, "reason": "r"}),
+        "findings[0].bands.huge",
+        "unknown scale",
+    ),
+    ("unknown kind", LDU, lambda d: d["findings"][0].update(kind="vibes"), "findings[0].kind", "must be one of"),
+    (
+        "band bound not a number",
+        LDU,
+        lambda d: d["findings"][1].update(bands={"laptop": {"min": "low", "max": 4, "reason": "r"}}),
+        "findings[1].bands.laptop.min",
+        "number",
+    ),
     ("finding without an id", LDU, lambda d: d["findings"][3].pop("id"), "findings[3].id", "missing"),
     (
         "term without a metric",
@@ -101,8 +128,8 @@ CASES: list[tuple[str, str, Callable[[dict[str, Any]], None], str, str]] = [
     (
         "drift threshold not a number",
         "drift.json",
-        lambda d: d["units"]["ms"].update(relative_threshold="3x"),
-        "units.ms.relative_threshold",
+        lambda d: d["min_magnitude"]["units"].update(ms="3x"),
+        "min_magnitude.units.ms",
         "number",
     ),
 ]

@@ -79,8 +79,11 @@ REPRODUCTION = {
             "denominator": [{"workload": "count", "metric": "rows"}],
             "unit": "x",
             "seed": {"value": 1.0, "figure": "a count is a count"},
-            "band": {"min": 0.999, "max": 1.001},
-            "band_reason": "deterministic",
+            "kind": "deterministic",
+            "bands": {
+                scale: {"min": 0.999, "max": 1.001, "reason": "a count divided by itself is exactly 1 at every scale"}
+                for scale in ("smoke", "laptop", "full")
+            },
         }
     ],
 }

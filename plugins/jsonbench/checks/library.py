@@ -201,7 +201,7 @@ def _check_band(path: Path, field: str, band: Any) -> None:
 
 
 def _check_reproduction(path: Path, data: dict[str, Any]) -> None:
-    from jsonbench.checks.findings import STATISTICS, finding_expectations
+    from jsonbench.checks.findings import KINDS, SCALES, STATISTICS, finding_expectations, validate_definition
 
     findings = data.get("findings")
     _need(isinstance(findings, list), path, "findings", "missing or not a list")
@@ -221,12 +221,48 @@ def _check_reproduction(path: Path, data: dict[str, Any]) -> None:
                 tf = f"{field}.{side}[{j}]"
                 _need(_names(term, "workload", "metric"), path, tf, "a term names a workload and a metric")
                 _need(term.get("statistic", "value") in STATISTICS, path, f"{tf}.statistic", f"must be one of {list(STATISTICS)}")
-        _check_band(path, f"{field}.band", f.get("band"))
+        _check_bands(path, field, f)
+        _need(f.get("kind", "timing") in KINDS, path, f"{field}.kind", f"must be one of {list(KINDS)}, got {f.get('kind')!r}")
+        _need(f.get("scope", "engine") in ("engine", "cross_engine"), path, f"{field}.scope", "must be engine or cross_engine")
+        opposite = f.get("opposite", {})
+        _need(isinstance(opposite, dict), path, f"{field}.opposite", "must be an object {below, above}")
+        for end, value in opposite.items():
+            ok = end in ("below", "above") and _is_number(value)
+            _need(ok, path, f"{field}.opposite.{end}", f"below/above take a number, got {value!r}")
+    for problem in validate_definition(data):  # what the checks themselves refuse (cross-engine terms, ...)
+        raise ExpectationFileError(path, "findings", problem)
     for i, entry in enumerate(data.get("expectations") or []):
         _check_entry(path, f"expectations[{i}]", entry)
-    per_finding = finding_expectations({"findings": findings})[1:]  # the first one is frame-wide
-    for i, entry in enumerate(per_finding):
-        _check_entry(path, f"findings[{i}].band", entry)
+    for scale in SCALES:  # every finding applied at a scale becomes one GX expectation: GX builds each
+        for entry in finding_expectations({"findings": findings}, scale)[1:]:  # the first one is frame-wide
+            fid = entry.get("meta", {}).get("finding", "?")
+            _check_entry(path, f"findings[{fid}].bands.{scale}", entry)
+
+
+def _check_bands(path: Path, field: str, finding: dict[str, Any]) -> None:
+    """Per-scale ``bands`` (``{scale: {min, max, reason} | {not_applicable: reason}}``) or one all-scale ``band``."""
+    from jsonbench.checks.findings import SCALES
+
+    bands = finding.get("bands")
+    if bands is None:
+        _need(
+            "band" in finding,
+            path,
+            f"{field}.bands",
+            'missing (a finding needs its tolerance band per scale: {"laptop": {"min": ..., "max": ..., "reason": ...}})',
+        )
+        _check_band(path, f"{field}.band", finding["band"])
+        return
+    _need(isinstance(bands, dict) and bool(bands), path, f"{field}.bands", "must be an object of scale -> band")
+    for scale, spec in bands.items():
+        sf = f"{field}.bands.{scale}"
+        _need(scale in SCALES, path, sf, f"unknown scale {scale!r} (scales: {', '.join(SCALES)})")
+        _need(isinstance(spec, dict), path, sf, "must be an object")
+        if "not_applicable" in spec:
+            _need(bool(str(spec["not_applicable"]).strip()), path, f"{sf}.not_applicable", "needs a reason")
+            continue
+        _check_band(path, sf, spec)
+        _need(bool(str(spec.get("reason") or finding.get("band_reason") or "").strip()), path, f"{sf}.reason", "a band needs its reason")
 
 
 def _check_sanity(path: Path, data: dict[str, Any]) -> None:
@@ -249,15 +285,30 @@ def _check_seed(path: Path, data: dict[str, Any]) -> None:
 
 
 def _check_drift(path: Path, data: dict[str, Any]) -> None:
-    for key in ("min_history", "window", "spread_factor", "unstable_relative_spread"):
+    """The drift policy (``drift.json``, a suite's ``<suite>.drift.json`` overrides): numbers where the check computes."""
+    keys = ("min_history", "deterministic_min_history", "window", "window_len", "recent_runs", "max_pvalue", "tolerance")
+    for key in keys:
         if key in data:
             _need(_is_number(data[key]) and data[key] >= 0, path, key, f"must be a non-negative number, got {data[key]!r}")
-    units = data.get("units", {})
-    _need(isinstance(units, dict), path, "units", "must be an object of unit -> thresholds")
-    for unit, spec in units.items():
-        _need(isinstance(spec, dict), path, f"units.{unit}", "must be an object")
-        for key, value in spec.items():
-            _need(_is_number(value) and value >= 0, path, f"units.{unit}.{key}", f"must be a non-negative number, got {value!r}")
+    if "points" in data:
+        _need(data["points"] in ("best", "samples"), path, "points", f"must be 'best' or 'samples', got {data['points']!r}")
+    magnitude = data.get("min_magnitude", {})
+    _need(isinstance(magnitude, dict), path, "min_magnitude", "must be an object {default, units: {unit: number}}")
+    if "default" in magnitude:
+        value = magnitude["default"]
+        _need(_is_number(value) and value >= 0, path, "min_magnitude.default", f"must be a non-negative number, got {value!r}")
+    units = magnitude.get("units", {})
+    _need(isinstance(units, dict), path, "min_magnitude.units", "must be an object of unit -> number")
+    for unit, value in units.items():
+        _need(_is_number(value) and value >= 0, path, f"min_magnitude.units.{unit}", f"must be a non-negative number, got {value!r}")
+    for key in ("deterministic", "statistical"):
+        patterns = data.get(key, [])
+        _need(isinstance(patterns, list), path, key, "must be a list of patterns ({suite, workload, metric, unit: name or list})")
+        for i, pattern in enumerate(patterns):
+            _need(isinstance(pattern, dict), path, f"{key}[{i}]", "a pattern is an object ({suite, workload, metric, unit: name or list})")
+            if "tolerance" in pattern:
+                tol = pattern["tolerance"]
+                _need(_is_number(tol) and tol >= 0, path, f"{key}[{i}].tolerance", f"must be a non-negative number, got {tol!r}")
 
 
 def validate_library(root: Path | None = None) -> Library:
