@@ -367,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "checkcheck":
         from jsonbench.checks.checkcheck import checkcheck, render_checkcheck
 
-        report = checkcheck(
+        outcome = checkcheck(
             paths.results_dir(args.results_dir),
             hardware_label=args.hardware_label,
             scale=args.scale,
@@ -376,8 +376,8 @@ def main(argv: list[str] | None = None) -> int:
             honest=args.honest,
             target=args.target,
         )
-        print(json.dumps(report, indent=1, default=str) if args.as_json else render_checkcheck(report))
-        return 0 if report.get("ok") else 1
+        print(json.dumps(outcome, indent=1, default=str) if args.as_json else render_checkcheck(outcome))
+        return 0 if outcome.get("ok") else 1
     if args.cmd == "install-otava":
         from jsonbench.checks.changepoints import install
 
@@ -432,14 +432,15 @@ def main(argv: list[str] | None = None) -> int:
     from jsonbench.errors import BenchmarkError
 
     if args.cmd == "scheduler-run":
-        from jsonbench.scheduler_run import report, scheduler_run
+        from jsonbench.scheduler_run import report as run_report
+        from jsonbench.scheduler_run import scheduler_run
 
         conf = _conf(args)
         from jsonbench.matrix import resolve
 
         resolve(conf)  # a bad parameter fails here, before Airflow starts
         out = scheduler_run(conf, port=args.port)
-        print(report(out))
+        print(run_report(out))
         return 0 if out.get("state") == "success" else 1
     if args.cmd == "plan":
         try:

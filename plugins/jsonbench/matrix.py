@@ -146,6 +146,7 @@ def _check_matrix(m: Matrix, path: str | Path | None = None) -> None:
             f"matrix.families.{fname}.backends",
             "must map each backend to its adapter (module:Class)",
         )
+        assert isinstance(backends, dict)  # need() raised otherwise
         for bname, target in backends.items():
             need(
                 isinstance(target, str) and ":" in target,

@@ -55,8 +55,8 @@ def rerun(run_id: str, dag_id: str = DAG_ID, conf: dict[str, Any] | None = None)
         kwargs["dag_run_state"] = DagRunState.RUNNING  # dags test only drives a running run
         return clear(cls, dags, **kwargs)
 
-    SerializedDAG.clear_dags = classmethod(clear_for_rerun)  # type: ignore[method-assign,assignment]
-    DagRun.generate_run_id = staticmethod(lambda **_: run_id)  # type: ignore[method-assign]
+    SerializedDAG.clear_dags = classmethod(clear_for_rerun)  # type: ignore[method-assign,assignment]  # a deliberate patch, this process only
+    DagRun.generate_run_id = staticmethod(lambda **_: run_id)  # type: ignore[method-assign]  # a deliberate patch: the rerun keeps its run id
     from airflow.__main__ import main
 
     sys.argv = ["airflow", "dags", "test", dag_id, logical, "-c", json.dumps(conf if conf is not None else stored)]

@@ -165,7 +165,7 @@ def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: floa
     airflow = shutil.which("airflow", path=env.get("PATH")) or "airflow"
     for argv in ([airflow, "db", "migrate"], [airflow, "pools", "set", "benchmark_host", "1", "one benchmark task at a time"]):
         subprocess.run(argv, env=env, capture_output=True, text=True, check=True, timeout=600)
-    log = open(work / "standalone.log", "w", encoding="utf-8")  # noqa: SIM115 - closed in finally
+    log = open(work / "standalone.log", "w", encoding="utf-8")  # closed in finally
     proc = subprocess.Popen([airflow, "standalone"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     api = _Api(f"http://127.0.0.1:{port}")
     out: dict[str, Any] = {"airflow_home": str(home), "log": str(work / "standalone.log")}

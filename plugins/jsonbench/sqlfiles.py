@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jsonbench import paths
+
+if TYPE_CHECKING:
+    from psycopg.sql import Composed
 
 
 @lru_cache(maxsize=256)
@@ -31,7 +35,7 @@ def load_sql(suite: str, name: str) -> str:
     return _read(str(sql_path(suite, name)))
 
 
-def compose(text: str, **identifiers: str):  # -> psycopg.sql.Composed
+def compose(text: str, **identifiers: str) -> Composed:
     """Bind ``{name}`` placeholders in ``text`` to quoted identifiers."""
     from psycopg import sql
 

@@ -39,7 +39,7 @@ import pytest
 from docker_support import ROOT, require_docker
 
 sys.path.insert(0, str(ROOT / "bin"))
-import airflow_api  # noqa: E402 - bin/ is not a package; the same client users run
+import airflow_api  # bin/ is not a package; the same client users run
 
 PROJECT = "jsonbench-stacktest"
 LABEL_A, LABEL_B, LABEL_NEW = "stack-a", "stack-b", "stack-new"

@@ -28,7 +28,7 @@ from jsonbench.dataset.repair import find_leftovers
 from jsonbench.dataset.staging import Staging, WorkloadRecord
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from test_dataset_faults import every_reader_count  # noqa: E402  (the same readers a user runs)
+from test_dataset_faults import every_reader_count  # the same readers a user runs
 
 SIZE = "8m"
 

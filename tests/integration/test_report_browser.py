@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from report_synth import build_once  # noqa: E402
+from report_synth import build_once
 
-from jsonbench.report import build_report  # noqa: E402
+from jsonbench.report import build_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = [

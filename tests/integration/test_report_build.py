@@ -21,10 +21,10 @@ from types import SimpleNamespace
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from report_synth import build_once  # noqa: E402
+from report_synth import build_once
 
-from jsonbench.report import build_report  # noqa: E402
-from jsonbench.report.bench import external_references  # noqa: E402
+from jsonbench.report import build_report
+from jsonbench.report.bench import external_references
 
 LAST = "scheduled__2026-11-05T02:00:00+00:00"
 

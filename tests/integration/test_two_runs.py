@@ -25,7 +25,7 @@ from jsonbench.matrix import load_matrix
 from jsonbench.suites import get_suite
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from faultkit import postmasters  # noqa: E402
+from faultkit import postmasters
 
 pytestmark = pytest.mark.dag
 

@@ -68,13 +68,13 @@ class FakeAirflow(BaseHTTPRequestHandler):
             return self._answer(200, {"dag_run_id": self.path.rsplit("/", 1)[1], "state": "success"})
         return self._answer(404, {"detail": f"no route {method} {self.path}"})
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:  # http.server's naming
         self._handle("GET")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self._handle("POST")
 
-    def do_PATCH(self) -> None:  # noqa: N802
+    def do_PATCH(self) -> None:
         self._handle("PATCH")
 
 

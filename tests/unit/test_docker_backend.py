@@ -535,7 +535,7 @@ def test_sampler_reads_the_containers_cgroup_files_when_this_host_sees_them(
         (folder / "memory.current").write_text("500\n")
         (folder / "memory.stat").write_text("anon 200\ninactive_file 120\n")
     monkeypatch.setenv("JSONBENCH_HOST_CGROUP", str(tmp_path))
-    fake_docker.api = _SamplingApi()  # type: ignore[attr-defined]
+    fake_docker.api = _SamplingApi()  # type: ignore[attr-defined]  # the stand-in's low-level API
     cell = make_cells(SUITE, ["postgres-16"], backend="docker")[0]
     engine = engine_for(cell)
     monkeypatch.setattr(type(engine), "_disk_bytes", lambda self, handle: 0)
@@ -543,4 +543,4 @@ def test_sampler_reads_the_containers_cgroup_files_when_this_host_sees_them(
     handle.container_id = cid
     assert engine.cpu_seconds(handle) == 7.25
     assert engine.usage(handle).memory_bytes == 380
-    assert not [c for c in fake_docker.api.calls if c[0] == "stats"]  # type: ignore[attr-defined]
+    assert not [c for c in fake_docker.api.calls if c[0] == "stats"]  # type: ignore[attr-defined]  # set above, not a FakeDocker field

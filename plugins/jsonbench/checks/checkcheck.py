@@ -334,7 +334,7 @@ def plant_not_applicable(df: pd.DataFrame, lib: Library, scale: str, rng: random
                 if m.any():
                     candidates.append((suite, f, e, t))
     rng.shuffle(candidates)
-    plants = []
+    plants: list[Plant] = []
     used: set[tuple[str, str]] = set()
     for suite, f, e, t in candidates:
         if len(plants) >= limit or (f["id"], e) in used:

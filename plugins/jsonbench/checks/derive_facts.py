@@ -21,10 +21,13 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonbench import paths
 from jsonbench.sqlfiles import statements
+
+if TYPE_CHECKING:
+    from psycopg import Cursor
 
 FILES = (
     "source_function",
@@ -49,6 +52,13 @@ def _fixed(script: str, params: dict[str, Any]) -> str:
     lines = [ln for ln in script.splitlines() if not ln.lstrip().startswith(("\\", "--"))]
     text = "\n".join(lines).strip().rstrip(";")
     return re.sub(r"(?<![:\w]):([A-Za-z_]\w*)", lambda m: str(params[m.group(1)]), text)
+
+
+def _one(cur: Cursor[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """The row of a statement that returns exactly one."""
+    row = cur.fetchone()
+    assert row is not None
+    return row
 
 
 def _as_user(argv: list[str]) -> list[str]:
@@ -81,12 +91,12 @@ def derive(build: str, counts: list[int]) -> dict[str, Any]:
     )
     try:
         with psycopg.connect(host=str(sock), user="postgres", dbname="postgres", autocommit=True) as conn:
-            out["version"] = conn.execute("SHOW server_version").fetchone()[0]
+            out["version"] = _one(conn.execute("SHOW server_version"))[0]
             for n in counts:
                 t0 = time.perf_counter()
                 for name in FILES:
                     for stmt in statements(_sql(name)):
-                        conn.execute(stmt, {"products": n} if "%(products)s" in stmt else None)  # type: ignore[arg-type]
+                        conn.execute(stmt, {"products": n} if "%(products)s" in stmt else None)
                 got: dict[str, Any] = {"load_seconds": round(time.perf_counter() - t0, 1)}
                 conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
                 for rel in ("products_doc", "products_rel", "product_tags"):
@@ -95,7 +105,7 @@ def derive(build: str, counts: list[int]) -> dict[str, Any]:
                     q = _fixed(
                         (paths.SQL_DIR / "catalogue" / "pgbench" / f"{script}.sql").read_text(encoding="utf-8"), {**PARAMS, "products": n}
                     )
-                    plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + q).fetchone()[0][0]  # type: ignore[index]
+                    plan = _one(conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + q))[0][0]
                     top = plan["Plan"]
                     node = top
                     while (
@@ -107,13 +117,13 @@ def derive(build: str, counts: list[int]) -> dict[str, Any]:
                         "rows": node.get("Actual Rows", 0) * (node.get("Actual Loops", 1) or 1),
                         "buffers": int(top.get("Shared Hit Blocks", 0)) + int(top.get("Shared Read Blocks", 0)),
                     }
-                doc, row, tag = conn.execute(_sql("avg_sizes")).fetchone()  # type: ignore[misc]
+                doc, row, tag = _one(conn.execute(_sql("avg_sizes")))
                 doc, row, tag = float(doc), float(row), float(tag)
                 got["avg_doc_bytes"], got["avg_row_bytes"], got["avg_tag_row_bytes"] = doc, row, tag
                 got["value_doc_over_row"] = doc / row
                 sizes = {}
                 for rel in ("products_doc", "products_rel", "product_tags"):
-                    h, toast, idx, total, keys, _ = conn.execute(_sql("relation_storage"), {"relation": rel}).fetchone()  # type: ignore[misc]
+                    h, toast, idx, total, keys, _ = _one(conn.execute(_sql("relation_storage"), {"relation": rel}))
                     sizes[rel] = {"heap": h, "base_total": h + toast + keys}
                 got["sizes"] = sizes
                 got["heap_doc_over_rel"] = sizes["products_doc"]["heap"] / sizes["products_rel"]["heap"]

@@ -283,8 +283,7 @@ def drift_frame(
             continue
         g = groups.get(key) or []
         if rule.kind == "deterministic":
-            h = [(str(x.run_id), x.logical_date, _num(x.value)) for x in g[-window:]]
-            h = [t for t in h if t[2] is not None]
+            h = [(str(x.run_id), x.logical_date, v) for x in g[-window:] if (v := _num(x.value)) is not None]
             row["history_n"] = len(h)
             row["history_runs"] = json.dumps([t[0] for t in h])
             if len(h) < det_min_history:
@@ -342,7 +341,7 @@ def drift_frame(
                     "logical_date": _iso(x.logical_date) if i < len(usable) else _iso(run.get("logical_date")),
                 }
             )
-        ref = statistics.median([_num(x.value) for x in usable if _num(x.value) is not None] or [value])
+        ref = statistics.median([v for x in usable if (v := _num(x.value)) is not None] or [value])
         row.update(
             reference=ref, lower=ref / (1 + rule.min_magnitude), upper=ref * (1 + rule.min_magnitude), relative_change=_rel(ref, value)
         )

@@ -37,9 +37,9 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -70,6 +70,7 @@ SCALES = ("smoke", "laptop", "full")
 KINDS = ("timing", "deterministic")
 
 Values = dict[tuple[str, ...], tuple[Any, str]]
+_STATISTIC_OF: dict[str, Callable[[list[float]], float]] = {"min": min, "max": max, "median": statistics.median}
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def _term_value(values: Values, term: dict[str, Any]) -> tuple[float | None, str
     if stat != "value":
         samples = (values.get(key + ("samples",)) or (None, ""))[0]
         if samples:
-            value = {"min": min, "max": max, "median": statistics.median}[stat](samples)
+            value = _STATISTIC_OF[stat](samples)
     if status != "ok" or value is None or not math.isfinite(value):
         return None, f"{'/'.join(key)} is {status if status != 'ok' else 'not a finite number'}"
     return float(value), ""
@@ -134,12 +135,19 @@ def terms(finding: dict[str, Any]) -> list[dict[str, Any]]:
     return list(finding.get("numerator") or []) + list(finding.get("denominator") or [])
 
 
+def _term_values(values: Values | dict[str, Values], term: dict[str, Any]) -> Values | None:
+    """The values ``term`` reads: its engine's (None when not in the run) if it names one, else ``values`` itself."""
+    if term.get("engine"):
+        return cast("dict[str, Values]", values).get(term["engine"])
+    return cast(Values, values)
+
+
 def not_applicable_input(values: Values | dict[str, Values], finding: dict[str, Any]) -> str | None:
     """The first input of ``finding`` recorded as not applicable (on its engine), if any."""
     for term in terms(finding):
-        vals = values.get(term["engine"], {}) if term.get("engine") else values  # type: ignore[union-attr]
+        vals = _term_values(values, term) or {}
         key = term_key(term)
-        if key in vals and vals[key][1] == "not_applicable":  # type: ignore[operator]
+        if key in vals and vals[key][1] == "not_applicable":
             return _term_label(term)
     return None
 
@@ -160,8 +168,8 @@ def unjustified_not_applicable(
     for term in terms(finding):
         key = term_key(term)
         reason = reasons.get(key, "") or ""
-        vals = values.get(term["engine"], {}) if term.get("engine") else values  # type: ignore[union-attr]
-        if key in vals and vals[key][1] == "not_applicable":  # type: ignore[operator]
+        vals = _term_values(values, term) or {}
+        if key in vals and vals[key][1] == "not_applicable":
             if not needs:
                 return f"{_term_label(term)} is recorded not applicable ({reason or 'no reason'}), but this finding depends on no optional capability"
             if not any(n in reason.lower() for n in needs):
@@ -183,15 +191,12 @@ def finding_value(values: Values | dict[str, Values], finding: dict[str, Any]) -
     parts: dict[str, float] = {"numerator": 1.0, "denominator": 1.0}
     for side in ("numerator", "denominator"):
         for term in finding.get(side) or []:
-            if term.get("engine"):
-                vals = values.get(term["engine"])  # type: ignore[union-attr]
-                if vals is None:
-                    inputs[_term_label(term)] = None
-                    problems.append(f"engine {term['engine']} not in this run")
-                    continue
-            else:
-                vals = values  # type: ignore[assignment]
-            value, problem = _term_value(vals, term)  # type: ignore[arg-type]
+            vals = _term_values(values, term)
+            if vals is None:
+                inputs[_term_label(term)] = None
+                problems.append(f"engine {term['engine']} not in this run")
+                continue
+            value, problem = _term_value(vals, term)
             inputs[_term_label(term)] = value
             if value is None:
                 problems.append(problem)
@@ -236,8 +241,8 @@ def disturbed_inputs(values: Values | dict[str, Values], finding: dict[str, Any]
     """The finding's inputs measured while the host was busy (their ``quiet`` column is false)."""
     out = []
     for term in terms(finding):
-        vals = values.get(term["engine"], {}) if term.get("engine") else values  # type: ignore[union-attr]
-        q = vals.get(term_key(term) + ("quiet",))  # type: ignore[operator]
+        vals = _term_values(values, term) or {}
+        q = vals.get(term_key(term) + ("quiet",))
         if q is not None and q[0] is False:
             out.append(f"{_term_label(term)} (host_other_cpu {q[1]})")
     return out

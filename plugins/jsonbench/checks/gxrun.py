@@ -46,7 +46,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import unquote, urlparse
 
 import pandas as pd
@@ -55,6 +55,7 @@ from jsonbench.checks.library import expectation
 
 if TYPE_CHECKING:
     from great_expectations.data_context import AbstractDataContext
+    from great_expectations.datasource.fluent import PandasDatasource
 
 log = logging.getLogger(__name__)
 
@@ -224,9 +225,9 @@ class GXSession:
         sites = ctx.list_data_docs_sites()
         if sites.get(SITE) != _site_config():
             if SITE in sites:
-                ctx.update_data_docs_site(SITE, _site_config())  # type: ignore[arg-type]
+                ctx.update_data_docs_site(SITE, _site_config())  # type: ignore[arg-type]  # GX's DataDocsSiteConfigTypedDict lacks show_how_to_buttons
             else:
-                ctx.add_data_docs_site(SITE, _site_config())  # type: ignore[arg-type]
+                ctx.add_data_docs_site(SITE, _site_config())  # type: ignore[arg-type]  # GX's DataDocsSiteConfigTypedDict lacks show_how_to_buttons
         if DATASOURCE not in ctx.data_sources.all():
             ctx.data_sources.add_pandas(DATASOURCE)
 
@@ -264,7 +265,7 @@ class GXSession:
         docs: bool,
     ) -> Any:
         gx = self._gx
-        source = ctx.data_sources.all()[DATASOURCE]
+        source = cast("PandasDatasource", ctx.data_sources.all()[DATASOURCE])  # added with add_pandas
         try:
             asset = source.get_asset(suite_name)
         except LookupError:

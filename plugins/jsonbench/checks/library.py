@@ -105,9 +105,9 @@ def row_condition(where: dict[str, Any]) -> Any:
     ``{"col": v}`` -> ``col == v``; ``{"col": {"in": [...]}}``, ``{"not_in": [...]}``, ``{"ne": v}``;
     several keys are ANDed (GX allows AND groups of comparisons).
     """
-    from great_expectations.expectations.row_conditions import AndCondition, Column
+    from great_expectations.expectations.row_conditions import AndCondition, Column, Condition
 
-    conds = []
+    conds: list[Condition] = []
     for column, spec in where.items():
         col = Column(column)
         if isinstance(spec, dict):
@@ -205,6 +205,7 @@ def _check_reproduction(path: Path, data: dict[str, Any]) -> None:
 
     findings = data.get("findings")
     _need(isinstance(findings, list), path, "findings", "missing or not a list")
+    assert isinstance(findings, list)  # _need() raised otherwise
     seen: set[str] = set()
     for i, f in enumerate(findings):
         field = f"findings[{i}]"
@@ -267,6 +268,7 @@ def _check_bands(path: Path, field: str, finding: dict[str, Any]) -> None:
 def _check_sanity(path: Path, data: dict[str, Any]) -> None:
     frames = data.get("frames")
     _need(isinstance(frames, dict), path, "frames", "missing or not an object of frame name -> {expectations: [...]}")
+    assert isinstance(frames, dict)  # _need() raised otherwise
     for name, frame in frames.items():
         ok = isinstance(frame, dict) and isinstance(frame.get("expectations", []), list)
         _need(ok, path, f"frames.{name}.expectations", "must be a list")

@@ -24,7 +24,7 @@ def main() -> int:
     request = json.load(sys.stdin)
     window_len = int(request.get("window_len", 30))
     max_pvalue = float(request.get("max_pvalue", 0.001))
-    results = {}
+    results: dict[str, list[dict[str, float]]] = {}
     for sid, spec in request["series"].items():
         values = [float(v) for v in spec["values"]]
         if len(values) < 3:

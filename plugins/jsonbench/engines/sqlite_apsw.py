@@ -21,7 +21,7 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,7 +121,7 @@ class SqliteSession(Session):
         return [float(s) for s in resp["seconds"]], [tuple(_decode(v) for v in row) for row in resp["rows"]]
 
     def time_many(
-        self, statements: list[tuple[str, dict[str, Any] | list[Any] | None]], repeat: int = 5, rollback: bool = False
+        self, statements: Sequence[tuple[str, dict[str, Any] | list[Any] | None]], repeat: int = 5, rollback: bool = False
     ) -> tuple[list[list[float]], list[list[tuple[Any, ...]]]]:
         """Time several statements in interleaved rounds inside the worker (A, B, A, B, ...).
 

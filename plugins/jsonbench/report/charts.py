@@ -304,6 +304,7 @@ def trend_chart(
             date = match["logical_date"].iloc[0].isoformat() if not match.empty else None
         if not date:
             continue
+        change = num(cp.get("relative_change"))
         rows.append(
             {
                 "kind": "change",
@@ -313,7 +314,7 @@ def trend_chart(
                 "run": str(cp.get("run_id")),
                 "before": fmt(num(cp.get("metric_before"))),
                 "after": fmt(num(cp.get("metric_after"))),
-                "change": f"{num(cp.get('relative_change')) * 100:+.0f} %" if num(cp.get("relative_change")) is not None else "n/a",
+                "change": f"{change * 100:+.0f} %" if change is not None else "n/a",
                 "pvalue": fmt(num(cp.get("pvalue"))),
             }
         )

@@ -323,6 +323,7 @@ def scorecard(lib_reproduction: dict[str, dict[str, Any]], ds: Dataset, label: s
                 if not isinstance(verdict, str) or not verdict:
                     verdict = "pass" if bool(r.success) else "fail"
                 band_reason = str(d.get("band_reason") or "")
+                inputs = d.get("inputs")
                 rows[fid].cells[col.key] = Verdict(
                     observed=num(r.observed),
                     band_min=num(r.min_value),
@@ -333,7 +334,7 @@ def scorecard(lib_reproduction: dict[str, dict[str, Any]], ds: Dataset, label: s
                     page=docs.page(d, getattr(r, "gx_suite", None), str(r.run_id)),
                     run_id=str(r.run_id),
                     unit=str(getattr(r, "unit", "") or ""),
-                    inputs=d.get("inputs") if isinstance(d.get("inputs"), dict) else {},
+                    inputs=inputs if isinstance(inputs, dict) else {},
                 )
         if rows:
             out.append(SuiteScore(suite, cols, list(rows.values())))

@@ -424,7 +424,7 @@ def sanity_section(root: Path, vrun: pd.DataFrame) -> str:
     s = vrun[vrun["check_kind"] == "sanity"] if not vrun.empty else vrun
     if s.empty:
         return "<section id='sanity'><h2>Sanity</h2><p class='note'>No sanity rows for this run.</p></section>"
-    failed = s[s["success"] == False]  # noqa: E712
+    failed = s[s["success"] == False]  # noqa: E712 - pandas element-wise
     out = [f"<section id='sanity'><h2>Sanity {_badge(failed.empty, f'{len(s) - len(failed)} of {len(s)} passed')}</h2>"]
     if not failed.empty:
         out.append("<table><tr><th>expectation</th><th>what</th><th>unexpected</th></tr>")

@@ -16,6 +16,9 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
+# vl-convert's default snippet, spelled out: its stub marks ``snippet`` required though it defaults to this one (same bytes).
+_SNIPPET = "window.vegaEmbed=vegaEmbed; window.vega=vega; window.vegaLite=vegaLite;"
+
 
 def vegalite_version() -> str:
     """The ``major.minor`` Vega-Lite version of Altair's schema (``6.4`` for Altair 6.3)."""
@@ -53,7 +56,7 @@ def bundle(cache_dir: Path | None = None) -> str:
         raise RuntimeError(
             f"vl-convert-python {version} has no Vega-Lite {vl} (it has {vlc.get_vegalite_versions()}); pin versions that match"
         )
-    js = vlc.javascript_bundle(vl_version=vl)
+    js = vlc.javascript_bundle(_SNIPPET, vl_version=vl)
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.parent / f".{cached.name}.{uuid.uuid4().hex[:8]}"

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from jsonbench.engines.sqlite_venv import STAMP, check_versions, failure_note, python_of, stamp, venv_dir, venv_ready
@@ -92,6 +93,10 @@ def sqlite_engines(matrix: Matrix | None = None) -> list[tuple[str, str, str]]:
     return out
 
 
+def _progress(eid: str, msg: str) -> None:
+    print(f"{eid}: {msg}", flush=True)
+
+
 def install_all(matrix: Matrix | None = None) -> list[str]:
     """Create the venv of every SQLite engine of the matrix (``./bin/setup``); return the ids that failed.
 
@@ -105,7 +110,7 @@ def install_all(matrix: Matrix | None = None) -> list[str]:
             continue
         try:
             check_versions(eid, version, package)
-            python = ensure_venv(version, package, log=lambda msg, eid=eid: print(f"{eid}: {msg}", flush=True))
+            python = ensure_venv(version, package, log=partial(_progress, eid))
             failure_note(version, package).unlink(missing_ok=True)
             print(f"{eid}: {package} installed ({python})")
         except BenchmarkError as exc:

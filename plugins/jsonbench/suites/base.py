@@ -230,10 +230,10 @@ class Suite(abc.ABC, Generic[S]):
     #: Metrics the command line's summary table shows for this suite (all when empty).
     headline: ClassVar[tuple[str, ...]] = ()
 
-    def preflight(self, cell: Cell) -> None:  # noqa: B027 - optional hook
+    def preflight(self, cell: Cell) -> None:  # optional hook
         """Raise before any engine starts if this cell cannot run (a missing or too old tool, say)."""
 
-    def load(self, ctx: WorkloadContext[S]) -> None:  # noqa: B027 - optional hook
+    def load(self, ctx: WorkloadContext[S]) -> None:  # optional hook
         """Prepare shared state once per cell (default: nothing)."""
 
     @abc.abstractmethod

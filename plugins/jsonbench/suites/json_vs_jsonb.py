@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from jsonbench.cell import Cell
@@ -235,17 +236,17 @@ class JsonVsJsonb(Suite["PostgresSession"]):
                 # Each read is its own measure window, taken once more when disturbed (a read changes nothing).
                 timed = compose(load_sql(NAME, "read_first_timed"), table=table)
                 for _ in range(read_runs):
-                    plan, _ = ctx.measure(lambda timed=timed: s.scalar(timed), retry_disturbed=True)
+                    plan, _ = ctx.measure(partial(s.scalar, timed), retry_disturbed=True)
                     reads.append(float(plan[0]["Execution Time"]))
             if typ == "jsonb":
                 index = f"{table}_gin"
                 # A build can be dropped and built again: retried once when its window was disturbed.
                 gin.append(
                     ctx.timed(
-                        lambda table=table, index=index: s.query_file(NAME, "gin_index", table=table, index=index),
+                        partial(s.query_file, NAME, "gin_index", table=table, index=index),
                         MEASURE,
                         retry_disturbed=True,
-                        prepare=lambda index=index: s.run_file(NAME, "drop_index", index=index),
+                        prepare=partial(s.run_file, NAME, "drop_index", index=index),
                     )
                 )
                 s.run_file(NAME, "drop_index", index=index)

@@ -17,6 +17,7 @@ recorded run of the same cell replaces them (:mod:`jsonbench.costs`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from jsonbench.cell import Cell
 from jsonbench.suites.base import CellCost
@@ -86,9 +87,9 @@ def postgres_cost(
     )
 
 
-def run_seconds(scale: dict[str, object], kind: str, transactions_s: float = 1.0) -> float:
+def run_seconds(scale: dict[str, Any], kind: str, transactions_s: float = 1.0) -> float:
     """Seconds one pgbench run of ``kind`` (``pgbench``, ``update``) lasts: ``<kind>_seconds``, or
     ``transactions_s`` for a run of a fixed transaction count (``<kind>_transactions``, smoke)."""
     if scale.get(f"{kind}_transactions"):
         return transactions_s
-    return float(scale.get(f"{kind}_seconds", 1) or 1)  # type: ignore[arg-type]  # YAML numbers
+    return float(scale.get(f"{kind}_seconds", 1) or 1)

@@ -40,6 +40,8 @@ million keys takes a few seconds.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from jsonbench.cell import Cell
@@ -47,6 +49,7 @@ from jsonbench.errors import BenchmarkError
 from jsonbench.suites.base import LOAD, CellCost, Suite, WorkloadContext
 
 if TYPE_CHECKING:
+    from jsonbench.dataset.measurement import Aggregate
     from jsonbench.engines.sqlite_apsw import SqliteSession
 
 NAME = "sqlite_jsonb"
@@ -198,9 +201,7 @@ class _Run:
         for form in FORMS:
             s.run_file(NAME, "attach_file", {"path": s.file_path(self._file(form))}, schema=schemas[form])
             s.run_file(NAME, f"create_{form}", table=(schemas[form], TABLES[form]))
-            ctx.timed(
-                lambda form=form: s.run_file(NAME, "copy_table", target=(schemas[form], TABLES[form]), source=("main", TABLES[form])), LOAD
-            )
+            ctx.timed(partial(s.run_file, NAME, "copy_table", target=(schemas[form], TABLES[form]), source=("main", TABLES[form])), LOAD)
             pages, page_size = s.query_file(NAME, "page_count", {"schema": schemas[form]})[0]
             ctx.record("file_pages", "pages", float(pages), variant=form, extra={**self.extra, "page_size": page_size})
             ctx.record("file_bytes", "bytes", float(pages * page_size), variant=form, extra={**self.extra, "page_size": page_size})
@@ -218,7 +219,7 @@ class _Run:
         self.samples.setdefault((metric, variant), []).append(value)
 
     def best_ns(
-        self, group: dict[Any, tuple[str, dict[str, Any] | None, Any]], rollback: bool = False
+        self, group: Mapping[Any, tuple[str, dict[str, Any] | None, Any]], rollback: bool = False
     ) -> tuple[dict[Any, float], dict[Any, list[tuple[Any, ...]]]]:
         """Best-of-N ns/row of each statement of a group, timed in interleaved rounds inside the worker.
 
@@ -294,5 +295,5 @@ class _Run:
         for (metric, variant), values in self.samples.items():
             # Timings are best-of-N per repetition and reported as the best repetition (the seed's
             # "best of 5"); ratios are per repetition and reported as their median. Spread is kept either way.
-            aggregate = "min" if units[metric] == "ns" else "median"
+            aggregate: Aggregate = "min" if units[metric] == "ns" else "median"
             self.ctx.record(metric, units[metric], values, variant=variant, aggregate=aggregate, extra=self.extra)

@@ -7,6 +7,7 @@ the server's, each plan its own measure window, taken once more when that window
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from jsonbench.sqlfiles import sql_path
@@ -30,7 +31,7 @@ def run(ctx: Ctx) -> None:
     for script in SCRIPTS:
         text = sql_path(NAME, f"pgbench/{script}").read_text(encoding="utf-8")
         query = fixed_query(text, params)
-        plan, _ = ctx.measure(lambda query=query: s.explain_analyze(query), retry_disturbed=True)
+        plan, _ = ctx.measure(partial(s.explain_analyze, query), retry_disturbed=True)
         top = plan["Plan"]
         core = plan_core(top)
         hit, read = int(top.get("Shared Hit Blocks", 0)), int(top.get("Shared Read Blocks", 0))

@@ -23,6 +23,7 @@ with the seed's pgbench command line by hand on the same server and the same fre
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from jsonbench.suites.base import LOAD
@@ -123,9 +124,7 @@ def run(ctx: Ctx) -> None:
                 prewarm(ctx, (table(design),))
                 last = reads[design].last_tps()
                 res, _ = ctx.measure(
-                    lambda design=design, last=last: run_pgbench(
-                        ctx, f"read_fat_{design}", clients, length, defines=defines, expected_tps=last
-                    ),
+                    partial(run_pgbench, ctx, f"read_fat_{design}", clients, length, defines=defines, expected_tps=last),
                     retry_disturbed=True,
                 )
                 reads[design].add(res)

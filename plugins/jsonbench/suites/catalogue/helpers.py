@@ -171,7 +171,7 @@ def prewarm(ctx: Ctx, tables: tuple[str, ...] = SHARED_TABLES) -> None:
 def record_clients(ctx: Ctx) -> int:
     """The seed's 4 clients / 4 threads scaled to this machine; recorded as the ``clients``/``threads`` metrics."""
     clients = pgbench.machine_clients(int(ctx.scale.get("clients", 4)))
-    lengths = {
+    lengths: dict[str, Any] = {
         k: ctx.scale[k]
         for k in ("pgbench_seconds", "pgbench_transactions", "update_seconds", "update_transactions", "pgbench_repetitions")
         if k in ctx.scale

@@ -9,6 +9,7 @@ more (a build does not change the table), so its time is a quiet one or is marke
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from jsonbench.suites.catalogue.helpers import NAME, ratios
@@ -45,9 +46,9 @@ def run(ctx: Ctx) -> None:
             index = f"catalogue_twin_{variant}"
             try:
                 _, win = ctx.measure(
-                    lambda sql_name=sql_name, index=index: s.run_file(NAME, sql_name, index=index),
+                    partial(s.run_file, NAME, sql_name, index=index),
                     retry_disturbed=True,
-                    prepare=lambda index=index: s.run_file(NAME, "drop_index", index=index),
+                    prepare=partial(s.run_file, NAME, "drop_index", index=index),
                 )
                 times[variant].append(win.seconds * 1000.0)
                 sizes[variant].append(float(s.query_file(NAME, "index_size", {"index": index})[0][0]))

@@ -12,13 +12,16 @@ the reason.
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from jsonbench.sqlfiles import compose, load_sql
 from jsonbench.suites.base import MEASURE
 from jsonbench.suites.catalogue.helpers import NAME, prewarm
 
 if TYPE_CHECKING:
+    from psycopg.sql import Composed
+
     from jsonbench.suites.catalogue.helpers import Ctx
 
 METRICS: tuple[str, ...] = ("point_latency", "scan_time", "results_match", "time_ratio")
@@ -45,11 +48,12 @@ def run(ctx: Ctx) -> None:
     runs = int(ctx.scale.get("scan_runs", 5))
     medians = {}
     for form in FORMS:
-        lat = [
-            ctx.timed(lambda form=form: [s.execute(point[form], {"id": i}) for i in ids], MEASURE, retry_disturbed=True) / loops
-            for _ in range(ctx.repetitions)
-        ]
-        times = [ctx.timed(lambda form=form: s.execute(scan[form]), MEASURE, retry_disturbed=True) for _ in range(runs)]
+
+        def point_reads(query: Composed = point[form]) -> list[list[tuple[Any, ...]]]:
+            return [s.execute(query, {"id": i}) for i in ids]
+
+        lat = [ctx.timed(point_reads, MEASURE, retry_disturbed=True) / loops for _ in range(ctx.repetitions)]
+        times = [ctx.timed(partial(s.execute, scan[form]), MEASURE, retry_disturbed=True) for _ in range(runs)]
         ctx.record("point_latency", "ms", lat, variant=form, extra={"loops": loops, "note": "client round trip included"})
         ctx.record("scan_time", "ms", times, variant=form, extra={"retried_windows": ctx.retries})
         medians[form] = statistics.median(times)

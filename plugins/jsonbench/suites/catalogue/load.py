@@ -21,6 +21,7 @@ document and row disagree, tags included): 0 when both designs hold the same val
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from jsonbench import pgbench
@@ -58,7 +59,7 @@ def run(ctx: Ctx) -> None:
         s.run_file(NAME, name)
     note = {"pgbench_version": f"{major}.{minor}"}
     for name, metric, variant in STEPS:
-        ms = ctx.timed(lambda name=name: s.run_file(NAME, name, params), LOAD)
+        ms = ctx.timed(partial(s.run_file, NAME, name, params), LOAD)
         ctx.record(metric, "ms", ms, variant=variant, workload=WORKLOAD, extra=note if metric == "load_time" else None)
     docs, rels, tags = s.query_file(NAME, "row_counts")[0]
     for variant, count in (("doc", docs), ("rel", rels), ("tags", tags)):

@@ -11,6 +11,7 @@ verdicts state (tps of the faster over the slower script).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from jsonbench.suites.catalogue.helpers import RUN_METRICS, PgbenchSamples, prewarm, ratios, record_clients, run_length, run_pgbench
@@ -44,7 +45,7 @@ def run(ctx: Ctx) -> None:
         for script in SCRIPTS:
             got = samples[script]
             res, _ = ctx.measure(
-                lambda script=script, got=got: run_pgbench(ctx, script, clients, length, defines=defines, expected_tps=got.last_tps()),
+                partial(run_pgbench, ctx, script, clients, length, defines=defines, expected_tps=got.last_tps()),
                 retry_disturbed=True,
             )
             got.add(res)

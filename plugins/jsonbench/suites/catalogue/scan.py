@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import statistics
+from functools import partial
 from typing import TYPE_CHECKING
 
 from jsonbench.sqlfiles import compose, load_sql
@@ -77,7 +78,7 @@ def run(ctx: Ctx) -> None:
                 ctx.record("workers_planned", "workers", float(workers_planned(plan)), variant=variant, extra={"plan": plan_shape(plan)})
                 ctx.record("full_scan_plan", "bool", 1.0 if is_full_scan(plan, table) else 0.0, variant=variant)
                 groups = len(s.execute(query))  # warm-up, and the result's size
-                times = [ctx.timed(lambda query=query: s.execute(query), MEASURE, retry_disturbed=True) for _ in range(runs)]
+                times = [ctx.timed(partial(s.execute, query), MEASURE, retry_disturbed=True) for _ in range(runs)]
                 launched = workers_launched(s.explain(query, analyze=True, timing=False)["Plan"])
                 ctx.record("workers_launched", "workers", float(launched), variant=variant, extra={**limits, "host_cores": os.cpu_count()})
                 ctx.record("scan_time", "ms", times, variant=variant, extra={"retried_windows": ctx.retries})
