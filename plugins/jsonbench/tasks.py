@@ -25,8 +25,8 @@ from typing import Any
 from jsonbench import hostfacts, hostlease, paths
 from jsonbench.cell import Cell, HostFacts, RunRef
 from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
-from jsonbench.engines.base import Engine, Handle, engine_for
 from jsonbench.deployment import host_engines
+from jsonbench.engines.base import Engine, Handle, engine_for
 from jsonbench.errors import BenchmarkError, ConfigError
 from jsonbench.hostload import WindowSampler
 from jsonbench.matrix import plan_cells, resolve
