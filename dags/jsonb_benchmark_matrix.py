@@ -36,7 +36,7 @@ import pendulum
 from airflow.sdk import Asset, Param, TaskGroup, dag, get_current_context, task
 
 from jsonbench.cell import cell_id_of
-from jsonbench.deployment import BenchmarkDag, benchmark_dags, host_engines, schedule
+from jsonbench.deployment import BenchmarkDag, benchmark_dags, host_engines, retry_delay_s, schedule
 from jsonbench.matrix import cell_slots, load_matrix, params_schema
 from jsonbench.suites import get_suite
 
@@ -77,7 +77,7 @@ def build(spec: BenchmarkDag) -> Any:
         max_active_runs=1,
         tags=["benchmark", "jsonb", "postgres", "sqlite"] + ([f"host:{spec.label}"] if spec.label else []),
         params={name: Param(**s) for name, s in params_schema(MATRIX, spec.label).items()},
-        default_args={"retries": 1, "retry_delay": timedelta(seconds=30)},
+        default_args={"retries": 1, "retry_delay": timedelta(seconds=retry_delay_s())},
     )
     def benchmark() -> None:
         @task(retries=0)

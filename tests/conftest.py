@@ -187,6 +187,8 @@ def airflow_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             # Task groups for the default engines only (not the Docker-only ones): every group a run
             # does not select costs a skip, about 2.5 s of `airflow dags test` (jsonbench.deployment).
             "JSONBENCH_HOST_ENGINES": ",".join(resolve({}).engines),
+            # Fault tests fail tasks on purpose: their one retry comes after 1 s, not 30 (jsonbench.deployment).
+            "JSONBENCH_RETRY_DELAY_S": "1",
         }
     )
     airflow = str(Path(sys.executable).parent / "airflow")

@@ -70,3 +70,19 @@ def host_engines(env: dict[str, str] | None = None) -> list[str] | None:
     value = dict(os.environ if env is None else env).get("JSONBENCH_HOST_ENGINES") or ""
     engines = [e.strip() for e in value.split(",") if e.strip()]
     return engines or None
+
+
+def retry_delay_s(env: dict[str, str] | None = None) -> float:
+    """Seconds before a failed benchmark task's one retry: 30, or ``$JSONBENCH_RETRY_DELAY_S``.
+
+    The retry is for a worker lost mid-task; tests of faults that fail tasks on purpose set 1 so as
+    not to wait out the delay once per failed task.
+    """
+    value = dict(os.environ if env is None else env).get("JSONBENCH_RETRY_DELAY_S") or "30"
+    try:
+        delay = float(value)
+    except ValueError:
+        raise ValueError(f"JSONBENCH_RETRY_DELAY_S: not a number of seconds: {value!r}") from None
+    if delay < 0:
+        raise ValueError(f"JSONBENCH_RETRY_DELAY_S: must not be negative, got {value!r}")
+    return delay

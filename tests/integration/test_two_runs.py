@@ -85,6 +85,7 @@ def _cli_run(env: dict[str, str], results: Path, label: str, log: Path) -> subpr
         "--repetitions",
         "1",
     ]
+    env = {**env, "JSONBENCH_HOST_ENGINES": ",".join(ENGINES)}  # no task groups of other engines to skip
     return subprocess.Popen(argv, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT, text=True)
 
 

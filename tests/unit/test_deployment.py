@@ -44,3 +44,12 @@ def test_host_engines_keep_only_their_task_groups_and_the_plan_refuses_the_other
     monkeypatch.setenv("JSONBENCH_HOST_ENGINES", "postgres-16")
     with pytest.raises(ConfigError, match=r"^engines: postgres-17 not served"):
         tasks.plan({"scale": "smoke", "engines": ["postgres-17"]}, "r1", None)
+
+
+def test_retry_delay_defaults_to_30_s_and_refuses_nonsense() -> None:
+    from jsonbench.deployment import retry_delay_s
+
+    assert retry_delay_s({}) == 30 and retry_delay_s({"JSONBENCH_RETRY_DELAY_S": "1"}) == 1
+    for bad in ("soon", "-5"):
+        with pytest.raises(ValueError, match="JSONBENCH_RETRY_DELAY_S"):
+            retry_delay_s({"JSONBENCH_RETRY_DELAY_S": bad})
