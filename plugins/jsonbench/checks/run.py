@@ -217,48 +217,48 @@ def _drift(
         disturbed = int((g["verdict"] == "disturbed").sum())
         if disturbed:
             notes.append(f"{suite} on {engine_id}: {disturbed} metric(s) measured while the host was busy; not judged")
-    rows = []
-    for r in frame.itertuples(index=False):
-        ok = (r.engine_id, r.workload, r.variant, r.metric) not in failed
-        rows.append(
-            {
-                "check_kind": "drift",
-                "suite": suite,
-                "engine_id": r.engine_id,
-                "engine_version": _str(r.engine_version),
-                "engine_build": _str(r.engine_build),
-                "workload": r.workload,
-                "variant": r.variant,
-                "metric": r.metric,
-                "unit": r.unit,
-                "expectation": f"no_drift:{r.workload}/{r.variant}/{r.metric}",
-                "description": f"{r.metric} of {r.workload}: {r.method} over {r.history_n} earlier run(s) and tonight",
-                "observed": None if pd.isna(r.value) else float(r.value),
-                "min_value": None if pd.isna(r.lower) else float(r.lower),
-                "max_value": None if pd.isna(r.upper) else float(r.upper),
-                "success": ok,
-                "verdict": r.verdict if ok else ("missing" if r.verdict == "missing" else "drift"),
-                "gx_suite": f"{suite}.drift",
-                "scale": run.get("scale"),
-                "details": {
-                    "method": r.method,
-                    "metric_kind": r.metric_kind,
-                    "history_runs": json.loads(r.history_runs),
-                    "history_n": int(r.history_n),
-                    "change_points": json.loads(r.change_points),
-                    "reference": None if pd.isna(r.reference) else float(r.reference),
-                    "history_median": None if pd.isna(r.reference) else float(r.reference),  # the report's name for it
-                    "relative_change": None if pd.isna(r.relative_change) else float(r.relative_change),
-                    "drift_score": None if pd.isna(r.drift_score) else float(r.drift_score),
-                    "quiet": r.quiet,
-                    "host_other_cpu": None if pd.isna(r.host_other_cpu) else float(r.host_other_cpu),
-                    "note": r.note or None,
-                    "scale": run.get("scale"),
-                },
-            }
-        )
+    rows = [_drift_row(r, suite, (r.engine_id, r.workload, r.variant, r.metric) not in failed, run) for r in frame.itertuples(index=False)]
     rows += _aggregate_rows("drift", suite, extra, run)
     return rows, notes
+
+
+def _drift_row(r: Any, suite: str, ok: bool, run: dict[str, Any]) -> dict[str, Any]:
+    """The validation row of one drift-frame row; ``ok`` is whether GX passed its expectations."""
+    return {
+        "check_kind": "drift",
+        "suite": suite,
+        "engine_id": r.engine_id,
+        "engine_version": _str(r.engine_version),
+        "engine_build": _str(r.engine_build),
+        "workload": r.workload,
+        "variant": r.variant,
+        "metric": r.metric,
+        "unit": r.unit,
+        "expectation": f"no_drift:{r.workload}/{r.variant}/{r.metric}",
+        "description": f"{r.metric} of {r.workload}: {r.method} over {r.history_n} earlier run(s) and tonight",
+        "observed": None if pd.isna(r.value) else float(r.value),
+        "min_value": None if pd.isna(r.lower) else float(r.lower),
+        "max_value": None if pd.isna(r.upper) else float(r.upper),
+        "success": ok,
+        "verdict": r.verdict if ok else ("missing" if r.verdict == "missing" else "drift"),
+        "gx_suite": f"{suite}.drift",
+        "scale": run.get("scale"),
+        "details": {
+            "method": r.method,
+            "metric_kind": r.metric_kind,
+            "history_runs": json.loads(r.history_runs),
+            "history_n": int(r.history_n),
+            "change_points": json.loads(r.change_points),
+            "reference": None if pd.isna(r.reference) else float(r.reference),
+            "history_median": None if pd.isna(r.reference) else float(r.reference),  # the report's name for it
+            "relative_change": None if pd.isna(r.relative_change) else float(r.relative_change),
+            "drift_score": None if pd.isna(r.drift_score) else float(r.drift_score),
+            "quiet": r.quiet,
+            "host_other_cpu": None if pd.isna(r.host_other_cpu) else float(r.host_other_cpu),
+            "note": r.note or None,
+            "scale": run.get("scale"),
+        },
+    }
 
 
 def _damaged_rows(damaged: Any, results_dir: str | Path, table: str) -> list[dict[str, Any]]:
@@ -333,7 +333,47 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     pages = gxs.finish() if _docs_enabled() else {}
     docs_index = gxs.build_docs() if _docs_enabled() else None
     index_page = _relative(docs_index, results_dir) if docs_index else None
-    validated_at = _now()
+    _stamp(rows, _now(), pages, index_page)
+    target = publish_validations(results_dir, run, rows)
+
+    failed = [r for r in rows if not r["success"]]
+    summary = {
+        "run_id": run["run_id"],
+        "scale": run.get("scale"),
+        "checked": len(rows),
+        "failed": len(failed),
+        **_counts(rows),
+        "damaged_files": [d.path for d in read.damaged],
+        "notes": notes,
+        "failures": [_failure_line(r) for r in failed[:20]],
+        "validations": str(target),
+        "data_docs": str(docs_index) if docs_index else None,
+        "data_docs_pages": pages,
+        "results_dir": str(results_dir),
+    }
+    for note in notes:
+        log.info("check: %s", note)
+    log.info(
+        "check of run %s: %d checks, %d failed; %s; Data Docs %s",
+        run["run_id"],
+        len(rows),
+        len(failed),
+        summary["by_kind"],
+        summary["data_docs"],
+    )
+    if failed:
+        raise ChecksFailed(summary)
+    return summary
+
+
+#: What a validation row is about, for tests and alerts: "sanity" (schema, completeness, damaged
+#: files), "deterministic" (a fact of the data: counts, sizes, plans; reproduction or drift),
+#: "timing" (a measured speed: its band or its change points).
+TAGS = ("sanity", "deterministic", "timing")
+
+
+def _stamp(rows: list[dict[str, Any]], validated_at: datetime, pages: dict[str, str], index_page: str | None) -> None:
+    """Give every row the check's time, and in its details (JSON text) its check kind and its Data Docs page (else the index)."""
     for r in rows:
         r["validated_at"] = validated_at
         details = r.get("details")
@@ -341,9 +381,10 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
         details.setdefault("check", r["check_kind"])
         details["data_docs_page"] = pages.get(r.get("gx_suite") or "") or index_page
         r["details"] = json.dumps(details, default=str)
-    target = publish_validations(results_dir, run, rows)
 
-    failed = [r for r in rows if not r["success"]]
+
+def _counts(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The summary's counts: passed and failed per check kind (``by_kind``) and per finding tag (``by_tag``), drift verdicts."""
     by_kind: dict[str, dict[str, int]] = {}
     by_finding_kind: dict[str, dict[str, int]] = {}
     for r in rows:
@@ -356,36 +397,7 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     for r in rows:
         if r["check_kind"] == "drift" and r.get("verdict"):
             verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
-    summary = {
-        "run_id": run["run_id"],
-        "scale": run.get("scale"),
-        "checked": len(rows),
-        "failed": len(failed),
-        "by_kind": by_kind,
-        "by_tag": by_finding_kind,
-        "drift_verdicts": verdicts,
-        "damaged_files": [d.path for d in read.damaged],
-        "notes": notes,
-        "failures": [_failure_line(r) for r in failed[:20]],
-        "validations": str(target),
-        "data_docs": str(docs_index) if docs_index else None,
-        "data_docs_pages": pages,
-        "results_dir": str(results_dir),
-    }
-    for note in notes:
-        log.info("check: %s", note)
-    log.info(
-        "check of run %s: %d checks, %d failed; %s; Data Docs %s", run["run_id"], len(rows), len(failed), by_kind, summary["data_docs"]
-    )
-    if failed:
-        raise ChecksFailed(summary)
-    return summary
-
-
-#: What a validation row is about, for tests and alerts: "sanity" (schema, completeness, damaged
-#: files), "deterministic" (a fact of the data: counts, sizes, plans; reproduction or drift),
-#: "timing" (a measured speed: its band or its change points).
-TAGS = ("sanity", "deterministic", "timing")
+    return {"by_kind": by_kind, "by_tag": by_finding_kind, "drift_verdicts": verdicts}
 
 
 def row_tag(row: dict[str, Any] | pd.Series) -> str:
