@@ -310,6 +310,9 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
     them from this JSON schema and Airflow rejects a run whose params do not match it. A DAG bound
     to one hardware label (its tasks go to that host's queue) passes ``hardware_label``: the
     parameter then defaults to that label and accepts no other.
+
+    One function on purpose: it returns one literal, the schema, an entry per parameter in the order
+    the DAG declares them.
     """
     m = matrix or load_matrix()
     label_param: dict[str, Any] = {
@@ -416,21 +419,8 @@ def resolve(
     if unknown:
         raise ConfigError(unknown[0], f"unknown parameter (known: {', '.join(sorted(known))})")
 
-    engines = _string_list(_given(p, "engines", m.raw["default_engines"]), "engines")
-    for eid in engines:
-        if eid not in m.engines:
-            raise ConfigError("engines", f"unknown engine {eid!r}; known: {', '.join(sorted(m.engines))}")
-    suites = _string_list(_given(p, "suites", m.raw["default_suites"]), "suites")
-    for s in suites:
-        if s not in m.suites:
-            raise ConfigError("suites", f"unknown suite {s!r}; known: {', '.join(sorted(m.suites))}")
-
-    backend = p.get("backend") or env.get("JSONBENCH_BACKEND") or m.raw.get("default_backend", "embedded")
-    if backend not in BACKENDS:
-        raise ConfigError("backend", f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
-    for eid in engines:
-        if m.backend_for(eid, backend) not in m.engines[eid]["backends"]:
-            raise ConfigError("backend", f"engine {eid!r} has no {backend!r} build in the matrix")
+    engines, suites = _engines_and_suites(p, m)
+    backend = _backend(p, m, env, engines)
 
     scale = p.get("scale") or m.raw["default_scale"]
     if scale not in m.scales:
@@ -442,20 +432,8 @@ def resolve(
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise ConfigError("repetitions", f"must be an integer >= 1, got {reps!r}")
 
-    label = p.get("hardware_label") or bound_label or env.get("JSONBENCH_HARDWARE_LABEL") or m.raw.get("hardware_label", "local")
-    if not _LABEL_RE.match(str(label)):
-        raise ConfigError("hardware_label", f"{label!r} must match {_LABEL_RE.pattern}")
-    if bound_label and label != bound_label:
-        raise ConfigError("hardware_label", f"this DAG measures the host labelled {bound_label!r}; trigger the DAG of {label!r} instead")
-
-    settings = p.get("server_settings") or {}
-    if not isinstance(settings, dict):
-        raise ConfigError("server_settings", "must be an object of setting name to value")
-    for name, value in settings.items():
-        if not _SETTING_NAME_RE.match(str(name)):
-            raise ConfigError(f"server_settings.{name}", "not a valid setting name")
-        if not isinstance(value, (str, int, float)) or isinstance(value, bool) or (isinstance(value, float) and not math.isfinite(value)):
-            raise ConfigError(f"server_settings.{name}", f"value must be a string or number, got {value!r}")
+    label = _hardware_label(p, m, env, bound_label)
+    settings = _server_settings(p)
 
     wanted_families = {m.suites[s]["family"] for s in suites}
     have_families = {m.engines[e]["family"] for e in engines}
@@ -472,10 +450,57 @@ def resolve(
         backend=backend,
         scale=scale,
         repetitions=reps,
-        hardware_label=str(label),
+        hardware_label=label,
         results_dir=results,
         server_settings={k: str(v) for k, v in settings.items()},
     )
+
+
+def _engines_and_suites(p: dict[str, Any], m: Matrix) -> tuple[list[str], list[str]]:
+    """The run's engines and suites (the matrix's defaults unless given), each declared in the matrix."""
+    engines = _string_list(_given(p, "engines", m.raw["default_engines"]), "engines")
+    for eid in engines:
+        if eid not in m.engines:
+            raise ConfigError("engines", f"unknown engine {eid!r}; known: {', '.join(sorted(m.engines))}")
+    suites = _string_list(_given(p, "suites", m.raw["default_suites"]), "suites")
+    for s in suites:
+        if s not in m.suites:
+            raise ConfigError("suites", f"unknown suite {s!r}; known: {', '.join(sorted(m.suites))}")
+    return engines, suites
+
+
+def _backend(p: dict[str, Any], m: Matrix, env: dict[str, str], engines: list[str]) -> str:
+    """The run's backend (parameter, ``$JSONBENCH_BACKEND``, the matrix's default), which every engine must have a build for."""
+    backend = p.get("backend") or env.get("JSONBENCH_BACKEND") or m.raw.get("default_backend", "embedded")
+    if backend not in BACKENDS:
+        raise ConfigError("backend", f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
+    for eid in engines:
+        if m.backend_for(eid, backend) not in m.engines[eid]["backends"]:
+            raise ConfigError("backend", f"engine {eid!r} has no {backend!r} build in the matrix")
+    return backend
+
+
+def _hardware_label(p: dict[str, Any], m: Matrix, env: dict[str, str], bound_label: str | None) -> str:
+    """The run's hardware label (parameter, the DAG's bound label, ``$JSONBENCH_HARDWARE_LABEL``, the matrix's, ``local``)."""
+    label = p.get("hardware_label") or bound_label or env.get("JSONBENCH_HARDWARE_LABEL") or m.raw.get("hardware_label", "local")
+    if not _LABEL_RE.match(str(label)):
+        raise ConfigError("hardware_label", f"{label!r} must match {_LABEL_RE.pattern}")
+    if bound_label and label != bound_label:
+        raise ConfigError("hardware_label", f"this DAG measures the host labelled {bound_label!r}; trigger the DAG of {label!r} instead")
+    return str(label)
+
+
+def _server_settings(p: dict[str, Any]) -> dict[str, Any]:
+    """The run's extra server settings: valid setting names with finite string or number values."""
+    settings = p.get("server_settings") or {}
+    if not isinstance(settings, dict):
+        raise ConfigError("server_settings", "must be an object of setting name to value")
+    for name, value in settings.items():
+        if not _SETTING_NAME_RE.match(str(name)):
+            raise ConfigError(f"server_settings.{name}", "not a valid setting name")
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool) or (isinstance(value, float) and not math.isfinite(value)):
+            raise ConfigError(f"server_settings.{name}", f"value must be a string or number, got {value!r}")
+    return settings
 
 
 def _given(params: dict[str, Any], name: str, default: Any) -> Any:
