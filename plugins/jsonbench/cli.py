@@ -28,6 +28,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -245,9 +246,18 @@ def overhead_report(results_dir: str | None, run_id: str, wall: float, task_seco
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
+    """The command line's parser; the groups add their subcommands in the order ``--help`` lists them."""
     parser = argparse.ArgumentParser(prog="jsonbench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
+    _add_run_commands(sub)
+    _add_handcheck_commands(sub)
+    _add_check_commands(sub)
+    return parser
+
+
+def _add_run_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """run, overhead, plan, scheduler-run (a run's parameters), host and summary: running the benchmark and its outcome."""
     for name in ("run", "overhead"):
         p = sub.add_parser(name)
         p.add_argument("--scale")
@@ -278,6 +288,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("summary")
     p.add_argument("--run-id")
     p.add_argument("--results-dir")
+
+
+def _add_handcheck_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The pipeline against the same work by hand (handchecks, pgbench-overhead), two setup steps, and the report."""
     p = sub.add_parser("handcheck", help="seed 004 through the pipeline and by hand with psql, on one server")
     p.add_argument("--engine", default="postgres-16")
     p.add_argument("--rows", type=int, default=5000)
@@ -308,6 +322,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("report", help="build the static HTML report (<results>/report/index.html) without Airflow")
     p.add_argument("--results-dir")
     p.add_argument("--run-id", help="the run to report on (default: the latest)")
+
+
+def _add_check_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """calibrate, checkcheck, install-otava and damaged: the checks' bands, the checks' own check, their detector, the dataset's health."""
     p = sub.add_parser(
         "calibrate",
         help="observed min/median/max per finding and engine over recorded runs of one scale, and the band a stated rule proposes",
@@ -343,112 +361,147 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--quarantine", action="store_true", help="move damaged files under <results>/_quarantine/ (with a note) and sweep leftovers"
     )
-    args = parser.parse_args(argv)
 
-    if args.cmd == "damaged":
-        from jsonbench.dataset.repair import damaged_command
 
-        return damaged_command(args.results_dir, args.quarantine)
+# One function per subcommand, each returning the exit status. Each imports what it needs when it runs,
+# so a light command (host, summary, damaged) does not pay for Airflow, pandas or the matrix.
 
-    if args.cmd == "calibrate":
-        from jsonbench.checks.calibrate import as_json, calibrate, render
 
-        cals = calibrate(
-            paths.results_dir(args.results_dir),
-            args.scale,
-            args.hardware_label,
-            [s for s in (args.suites or "").split(",") if s] or None,
-            args.margin,
-            args.fact_tolerance,
-            include_disturbed=args.include_disturbed,
-        )
-        print(as_json(cals) if args.as_json else render(cals, args.scale, args.margin, args.fact_tolerance))
-        return 0
-    if args.cmd == "checkcheck":
-        from jsonbench.checks.checkcheck import checkcheck, render_checkcheck
+def _cmd_damaged(args: argparse.Namespace) -> int:
+    from jsonbench.dataset.repair import damaged_command
 
-        outcome = checkcheck(
-            paths.results_dir(args.results_dir),
-            hardware_label=args.hardware_label,
-            scale=args.scale,
-            work_dir=args.work_dir,
-            kinds=[k for k in (args.kinds or "").split(",") if k] or None,
-            honest=args.honest,
-            target=args.target,
-        )
-        print(json.dumps(outcome, indent=1, default=str) if args.as_json else render_checkcheck(outcome))
-        return 0 if outcome.get("ok") else 1
-    if args.cmd == "install-otava":
-        from jsonbench.checks.changepoints import install
+    return damaged_command(args.results_dir, args.quarantine)
 
-        install()
-        return 0
 
-    if args.cmd == "handcheck":
-        from jsonbench.handcheck import handcheck
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from jsonbench.checks.calibrate import as_json, calibrate, render
 
-        print(handcheck(args.engine, args.rows, args.repetitions))
-        return 0
-    if args.cmd == "fat-update-handcheck":
-        from jsonbench.handcheck import fat_update_handcheck
+    cals = calibrate(
+        paths.results_dir(args.results_dir),
+        args.scale,
+        args.hardware_label,
+        [s for s in (args.suites or "").split(",") if s] or None,
+        args.margin,
+        args.fact_tolerance,
+        include_disturbed=args.include_disturbed,
+    )
+    print(as_json(cals) if args.as_json else render(cals, args.scale, args.margin, args.fact_tolerance))
+    return 0
 
-        print(fat_update_handcheck(args.engine, args.scale, args.rounds))
-        return 0
-    if args.cmd == "load-handcheck":
-        from jsonbench.handcheck import load_handcheck
 
-        print(load_handcheck(args.engine, args.scale, args.rounds))
-        return 0
-    if args.cmd == "link-engines":
-        link_engines()
-        return 0
-    if args.cmd == "install-sqlite":
-        install_sqlite()
-        return 0
-    if args.cmd == "pgbench-overhead":
-        from jsonbench.pgbench_overhead import measure, report
+def _cmd_checkcheck(args: argparse.Namespace) -> int:
+    from jsonbench.checks.checkcheck import checkcheck, render_checkcheck
 
-        print(report(measure(args.engine, args.script, args.seconds, args.rounds, args.scale)))
-        return 0
-    if args.cmd == "report":
-        from jsonbench.report import build_report
+    outcome = checkcheck(
+        paths.results_dir(args.results_dir),
+        hardware_label=args.hardware_label,
+        scale=args.scale,
+        work_dir=args.work_dir,
+        kinds=[k for k in (args.kinds or "").split(",") if k] or None,
+        honest=args.honest,
+        target=args.target,
+    )
+    print(json.dumps(outcome, indent=1, default=str) if args.as_json else render_checkcheck(outcome))
+    return 0 if outcome.get("ok") else 1
 
-        print(f"report: {build_report(args.results_dir, args.run_id)}")
-        return 0
-    if args.cmd == "summary":
-        print(summary(args.results_dir, args.run_id))
-        return 0
-    if args.cmd == "host":
-        from jsonbench import hostlease
 
-        lease = hostlease.holder() if args.action == "status" else hostlease.force_release()
-        what = "holds" if args.action == "status" else "released; it held"
-        print(
-            f"{lease.cell_id} of run {lease.run_id} {what} the host since {lease.acquired_at} (engine folder {lease.workdir})"
-            if lease
-            else "the host is free"
-        )
-        return 0
+def _cmd_install_otava(args: argparse.Namespace) -> int:
+    from jsonbench.checks.changepoints import install
+
+    install()
+    return 0
+
+
+def _cmd_handcheck(args: argparse.Namespace) -> int:
+    from jsonbench.handcheck import handcheck
+
+    print(handcheck(args.engine, args.rows, args.repetitions))
+    return 0
+
+
+def _cmd_fat_update_handcheck(args: argparse.Namespace) -> int:
+    from jsonbench.handcheck import fat_update_handcheck
+
+    print(fat_update_handcheck(args.engine, args.scale, args.rounds))
+    return 0
+
+
+def _cmd_load_handcheck(args: argparse.Namespace) -> int:
+    from jsonbench.handcheck import load_handcheck
+
+    print(load_handcheck(args.engine, args.scale, args.rounds))
+    return 0
+
+
+def _cmd_link_engines(args: argparse.Namespace) -> int:
+    link_engines()
+    return 0
+
+
+def _cmd_install_sqlite(args: argparse.Namespace) -> int:
+    install_sqlite()
+    return 0
+
+
+def _cmd_pgbench_overhead(args: argparse.Namespace) -> int:
+    from jsonbench.pgbench_overhead import measure, report
+
+    print(report(measure(args.engine, args.script, args.seconds, args.rounds, args.scale)))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from jsonbench.report import build_report
+
+    print(f"report: {build_report(args.results_dir, args.run_id)}")
+    return 0
+
+
+def _cmd_summary(args: argparse.Namespace) -> int:
+    print(summary(args.results_dir, args.run_id))
+    return 0
+
+
+def _cmd_host(args: argparse.Namespace) -> int:
+    from jsonbench import hostlease
+
+    lease = hostlease.holder() if args.action == "status" else hostlease.force_release()
+    what = "holds" if args.action == "status" else "released; it held"
+    print(
+        f"{lease.cell_id} of run {lease.run_id} {what} the host since {lease.acquired_at} (engine folder {lease.workdir})"
+        if lease
+        else "the host is free"
+    )
+    return 0
+
+
+def _cmd_scheduler_run(args: argparse.Namespace) -> int:
+    from jsonbench.matrix import resolve
+    from jsonbench.scheduler_run import report as run_report
+    from jsonbench.scheduler_run import scheduler_run
+
+    conf = _conf(args)
+    resolve(conf)  # a bad parameter fails here, before Airflow starts
+    out = scheduler_run(conf, port=args.port)
+    print(run_report(out))
+    return 0 if out.get("state") == "success" else 1
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
     from jsonbench.errors import BenchmarkError
 
-    if args.cmd == "scheduler-run":
-        from jsonbench.scheduler_run import report as run_report
-        from jsonbench.scheduler_run import scheduler_run
+    try:
+        print(preview(_conf(args))[0])
+    except BenchmarkError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
-        conf = _conf(args)
-        from jsonbench.matrix import resolve
 
-        resolve(conf)  # a bad parameter fails here, before Airflow starts
-        out = scheduler_run(conf, port=args.port)
-        print(run_report(out))
-        return 0 if out.get("state") == "success" else 1
-    if args.cmd == "plan":
-        try:
-            print(preview(_conf(args))[0])
-        except BenchmarkError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        return 0
+def _cmd_run(args: argparse.Namespace) -> int:
+    """``run`` and ``overhead``: the DAG once, its summary, views and report; ``overhead`` adds the phase table."""
+    from jsonbench.errors import BenchmarkError
+
     try:
         conf = _conf(args)
         logical = None
@@ -473,6 +526,33 @@ def main(argv: list[str] | None = None) -> int:
             print()
             print(overhead_report(conf.get("results_dir"), run_id, wall, task_seconds))
     return 0 if state == "success" else 1
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": _cmd_run,
+    "overhead": _cmd_run,
+    "plan": _cmd_plan,
+    "scheduler-run": _cmd_scheduler_run,
+    "host": _cmd_host,
+    "summary": _cmd_summary,
+    "handcheck": _cmd_handcheck,
+    "fat-update-handcheck": _cmd_fat_update_handcheck,
+    "load-handcheck": _cmd_load_handcheck,
+    "link-engines": _cmd_link_engines,
+    "install-sqlite": _cmd_install_sqlite,
+    "pgbench-overhead": _cmd_pgbench_overhead,
+    "report": _cmd_report,
+    "calibrate": _cmd_calibrate,
+    "checkcheck": _cmd_checkcheck,
+    "install-otava": _cmd_install_otava,
+    "damaged": _cmd_damaged,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (the process's arguments by default) and run its subcommand; returns the exit status."""
+    args = _parser().parse_args(argv)
+    return _COMMANDS[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -300,6 +300,9 @@ def load_handcheck(engine_id: str = "postgres-17", scale: str = "full", rounds: 
     script with ``\\timing``. Compared: the sum of the load steps on each side (the row counts and
     the design check that follow the pipeline's load are verification, reported apart). A benchmark,
     not a test.
+
+    One function on purpose: a procedure read top to bottom (provision, the setup task's load, rounds
+    alternating the two sides, teardown), whose two sides are closures over the one server it provisions.
     """
     import tempfile
 

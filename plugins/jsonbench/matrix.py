@@ -116,136 +116,186 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+@dataclass(frozen=True)
+class _FileCheck:
+    """The matrix file's name for the error messages, and the two checks every section of it uses."""
+
+    where: str
+
+    def need(self, ok: bool, field: str, message: str) -> None:
+        if not ok:
+            raise MatrixFileError(self.where, field, message)
+
+    def mapping(self, value: Any, field: str, what: str = "a mapping") -> dict[str, Any]:
+        self.need(isinstance(value, dict), field, f"must be {what}, got {type(value).__name__}")
+        return dict(value)
+
+
 def _check_matrix(m: Matrix, path: str | Path | None = None) -> None:
     """Catch mistakes in the matrix file itself, naming the file and the YAML path of the bad entry.
 
     Runs when the matrix is loaded (DAG parse, the CLI, the plan task), so a malformed file fails
-    before any engine starts.
+    before any engine starts. Sections are checked after the ones they refer to (families before
+    engines and suites; engines, suites and scales before the defaults and settings), so a check can
+    look up what an entry names.
     """
-    where = str(path or paths.matrix_file())
+    c = _FileCheck(str(path or paths.matrix_file()))
+    raw = c.mapping(m.raw, "matrix", "a mapping of top-level keys")
+    _check_top_level(c, raw)
+    families = _check_families(c, raw)
+    engines = _check_engines(c, raw, families)
+    suites = c.mapping(raw["suites"], "matrix.suites")
+    scales = c.mapping(raw["scales"], "matrix.scales")
+    _check_suites(c, suites, families, scales)
+    _check_scales(c, scales, suites)
+    _check_defaults(c, raw, engines, suites, scales)
+    _check_settings(c, raw, suites)
+    _check_shares(c, raw)
 
-    def need(ok: bool, field: str, message: str) -> None:
-        if not ok:
-            raise MatrixFileError(where, field, message)
 
-    def mapping(value: Any, field: str, what: str = "a mapping") -> dict[str, Any]:
-        need(isinstance(value, dict), field, f"must be {what}, got {type(value).__name__}")
-        return dict(value)
-
-    raw = mapping(m.raw, "matrix", "a mapping of top-level keys")
+def _check_top_level(c: _FileCheck, raw: dict[str, Any]) -> None:
+    """The required top-level keys are there, and no key is a misspelling of a known one."""
     for key in ("families", "engines", "suites", "scales", "default_engines", "default_suites", "default_scale"):
-        need(key in raw, f"matrix.{key}", f"missing from {where}")
+        c.need(key in raw, f"matrix.{key}", f"missing from {c.where}")
     for key in raw:
         close = difflib.get_close_matches(str(key), _TOP_LEVEL, n=1, cutoff=0.8)
-        need(key in _TOP_LEVEL or not close, f"matrix.{key}", f"unknown key; did you mean {close[0] if close else ''!r}?")
-    families = mapping(raw["families"], "matrix.families")
+        c.need(key in _TOP_LEVEL or not close, f"matrix.{key}", f"unknown key; did you mean {close[0] if close else ''!r}?")
+
+
+def _check_families(c: _FileCheck, raw: dict[str, Any]) -> dict[str, Any]:
+    """``families``: each maps its backends to an adapter ``module:Class``."""
+    families = c.mapping(raw["families"], "matrix.families")
     for fname, fam in families.items():
         backends = fam.get("backends") if isinstance(fam, dict) else None
-        need(
+        c.need(
             isinstance(backends, dict) and bool(backends),
             f"matrix.families.{fname}.backends",
             "must map each backend to its adapter (module:Class)",
         )
         assert isinstance(backends, dict)  # need() raised otherwise
         for bname, target in backends.items():
-            need(
+            c.need(
                 isinstance(target, str) and ":" in target,
                 f"matrix.families.{fname}.backends.{bname}",
                 f"must be an import path 'module:Class', got {target!r}",
             )
-    engines = mapping(raw["engines"], "matrix.engines")
+    return families
+
+
+def _check_engines(c: _FileCheck, raw: dict[str, Any], families: dict[str, Any]) -> dict[str, Any]:
+    """``engines``: a declared family, a version, and options only for backends the family has an adapter for."""
+    engines = c.mapping(raw["engines"], "matrix.engines")
     for eid, eng in engines.items():
-        eng = mapping(eng, f"matrix.engines.{eid}")
+        eng = c.mapping(eng, f"matrix.engines.{eid}")
         for k in ("family", "version", "backends"):
-            need(k in eng, f"matrix.engines.{eid}.{k}", "missing")
-        need(eng["family"] in families, f"matrix.engines.{eid}.family", f"{eng['family']!r} is not declared under families")
-        need(
+            c.need(k in eng, f"matrix.engines.{eid}.{k}", "missing")
+        c.need(eng["family"] in families, f"matrix.engines.{eid}.family", f"{eng['family']!r} is not declared under families")
+        c.need(
             isinstance(eng["version"], (str, int, float)) and not isinstance(eng["version"], bool),
             f"matrix.engines.{eid}.version",
             f"must be a version like 17 or 3.46.1, got {eng['version']!r}",
         )
-        for bname, options in mapping(eng["backends"], f"matrix.engines.{eid}.backends").items():
-            need(
+        for bname, options in c.mapping(eng["backends"], f"matrix.engines.{eid}.backends").items():
+            c.need(
                 bname in families[eng["family"]]["backends"],
                 f"matrix.engines.{eid}.backends.{bname}",
                 f"family {eng['family']!r} has no adapter for backend {bname!r}",
             )
-            need(
+            c.need(
                 options is None or isinstance(options, dict),
                 f"matrix.engines.{eid}.backends.{bname}",
                 f"must be a mapping of options, got {options!r}",
             )
-    suites = mapping(raw["suites"], "matrix.suites")
-    scales = mapping(raw["scales"], "matrix.scales")
+    return engines
+
+
+def _check_suites(c: _FileCheck, suites: dict[str, Any], families: dict[str, Any], scales: dict[str, Any]) -> None:
+    """``suites``: a declared family, a module, and parameters in every scale."""
     for sname, suite in suites.items():
-        suite = mapping(suite, f"matrix.suites.{sname}")
+        suite = c.mapping(suite, f"matrix.suites.{sname}")
         for k in ("family", "module"):
-            need(k in suite, f"matrix.suites.{sname}.{k}", "missing")
-        need(suite["family"] in families, f"matrix.suites.{sname}.family", f"{suite['family']!r} is not declared under families")
-        need(
+            c.need(k in suite, f"matrix.suites.{sname}.{k}", "missing")
+        c.need(suite["family"] in families, f"matrix.suites.{sname}.family", f"{suite['family']!r} is not declared under families")
+        c.need(
             isinstance(suite["module"], str) and bool(suite["module"]),
             f"matrix.suites.{sname}.module",
             f"must be a module name, got {suite['module']!r}",
         )
         for scale_name, scale in scales.items():
-            need(isinstance(scale, dict) and sname in scale, f"matrix.scales.{scale_name}.{sname}", "no parameters for this suite")
+            c.need(isinstance(scale, dict) and sname in scale, f"matrix.scales.{scale_name}.{sname}", "no parameters for this suite")
+
+
+def _check_scales(c: _FileCheck, scales: dict[str, Any], suites: dict[str, Any]) -> None:
+    """``scales``: repetitions, a statement timeout, and scalar parameters for every suite."""
     for scale_name, scale in scales.items():
         reps = scale.get("repetitions")
-        need(
+        c.need(
             isinstance(reps, int) and not isinstance(reps, bool) and reps >= 1,
             f"matrix.scales.{scale_name}.repetitions",
             f"must be an integer >= 1, got {reps!r}",
         )
         timeout = scale.get("statement_timeout_s", 0)
-        need(
+        c.need(
             isinstance(timeout, int) and not isinstance(timeout, bool) and timeout >= 0,
             f"matrix.scales.{scale_name}.statement_timeout_s",
             f"must be a whole number of seconds >= 0, got {timeout!r}",
         )
         for sname in suites:
-            for k, v in mapping(scale[sname], f"matrix.scales.{scale_name}.{sname}").items():
-                need(
+            for k, v in c.mapping(scale[sname], f"matrix.scales.{scale_name}.{sname}").items():
+                c.need(
                     isinstance(v, _SCALAR) or v is None,
                     f"matrix.scales.{scale_name}.{sname}.{k}",
                     f"must be a number, string or boolean, got {v!r}",
                 )
+
+
+def _check_defaults(c: _FileCheck, raw: dict[str, Any], engines: dict[str, Any], suites: dict[str, Any], scales: dict[str, Any]) -> None:
+    """The defaults name declared engines, suites, a scale and a backend; the hardware label is a valid label."""
     for key, known in (("default_engines", engines), ("default_suites", suites)):
         value = raw[key]
-        need(isinstance(value, list) and bool(value), f"matrix.{key}", f"must be a non-empty list, got {value!r}")
+        c.need(isinstance(value, list) and bool(value), f"matrix.{key}", f"must be a non-empty list, got {value!r}")
         for i, name in enumerate(value):
-            need(name in known, f"matrix.{key}[{i}]", f"{name!r} is not declared under {key.removeprefix('default_')}")
-    need(raw["default_scale"] in scales, "matrix.default_scale", f"{raw['default_scale']!r} is not one of the scales {list(scales)}")
+            c.need(name in known, f"matrix.{key}[{i}]", f"{name!r} is not declared under {key.removeprefix('default_')}")
+    c.need(raw["default_scale"] in scales, "matrix.default_scale", f"{raw['default_scale']!r} is not one of the scales {list(scales)}")
     if "default_backend" in raw:
-        need(raw["default_backend"] in BACKENDS, "matrix.default_backend", f"{raw['default_backend']!r} is not one of {list(BACKENDS)}")
+        c.need(raw["default_backend"] in BACKENDS, "matrix.default_backend", f"{raw['default_backend']!r} is not one of {list(BACKENDS)}")
     if "hardware_label" in raw:
-        need(
+        c.need(
             isinstance(raw["hardware_label"], str) and bool(_LABEL_RE.match(raw["hardware_label"])),
             "matrix.hardware_label",
             f"{raw['hardware_label']!r} must match {_LABEL_RE.pattern}",
         )
-    for name, value in mapping(raw.get("server_settings") or {}, "matrix.server_settings").items():
-        need(bool(_SETTING_NAME_RE.match(str(name))), f"matrix.server_settings.{name}", "not a valid setting name")
-        need(isinstance(value, _SCALAR), f"matrix.server_settings.{name}", f"value must be a string or number, got {value!r}")
-    for sname, settings in mapping(raw.get("suite_settings") or {}, "matrix.suite_settings").items():
-        need(sname in suites, f"matrix.suite_settings.{sname}", "not a suite declared under suites")
-        for name, value in mapping(settings or {}, f"matrix.suite_settings.{sname}").items():
-            need(
+
+
+def _check_settings(c: _FileCheck, raw: dict[str, Any], suites: dict[str, Any]) -> None:
+    """``server_settings``, ``suite_settings`` (of declared suites) and ``initdb``: valid names with scalar values."""
+    for name, value in c.mapping(raw.get("server_settings") or {}, "matrix.server_settings").items():
+        c.need(bool(_SETTING_NAME_RE.match(str(name))), f"matrix.server_settings.{name}", "not a valid setting name")
+        c.need(isinstance(value, _SCALAR), f"matrix.server_settings.{name}", f"value must be a string or number, got {value!r}")
+    for sname, settings in c.mapping(raw.get("suite_settings") or {}, "matrix.suite_settings").items():
+        c.need(sname in suites, f"matrix.suite_settings.{sname}", "not a suite declared under suites")
+        for name, value in c.mapping(settings or {}, f"matrix.suite_settings.{sname}").items():
+            c.need(
                 bool(_SETTING_NAME_RE.match(str(name))) and isinstance(value, _SCALAR),
                 f"matrix.suite_settings.{sname}.{name}",
                 f"must be a valid setting name with a string or number value, got {value!r}",
             )
-    initdb = mapping(raw.get("initdb") or {}, "matrix.initdb")
-    need(
+    initdb = c.mapping(raw.get("initdb") or {}, "matrix.initdb")
+    c.need(
         isinstance(initdb.get("data_checksums", True), bool),
         "matrix.initdb.data_checksums",
         f"must be true or false, got {initdb.get('data_checksums')!r}",
     )
+
+
+def _check_shares(c: _FileCheck, raw: dict[str, Any]) -> None:
+    """``quiet_window`` and ``memory_caps``: known keys, each a share of the machine between 0 and 1."""
     known_quiet = {f.name for f in dataclasses.fields(QuietPolicy)}
-    for key, value in mapping(raw.get("quiet_window") or {}, "matrix.quiet_window").items():
-        need(key in known_quiet, f"matrix.quiet_window.{key}", f"unknown key (known: {sorted(known_quiet)})")
-        need(_is_number(value) and 0 <= value <= 1, f"matrix.quiet_window.{key}", f"must be a share between 0 and 1, got {value!r}")
-    for key, value in mapping(raw.get("memory_caps") or {}, "matrix.memory_caps").items():
-        need(
+    for key, value in c.mapping(raw.get("quiet_window") or {}, "matrix.quiet_window").items():
+        c.need(key in known_quiet, f"matrix.quiet_window.{key}", f"unknown key (known: {sorted(known_quiet)})")
+        c.need(_is_number(value) and 0 <= value <= 1, f"matrix.quiet_window.{key}", f"must be a share between 0 and 1, got {value!r}")
+    for key, value in c.mapping(raw.get("memory_caps") or {}, "matrix.memory_caps").items():
+        c.need(
             _is_number(value) and 0 < value <= 1,
             f"matrix.memory_caps.{key}",
             f"must be a share of the machine's memory in (0, 1], got {value!r}",
@@ -260,6 +310,9 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
     them from this JSON schema and Airflow rejects a run whose params do not match it. A DAG bound
     to one hardware label (its tasks go to that host's queue) passes ``hardware_label``: the
     parameter then defaults to that label and accepts no other.
+
+    One function on purpose: it returns one literal, the schema, an entry per parameter in the order
+    the DAG declares them.
     """
     m = matrix or load_matrix()
     label_param: dict[str, Any] = {
@@ -366,21 +419,8 @@ def resolve(
     if unknown:
         raise ConfigError(unknown[0], f"unknown parameter (known: {', '.join(sorted(known))})")
 
-    engines = _string_list(_given(p, "engines", m.raw["default_engines"]), "engines")
-    for eid in engines:
-        if eid not in m.engines:
-            raise ConfigError("engines", f"unknown engine {eid!r}; known: {', '.join(sorted(m.engines))}")
-    suites = _string_list(_given(p, "suites", m.raw["default_suites"]), "suites")
-    for s in suites:
-        if s not in m.suites:
-            raise ConfigError("suites", f"unknown suite {s!r}; known: {', '.join(sorted(m.suites))}")
-
-    backend = p.get("backend") or env.get("JSONBENCH_BACKEND") or m.raw.get("default_backend", "embedded")
-    if backend not in BACKENDS:
-        raise ConfigError("backend", f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
-    for eid in engines:
-        if m.backend_for(eid, backend) not in m.engines[eid]["backends"]:
-            raise ConfigError("backend", f"engine {eid!r} has no {backend!r} build in the matrix")
+    engines, suites = _engines_and_suites(p, m)
+    backend = _backend(p, m, env, engines)
 
     scale = p.get("scale") or m.raw["default_scale"]
     if scale not in m.scales:
@@ -392,20 +432,8 @@ def resolve(
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise ConfigError("repetitions", f"must be an integer >= 1, got {reps!r}")
 
-    label = p.get("hardware_label") or bound_label or env.get("JSONBENCH_HARDWARE_LABEL") or m.raw.get("hardware_label", "local")
-    if not _LABEL_RE.match(str(label)):
-        raise ConfigError("hardware_label", f"{label!r} must match {_LABEL_RE.pattern}")
-    if bound_label and label != bound_label:
-        raise ConfigError("hardware_label", f"this DAG measures the host labelled {bound_label!r}; trigger the DAG of {label!r} instead")
-
-    settings = p.get("server_settings") or {}
-    if not isinstance(settings, dict):
-        raise ConfigError("server_settings", "must be an object of setting name to value")
-    for name, value in settings.items():
-        if not _SETTING_NAME_RE.match(str(name)):
-            raise ConfigError(f"server_settings.{name}", "not a valid setting name")
-        if not isinstance(value, (str, int, float)) or isinstance(value, bool) or (isinstance(value, float) and not math.isfinite(value)):
-            raise ConfigError(f"server_settings.{name}", f"value must be a string or number, got {value!r}")
+    label = _hardware_label(p, m, env, bound_label)
+    settings = _server_settings(p)
 
     wanted_families = {m.suites[s]["family"] for s in suites}
     have_families = {m.engines[e]["family"] for e in engines}
@@ -422,10 +450,57 @@ def resolve(
         backend=backend,
         scale=scale,
         repetitions=reps,
-        hardware_label=str(label),
+        hardware_label=label,
         results_dir=results,
         server_settings={k: str(v) for k, v in settings.items()},
     )
+
+
+def _engines_and_suites(p: dict[str, Any], m: Matrix) -> tuple[list[str], list[str]]:
+    """The run's engines and suites (the matrix's defaults unless given), each declared in the matrix."""
+    engines = _string_list(_given(p, "engines", m.raw["default_engines"]), "engines")
+    for eid in engines:
+        if eid not in m.engines:
+            raise ConfigError("engines", f"unknown engine {eid!r}; known: {', '.join(sorted(m.engines))}")
+    suites = _string_list(_given(p, "suites", m.raw["default_suites"]), "suites")
+    for s in suites:
+        if s not in m.suites:
+            raise ConfigError("suites", f"unknown suite {s!r}; known: {', '.join(sorted(m.suites))}")
+    return engines, suites
+
+
+def _backend(p: dict[str, Any], m: Matrix, env: dict[str, str], engines: list[str]) -> str:
+    """The run's backend (parameter, ``$JSONBENCH_BACKEND``, the matrix's default), which every engine must have a build for."""
+    backend = p.get("backend") or env.get("JSONBENCH_BACKEND") or m.raw.get("default_backend", "embedded")
+    if backend not in BACKENDS:
+        raise ConfigError("backend", f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
+    for eid in engines:
+        if m.backend_for(eid, backend) not in m.engines[eid]["backends"]:
+            raise ConfigError("backend", f"engine {eid!r} has no {backend!r} build in the matrix")
+    return backend
+
+
+def _hardware_label(p: dict[str, Any], m: Matrix, env: dict[str, str], bound_label: str | None) -> str:
+    """The run's hardware label (parameter, the DAG's bound label, ``$JSONBENCH_HARDWARE_LABEL``, the matrix's, ``local``)."""
+    label = p.get("hardware_label") or bound_label or env.get("JSONBENCH_HARDWARE_LABEL") or m.raw.get("hardware_label", "local")
+    if not _LABEL_RE.match(str(label)):
+        raise ConfigError("hardware_label", f"{label!r} must match {_LABEL_RE.pattern}")
+    if bound_label and label != bound_label:
+        raise ConfigError("hardware_label", f"this DAG measures the host labelled {bound_label!r}; trigger the DAG of {label!r} instead")
+    return str(label)
+
+
+def _server_settings(p: dict[str, Any]) -> dict[str, Any]:
+    """The run's extra server settings: valid setting names with finite string or number values."""
+    settings = p.get("server_settings") or {}
+    if not isinstance(settings, dict):
+        raise ConfigError("server_settings", "must be an object of setting name to value")
+    for name, value in settings.items():
+        if not _SETTING_NAME_RE.match(str(name)):
+            raise ConfigError(f"server_settings.{name}", "not a valid setting name")
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool) or (isinstance(value, float) and not math.isfinite(value)):
+            raise ConfigError(f"server_settings.{name}", f"value must be a string or number, got {value!r}")
+    return settings
 
 
 def _given(params: dict[str, Any], name: str, default: Any) -> Any:

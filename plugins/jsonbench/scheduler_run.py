@@ -147,6 +147,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _task_seconds(tis: list[dict[str, Any]]) -> dict[str, float]:
+    """Seconds per task kind (the task id without its cell group), summed over the run's task instances."""
+    kinds: dict[str, float] = {}
+    for ti in tis:
+        if ti.get("duration"):
+            kind = ti["task_id"].rpartition(".")[2]
+            kinds[kind] = kinds.get(kind, 0.0) + float(ti["duration"])
+    return kinds
+
+
 def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: float = 3600) -> dict[str, Any]:
     """Run the DAG once through a private scheduler; return state, timings and the engine census."""
     import sys
@@ -189,16 +199,11 @@ def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: floa
                 state = api.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}")["state"]
             wall = time.monotonic() - t0
         tis = api.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances?limit=1000")["task_instances"]
-        kinds: dict[str, float] = {}
-        for ti in tis:
-            if ti.get("duration"):
-                kind = ti["task_id"].rpartition(".")[2]
-                kinds[kind] = kinds.get(kind, 0.0) + float(ti["duration"])
         out.update(
             run_id=run_id,
             state=state,
             wall_s=wall,
-            task_seconds=kinds,
+            task_seconds=_task_seconds(tis),
             census_samples=census.samples,
             most_engines_at_once=len(census.peak),
             engines_at_peak=census.peak,

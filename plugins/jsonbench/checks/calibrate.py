@@ -143,6 +143,18 @@ def calibrate(
     out: list[Calibration] = []
     if df.empty:
         return out
+    frames = _findings_per_run(df, lib, suites, scale)
+    if not frames:
+        return out
+    all_f = pd.concat(frames, ignore_index=True).sort_values(["logical_date", "run_id"])
+    defs = {(s, f["id"]): f for s, d in lib.reproduction.items() for f in d.get("findings", [])}
+    for (suite, finding, engine_id), g in all_f.groupby(["suite", "finding", "engine_id"], sort=True):
+        out.append(_calibration(suite, finding, engine_id, g, defs[(suite, finding)], scale, margin, fact_tolerance, include_disturbed))
+    return out
+
+
+def _findings_per_run(df: pd.DataFrame, lib: Library, suites: list[str] | None, scale: str) -> list[pd.DataFrame]:
+    """The findings frame of each run and suite asked for (with the run's id and logical date), as the check computes it."""
     frames = []
     for run_id, rdf in df.groupby("run_id", sort=False):
         for suite in sorted(rdf["suite"].unique()):
@@ -154,46 +166,54 @@ def calibrate(
             f["run_id"] = run_id
             f["logical_date"] = rdf["logical_date"].iloc[0]
             frames.append(f)
-    if not frames:
-        return out
-    all_f = pd.concat(frames, ignore_index=True).sort_values(["logical_date", "run_id"])
-    defs = {(s, f["id"]): f for s, d in lib.reproduction.items() for f in d.get("findings", [])}
-    for (suite, finding, engine_id), g in all_f.groupby(["suite", "finding", "engine_id"], sort=True):
-        fdef = defs[(suite, finding)]
-        usable = (g["applicable"] == "yes") & g["observed"].notna()
-        busy = usable & (g["disturbed"] == "yes") if not include_disturbed else usable & False
-        ok = g[usable & ~busy]
-        vals = [float(v) for v in ok["observed"]]
-        runs = [str(r) for r in ok["run_id"]]
-        band = band_at(fdef, scale)
-        c = Calibration(
-            suite=suite,
-            finding=finding,
-            kind=fdef.get("kind", "timing"),
-            engine_id=str(engine_id),
-            scale=scale,
-            n=len(vals),
-            runs=runs,
-            observed=vals,
-            not_applicable=int((g["applicable"] == "no").sum()),
-            disturbed=int(busy.sum()),
-            band=(band.min, band.max),
-            seed=(fdef.get("seed") or {}).get("value"),
+    return frames
+
+
+def _calibration(
+    suite: str,
+    finding: str,
+    engine_id: Any,
+    g: pd.DataFrame,
+    fdef: dict[str, Any],
+    scale: str,
+    margin: float,
+    fact_tolerance: float,
+    include_disturbed: bool,
+) -> Calibration:
+    """One finding on one engine: what its runs observed (quiet ones unless ``include_disturbed``), its band, and the proposal."""
+    usable = (g["applicable"] == "yes") & g["observed"].notna()
+    busy = usable & (g["disturbed"] == "yes") if not include_disturbed else usable & False
+    ok = g[usable & ~busy]
+    vals = [float(v) for v in ok["observed"]]
+    runs = [str(r) for r in ok["run_id"]]
+    band = band_at(fdef, scale)
+    c = Calibration(
+        suite=suite,
+        finding=finding,
+        kind=fdef.get("kind", "timing"),
+        engine_id=str(engine_id),
+        scale=scale,
+        n=len(vals),
+        runs=runs,
+        observed=vals,
+        not_applicable=int((g["applicable"] == "no").sum()),
+        disturbed=int(busy.sum()),
+        band=(band.min, band.max),
+        seed=(fdef.get("seed") or {}).get("value"),
+    )
+    if vals:
+        i_lo, i_hi = vals.index(min(vals)), vals.index(max(vals))
+        c.min, c.min_run, c.max, c.max_run, c.median = vals[i_lo], runs[i_lo], vals[i_hi], runs[i_hi], statistics.median(vals)
+        c.band_fails = (
+            sum(1 for v in vals if (band.min is not None and v < band.min) or (band.max is not None and v > band.max))
+            if not band.not_applicable
+            else 0
         )
-        if vals:
-            i_lo, i_hi = vals.index(min(vals)), vals.index(max(vals))
-            c.min, c.min_run, c.max, c.max_run, c.median = vals[i_lo], runs[i_lo], vals[i_hi], runs[i_hi], statistics.median(vals)
-            c.band_fails = (
-                sum(1 for v in vals if (band.min is not None and v < band.min) or (band.max is not None and v > band.max))
-                if not band.not_applicable
-                else 0
-            )
-        c.proposed, c.rule, c.flag = propose(fdef, vals, margin, fact_tolerance)
-        if band.not_applicable:
-            c.rule = f"not applied at {scale}: {band.reason}"
-        c.span, c.seed_span = _spans(c.proposed if c.kind == "timing" else c.band, c.seed)
-        out.append(c)
-    return out
+    c.proposed, c.rule, c.flag = propose(fdef, vals, margin, fact_tolerance)
+    if band.not_applicable:
+        c.rule = f"not applied at {scale}: {band.reason}"
+    c.span, c.seed_span = _spans(c.proposed if c.kind == "timing" else c.band, c.seed)
+    return c
 
 
 def render(cals: list[Calibration], scale: str, margin: float, fact_tolerance: float) -> str:

@@ -416,6 +416,86 @@ def _judge(plants: list[Plant], v: pd.DataFrame, baseline: set[tuple[str, str, s
             p.caught, p.by = True, [outcome["raised"][:200]]
 
 
+@dataclass(frozen=True)
+class _Target:
+    """The run plants go into and the real history behind it: what every copy is made of and checked as."""
+
+    src: Path  # the real results folder (read only)
+    own: Path  # where the copies go
+    data: pd.DataFrame  # measurement rows of the hardware label and scale
+    label: str
+    history_ids: list[str]  # runs up to and including the target, oldest first
+
+    @property
+    def run_id(self) -> str:
+        return self.history_ids[-1]
+
+    def copy(self, name: str) -> Path:
+        """A copy of the history (measurement files up to the target) in ``own/name``."""
+        work = self.own / name
+        _copy_history(self.src, work, self.label, self.history_ids)
+        return work
+
+    def judge(self, work: Path, plants: list[Plant], baseline: set[tuple[str, str, str]]) -> None:
+        """Run the real check on the copy and mark each plant caught or not."""
+        v, out = _check_copy(work, _run_dict(self.data, self.run_id, work))
+        _judge(plants, v, baseline, out)
+
+
+def _select_runs(src: Path, hardware_label: str | None, scale: str | None) -> tuple[pd.DataFrame, str, str, list[tuple[str, Any]]]:
+    """The rows of one hardware label and scale (those with most runs unless given), the label, the scale, and their runs."""
+    from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
+
+    data = read_dataset_report(src, MEASUREMENTS).table.to_pandas()
+    if data.empty:
+        raise SystemExit(f"no published runs under {src}")
+    label = hardware_label or data.groupby("hardware_label")["run_id"].nunique().idxmax()
+    data = data[data["hardware_label"] == label]
+    scale = scale or data.groupby("scale")["run_id"].nunique().idxmax()
+    data = data[data["scale"] == scale]
+    runs = _runs(data)
+    if not runs:
+        raise SystemExit(f"no runs of hardware {label!r} at scale {scale!r} under {src}")
+    return data, label, scale, runs
+
+
+def _plant(
+    kind: str, df: pd.DataFrame, work: Path, t: _Target, lib: Library, scale: str, rng: random.Random, sample: int
+) -> tuple[pd.DataFrame, list[Plant]]:
+    """Plant ``kind`` into ``df`` (a copy of the target's rows); ``damaged_file`` cuts an earlier run's file in ``work`` instead."""
+    if kind == "reversed_comparison":
+        return df, plant_reversed(df, lib, scale, rng)
+    if kind == "deterministic_10pct":
+        return df, plant_deterministic(df, lib, rng, sample)
+    if kind == "lost_metric":
+        return plant_lost(df, rng, sample)
+    if kind == "lost_hot_count":
+        return plant_lost(df, rng, sample, metric="n_tup_hot_upd")
+    if kind == "input_not_applicable":
+        return df, plant_not_applicable(df, lib, scale, rng, sample)
+    if kind == "damaged_file":
+        victim = t.history_ids[-2] if len(t.history_ids) > 1 else t.run_id
+        vpath = _file_of(work, victim)
+        vpath.write_bytes(vpath.read_bytes()[: max(16, vpath.stat().st_size // 3)])
+        rel = str(vpath.relative_to(work))
+        return df, [Plant("damaged_file", f"{rel} cut to a third", [{"check_kind": "sanity", "file": rel}, {"check_kind": "task"}])]
+    raise SystemExit(f"unknown plant kind {kind!r}; known: {', '.join(PLANT_KINDS)}")
+
+
+def _slowdown_each_engine(t: _Target, target_df: pd.DataFrame, baseline: set[tuple[str, str, str]]) -> list[Plant]:
+    """``slowdown_2x``, one engine per copy: each must be caught on its own."""
+    plants: list[Plant] = []
+    for engine_id in sorted(target_df["engine_id"].unique()):
+        w = t.copy(f"slowdown_2x-{engine_id}")
+        d = target_df.copy()
+        ps = plant_slowdown(d, engine_id)
+        _write_file(_file_of(w, t.run_id), d)
+        t.judge(w, ps, baseline)
+        plants += ps
+        shutil.rmtree(w, ignore_errors=True)
+    return plants
+
+
 def checkcheck(
     results_dir: str | Path,
     *,
@@ -429,19 +509,8 @@ def checkcheck(
     target: str | None = None,
 ) -> dict[str, Any]:
     """Plant every kind into copies of the target run, check them, recheck honest runs; return the report."""
-    from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
-
     src = Path(results_dir)
-    data = read_dataset_report(src, MEASUREMENTS).table.to_pandas()
-    if data.empty:
-        raise SystemExit(f"no published runs under {src}")
-    label = hardware_label or data.groupby("hardware_label")["run_id"].nunique().idxmax()
-    data = data[data["hardware_label"] == label]
-    scale = scale or data.groupby("scale")["run_id"].nunique().idxmax()
-    data = data[data["scale"] == scale]
-    runs = _runs(data)
-    if not runs:
-        raise SystemExit(f"no runs of hardware {label!r} at scale {scale!r} under {src}")
+    data, label, scale, runs = _select_runs(src, hardware_label, scale)
     lib = load_library()
     rng = random.Random(seed)
     all_ids = [r for r, _ in runs]
@@ -450,6 +519,7 @@ def checkcheck(
     target_id = target or all_ids[-1]
     history_ids = all_ids[: all_ids.index(target_id) + 1]
     own = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="jsonbench-checkcheck-"))
+    t = _Target(src, own, data, label, history_ids)
     report: dict[str, Any] = {
         "results_dir": str(src),
         "hardware_label": label,
@@ -459,60 +529,23 @@ def checkcheck(
         "kinds": {},
         "honest": [],
     }
-    wanted = kinds or list(PLANT_KINDS)
     try:
-        base = own / "baseline"
-        _copy_history(src, base, label, history_ids)
-        run = _run_dict(data, target_id, base)
-        v0, out0 = _check_copy(base, run)
+        base = t.copy("baseline")
+        v0, out0 = _check_copy(base, _run_dict(data, target_id, base))
         baseline = _failed_keys(v0)
         report["baseline_failures"] = sorted("/".join(k) for k in baseline)
         target_df = _read_file(_file_of(src, target_id))
-        for kind in wanted:
-            work = own / kind
-            _copy_history(src, work, label, history_ids)
-            path = _file_of(work, target_id)
-            df = target_df.copy()
-            plants: list[Plant] = []
-            if kind == "reversed_comparison":
-                plants = plant_reversed(df, lib, scale, rng)
-            elif kind == "slowdown_2x":
-                # One engine per copy: each must be caught on its own.
-                plants = []
-                for engine_id in sorted(df["engine_id"].unique()):
-                    w = own / f"{kind}-{engine_id}"
-                    _copy_history(src, w, label, history_ids)
-                    d = target_df.copy()
-                    ps = plant_slowdown(d, engine_id)
-                    _write_file(_file_of(w, target_id), d)
-                    v, out = _check_copy(w, _run_dict(data, target_id, w))
-                    _judge(ps, v, baseline, out)
-                    plants += ps
-                    shutil.rmtree(w, ignore_errors=True)
-                _record(report, kind, plants)
-                continue
-            elif kind == "deterministic_10pct":
-                plants = plant_deterministic(df, lib, rng, sample)
-            elif kind == "lost_metric":
-                df, plants = plant_lost(df, rng, sample)
-            elif kind == "lost_hot_count":
-                df, plants = plant_lost(df, rng, sample, metric="n_tup_hot_upd")
-            elif kind == "input_not_applicable":
-                plants = plant_not_applicable(df, lib, scale, rng, sample)
-            elif kind == "damaged_file":
-                victim = history_ids[-2] if len(history_ids) > 1 else target_id
-                vpath = _file_of(work, victim)
-                vpath.write_bytes(vpath.read_bytes()[: max(16, vpath.stat().st_size // 3)])
-                rel = str(vpath.relative_to(work))
-                plants = [Plant("damaged_file", f"{rel} cut to a third", [{"check_kind": "sanity", "file": rel}, {"check_kind": "task"}])]
+        for kind in kinds or list(PLANT_KINDS):
+            work = t.copy(kind)
+            if kind == "slowdown_2x":
+                plants = _slowdown_each_engine(t, target_df, baseline)
             else:
-                raise SystemExit(f"unknown plant kind {kind!r}; known: {', '.join(PLANT_KINDS)}")
-            if kind != "damaged_file":
-                _write_file(path, df)
-            v, out = _check_copy(work, _run_dict(data, target_id, work))
-            _judge(plants, v, baseline, out)
+                df, plants = _plant(kind, target_df.copy(), work, t, lib, scale, rng, sample)
+                if kind != "damaged_file":
+                    _write_file(_file_of(work, target_id), df)
+                t.judge(work, plants, baseline)
+                shutil.rmtree(work, ignore_errors=True)
             _record(report, kind, plants)
-            shutil.rmtree(work, ignore_errors=True)
         report["honest"] = _honest(src, data, label, runs, own, honest)  # every run, also those after a chosen target
         busy = _busy_hour(src, data, label, history_ids, target_df, own, baseline)
         if busy:
@@ -520,11 +553,16 @@ def checkcheck(
     finally:
         if not work_dir:
             shutil.rmtree(own, ignore_errors=True)
+    _conclude(report)
+    return report
+
+
+def _conclude(report: dict[str, Any]) -> None:
+    """The report's verdict: ok when every plant was caught and nothing honest raised an alarm (reruns, the busy hour)."""
     kinds_ok = all(k["caught"] == k["planted"] for k in report["kinds"].values())
     false_alarms = sum(h["failed"] for h in report["honest"]) + (report.get("busy_hour", {}).get("failed", 0))
     report["false_alarms"] = false_alarms
     report["ok"] = kinds_ok and false_alarms == 0
-    return report
 
 
 def _record(report: dict[str, Any], kind: str, plants: list[Plant]) -> None:

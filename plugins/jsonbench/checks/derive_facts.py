@@ -27,7 +27,7 @@ from jsonbench import paths
 from jsonbench.sqlfiles import statements
 
 if TYPE_CHECKING:
-    from psycopg import Cursor
+    from psycopg import Connection, Cursor
 
 FILES = (
     "source_function",
@@ -65,6 +65,45 @@ def _as_user(argv: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
 
 
+def _facts_at(conn: Connection[tuple[Any, ...]], n: int) -> dict[str, Any]:
+    """Load the catalogue at ``n`` products and read its facts: load time, rows and buffers of each fixed query, sizes and ratios."""
+    t0 = time.perf_counter()
+    for name in FILES:
+        for stmt in statements(_sql(name)):
+            conn.execute(stmt, {"products": n} if "%(products)s" in stmt else None)
+    got: dict[str, Any] = {"load_seconds": round(time.perf_counter() - t0, 1)}
+    conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+    for rel in ("products_doc", "products_rel", "product_tags"):
+        conn.execute("SELECT pg_prewarm(%s)", (rel,))
+    for script in ("tag_doc", "tag_rel", "cb_doc_btree", "cb_doc_gin", "cb_rel"):
+        q = _fixed((paths.SQL_DIR / "catalogue" / "pgbench" / f"{script}.sql").read_text(encoding="utf-8"), {**PARAMS, "products": n})
+        plan = _one(conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + q))[0][0]
+        top = plan["Plan"]
+        node = top
+        while (
+            node.get("Node Type") in {"Aggregate", "Limit", "Gather", "Gather Merge", "Sort", "Result"} and len(node.get("Plans", [])) == 1
+        ):
+            node = node["Plans"][0]
+        got[script] = {
+            "rows": node.get("Actual Rows", 0) * (node.get("Actual Loops", 1) or 1),
+            "buffers": int(top.get("Shared Hit Blocks", 0)) + int(top.get("Shared Read Blocks", 0)),
+        }
+    doc, row, tag = _one(conn.execute(_sql("avg_sizes")))
+    doc, row, tag = float(doc), float(row), float(tag)
+    got["avg_doc_bytes"], got["avg_row_bytes"], got["avg_tag_row_bytes"] = doc, row, tag
+    got["value_doc_over_row"] = doc / row
+    sizes = {}
+    for rel in ("products_doc", "products_rel", "product_tags"):
+        h, toast, idx, total, keys, _ = _one(conn.execute(_sql("relation_storage"), {"relation": rel}))
+        sizes[rel] = {"heap": h, "base_total": h + toast + keys}
+    got["sizes"] = sizes
+    got["heap_doc_over_rel"] = sizes["products_doc"]["heap"] / sizes["products_rel"]["heap"]
+    rel_with_tags = sizes["products_rel"]["base_total"] + sizes["product_tags"]["base_total"]
+    got["base_total_rel_with_tags_over_doc"] = rel_with_tags / sizes["products_doc"]["base_total"]
+    got["tag_rel_over_doc_buffers"] = got["tag_rel"]["buffers"] / got["tag_doc"]["buffers"]
+    return got
+
+
 def derive(build: str, counts: list[int]) -> dict[str, Any]:
     import psycopg
 
@@ -93,44 +132,7 @@ def derive(build: str, counts: list[int]) -> dict[str, Any]:
         with psycopg.connect(host=str(sock), user="postgres", dbname="postgres", autocommit=True) as conn:
             out["version"] = _one(conn.execute("SHOW server_version"))[0]
             for n in counts:
-                t0 = time.perf_counter()
-                for name in FILES:
-                    for stmt in statements(_sql(name)):
-                        conn.execute(stmt, {"products": n} if "%(products)s" in stmt else None)
-                got: dict[str, Any] = {"load_seconds": round(time.perf_counter() - t0, 1)}
-                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
-                for rel in ("products_doc", "products_rel", "product_tags"):
-                    conn.execute("SELECT pg_prewarm(%s)", (rel,))
-                for script in ("tag_doc", "tag_rel", "cb_doc_btree", "cb_doc_gin", "cb_rel"):
-                    q = _fixed(
-                        (paths.SQL_DIR / "catalogue" / "pgbench" / f"{script}.sql").read_text(encoding="utf-8"), {**PARAMS, "products": n}
-                    )
-                    plan = _one(conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + q))[0][0]
-                    top = plan["Plan"]
-                    node = top
-                    while (
-                        node.get("Node Type") in {"Aggregate", "Limit", "Gather", "Gather Merge", "Sort", "Result"}
-                        and len(node.get("Plans", [])) == 1
-                    ):
-                        node = node["Plans"][0]
-                    got[script] = {
-                        "rows": node.get("Actual Rows", 0) * (node.get("Actual Loops", 1) or 1),
-                        "buffers": int(top.get("Shared Hit Blocks", 0)) + int(top.get("Shared Read Blocks", 0)),
-                    }
-                doc, row, tag = _one(conn.execute(_sql("avg_sizes")))
-                doc, row, tag = float(doc), float(row), float(tag)
-                got["avg_doc_bytes"], got["avg_row_bytes"], got["avg_tag_row_bytes"] = doc, row, tag
-                got["value_doc_over_row"] = doc / row
-                sizes = {}
-                for rel in ("products_doc", "products_rel", "product_tags"):
-                    h, toast, idx, total, keys, _ = _one(conn.execute(_sql("relation_storage"), {"relation": rel}))
-                    sizes[rel] = {"heap": h, "base_total": h + toast + keys}
-                got["sizes"] = sizes
-                got["heap_doc_over_rel"] = sizes["products_doc"]["heap"] / sizes["products_rel"]["heap"]
-                got["base_total_rel_with_tags_over_doc"] = (
-                    sizes["products_rel"]["base_total"] + sizes["product_tags"]["base_total"]
-                ) / sizes["products_doc"]["base_total"]
-                got["tag_rel_over_doc_buffers"] = got["tag_rel"]["buffers"] / got["tag_doc"]["buffers"]
+                got = _facts_at(conn, n)
                 out["scales"][n] = got
                 print(json.dumps({n: got}, default=float), flush=True)
     finally:

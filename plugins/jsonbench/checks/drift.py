@@ -211,28 +211,39 @@ def _rel(before: float, after: float) -> float | None:
     return (after - before) / abs(before) if before else None
 
 
-def drift_frame(
-    tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any], suite: str, policy: dict[str, Any], detector: Any = None
-) -> pd.DataFrame:
-    """Judge every measured metric of ``suite`` in tonight's rows against ``dataset``'s history.
+@dataclass(frozen=True)
+class _Settings:
+    """The policy's knobs for one drift frame, read once before any row is judged."""
 
-    ``detector`` is :func:`jsonbench.checks.changepoints.detect` unless a test passes another.
-    """
-    if detector is None:
-        from jsonbench.checks.changepoints import detect as detector
-    min_history = int(policy.get("min_history", 4))
-    det_min_history = int(policy.get("deterministic_min_history", 1))
-    window = int(policy.get("window", 30))
-    recent = int(policy.get("recent_runs", 3))
-    mode = str(policy.get("points", "samples"))
-    include = policy.get("include_metrics")
-    exclude = set(policy.get("exclude_metrics") or [])
+    min_history: int
+    det_min_history: int
+    window: int
+    recent: int
+    mode: str
+    include: Any
+    exclude: set[Any]
 
-    now = _fill_quiet(tonight[(tonight["suite"] == suite) & (tonight["status"] == "ok")].copy())
-    hist = _fill_quiet(history_of(dataset, run, suite).copy())
-    for df in (now, hist):
-        df["engine_build"] = df["engine_build"].fillna("")
-    # One pass over the history, oldest first: per series key, one record per run (the last one wins).
+    @classmethod
+    def of(cls, policy: dict[str, Any]) -> _Settings:
+        return cls(
+            min_history=int(policy.get("min_history", 4)),
+            det_min_history=int(policy.get("deterministic_min_history", 1)),
+            window=int(policy.get("window", 30)),
+            recent=int(policy.get("recent_runs", 3)),
+            mode=str(policy.get("points", "samples")),
+            include=policy.get("include_metrics"),
+            exclude=set(policy.get("exclude_metrics") or []),
+        )
+
+
+#: One statistical series handed to the detector: its points and the rule's minimum magnitude.
+_Series = tuple[list[float], float]
+#: Where a series' change points land: the row's index in ``rows``, the run each point belongs to, and the runs' ids and dates.
+_SeriesMeta = tuple[int, list[int], list[dict[str, Any]]]
+
+
+def _history_series(hist: pd.DataFrame) -> dict[tuple[Any, ...], list[Any]]:
+    """One pass over the history, oldest first: per series key, one record per run (the last one wins)."""
     groups: dict[tuple[Any, ...], list[Any]] = {}
     if not hist.empty:
         for x in hist.sort_values(["logical_date", "run_id"]).itertuples(index=False):
@@ -241,116 +252,123 @@ def drift_frame(
                 series[-1] = x
             else:
                 series.append(x)
+    return groups
 
-    rows: list[dict[str, Any]] = []
-    pending: dict[str, tuple[list[float], float]] = {}
-    pending_meta: dict[str, tuple[int, list[int], list[dict[str, Any]]]] = {}
-    for r in now.itertuples(index=False):
-        key = (r.engine_id, r.engine_build, r.workload, r.variant, r.metric)
-        rule = rule_for(policy, suite, r.workload, r.variant, r.metric, r.unit)
-        value = _num(r.value)
-        q = _quiet(r)
-        row: dict[str, Any] = {
-            "suite": suite,
-            "engine_id": r.engine_id,
-            "engine_version": r.engine_version,
-            "engine_build": r.engine_build,
-            "workload": r.workload,
-            "variant": r.variant,
-            "metric": r.metric,
-            "unit": r.unit,
-            "value": value,
-            "spread": _num(r.spread),
-            "history_n": 0,
-            "reference": None,
-            "lower": None,
-            "upper": None,
-            "relative_change": None,
-            "drift_score": None,
-            "judged": "no",
-            "verdict": "insufficient_history",
-            "method": "relative_tolerance" if rule.kind == "deterministic" else "otava",
-            "metric_kind": "deterministic" if rule.kind == "deterministic" else "timing",
-            "history_runs": "[]",
-            "change_points": "[]",
-            "quiet": q,
-            "host_other_cpu": _num(getattr(r, "host_other_cpu", None)),
-            "note": "",
-        }
-        rows.append(row)
-        if (include and r.metric not in include) or r.metric in exclude or value is None:
-            row.update(verdict="excluded", note="left out by the drift policy" if value is not None else "no value")
-            continue
-        g = groups.get(key) or []
-        if rule.kind == "deterministic":
-            h = [(str(x.run_id), x.logical_date, v) for x in g[-window:] if (v := _num(x.value)) is not None]
-            row["history_n"] = len(h)
-            row["history_runs"] = json.dumps([t[0] for t in h])
-            if len(h) < det_min_history:
-                row["note"] = f"{len(h)} earlier run(s); a deterministic metric needs {det_min_history}"
-                continue
-            ref = statistics.median([t[2] for t in h])
-            allowed = max(rule.tolerance * abs(ref), rule.floor)
-            row.update(reference=ref, lower=ref - allowed, upper=ref + allowed, relative_change=_rel(ref, value))
-            score = abs(value - ref) / allowed if allowed > 0 else (0.0 if value == ref else 1e9)
-            series = [*h, (run["run_id"], run.get("logical_date"), value)]
-            cps = []
-            for (_, _, before), (rid, ld, after) in zip(series, series[1:], strict=False):
-                if abs(after - before) > max(rule.tolerance * abs(before), rule.floor):
-                    cps.append(
-                        {
-                            "run_id": rid,
-                            "logical_date": _iso(ld),
-                            "metric_before": before,
-                            "metric_after": after,
-                            "relative_change": _rel(before, after),
-                            "pvalue": None,
-                        }
-                    )
-            row.update(
-                drift_score=min(score, 1e9),
-                judged="yes",
-                verdict="drift" if score > 1 else "ok",
-                change_points=json.dumps(cps, default=str),
-            )
-            continue
-        # Statistical: quiet history only, and tonight only if quiet.
-        usable = [x for x in g if _quiet(x) is not False]
-        usable = usable[-window:]
-        row["history_n"] = len(usable)
-        row["history_runs"] = json.dumps([str(x.run_id) for x in usable])
-        if q is False:
-            row.update(
-                verdict="disturbed",
-                note=f"measured while the host was busy (host_other_cpu {row['host_other_cpu']}); not judged, left out of later histories",
-            )
-            continue
-        if len(usable) < min_history:
-            row["note"] = f"{len(usable)} quiet earlier run(s); change-point detection needs {min_history}"
-            continue
-        runs_meta: list[dict[str, Any]] = []
-        values: list[float] = []
-        owner: list[int] = []
-        for i, x in enumerate([*usable, r]):
-            pts = _points(x, mode)
-            values += pts
-            owner += [i] * len(pts)
-            runs_meta.append(
+
+def _tonight_row(suite: str, r: Any, rule: Rule) -> dict[str, Any]:
+    """Tonight's row as it stands before judging: not judged, ``insufficient_history`` until a check says otherwise."""
+    return {
+        "suite": suite,
+        "engine_id": r.engine_id,
+        "engine_version": r.engine_version,
+        "engine_build": r.engine_build,
+        "workload": r.workload,
+        "variant": r.variant,
+        "metric": r.metric,
+        "unit": r.unit,
+        "value": _num(r.value),
+        "spread": _num(r.spread),
+        "history_n": 0,
+        "reference": None,
+        "lower": None,
+        "upper": None,
+        "relative_change": None,
+        "drift_score": None,
+        "judged": "no",
+        "verdict": "insufficient_history",
+        "method": "relative_tolerance" if rule.kind == "deterministic" else "otava",
+        "metric_kind": "deterministic" if rule.kind == "deterministic" else "timing",
+        "history_runs": "[]",
+        "change_points": "[]",
+        "quiet": _quiet(r),
+        "host_other_cpu": _num(getattr(r, "host_other_cpu", None)),
+        "note": "",
+    }
+
+
+def _judge_deterministic(row: dict[str, Any], g: list[Any], rule: Rule, value: float, run: dict[str, Any], s: _Settings) -> None:
+    """Tonight against the median of the last ``window`` runs, within the rule's tolerance and floor (updates ``row``)."""
+    h = [(str(x.run_id), x.logical_date, v) for x in g[-s.window :] if (v := _num(x.value)) is not None]
+    row["history_n"] = len(h)
+    row["history_runs"] = json.dumps([t[0] for t in h])
+    if len(h) < s.det_min_history:
+        row["note"] = f"{len(h)} earlier run(s); a deterministic metric needs {s.det_min_history}"
+        return
+    ref = statistics.median([t[2] for t in h])
+    allowed = max(rule.tolerance * abs(ref), rule.floor)
+    row.update(reference=ref, lower=ref - allowed, upper=ref + allowed, relative_change=_rel(ref, value))
+    score = abs(value - ref) / allowed if allowed > 0 else (0.0 if value == ref else 1e9)
+    cps = _deterministic_change_points([*h, (run["run_id"], run.get("logical_date"), value)], rule)
+    row.update(
+        drift_score=min(score, 1e9),
+        judged="yes",
+        verdict="drift" if score > 1 else "ok",
+        change_points=json.dumps(cps, default=str),
+    )
+
+
+def _deterministic_change_points(series: list[tuple[Any, Any, float]], rule: Rule) -> list[dict[str, Any]]:
+    """Every run (id, date, value) whose value differs from the run before it beyond the rule's tolerance."""
+    cps = []
+    for (_, _, before), (rid, ld, after) in zip(series, series[1:], strict=False):
+        if abs(after - before) > max(rule.tolerance * abs(before), rule.floor):
+            cps.append(
                 {
-                    "run_id": str(x.run_id) if i < len(usable) else run["run_id"],
-                    "logical_date": _iso(x.logical_date) if i < len(usable) else _iso(run.get("logical_date")),
+                    "run_id": rid,
+                    "logical_date": _iso(ld),
+                    "metric_before": before,
+                    "metric_after": after,
+                    "relative_change": _rel(before, after),
+                    "pvalue": None,
                 }
             )
-        ref = statistics.median([v for x in usable if (v := _num(x.value)) is not None] or [value])
-        row.update(
-            reference=ref, lower=ref / (1 + rule.min_magnitude), upper=ref * (1 + rule.min_magnitude), relative_change=_rel(ref, value)
-        )
-        sid = str(len(pending))
-        pending[sid] = (values, rule.min_magnitude)
-        pending_meta[sid] = (len(rows) - 1, owner, runs_meta)
+    return cps
 
-    # A metric the engine's previous run published (measured or not applicable) and tonight's did not: lost.
-    # Completeness (sanity) knows the suite's (workload, metric) pairs; this also sees a lost variant.
+
+def _statistical_series(
+    row: dict[str, Any], g: list[Any], r: Any, rule: Rule, value: float, run: dict[str, Any], s: _Settings
+) -> tuple[list[float], list[int], list[dict[str, Any]]] | None:
+    """The points, their runs and the runs' ids and dates for change-point detection, or None when not judged.
+
+    Quiet history only, and tonight only if quiet. Updates ``row`` with the history and the reference band
+    (the median of the history's published values, widened by the unit's minimum magnitude).
+    """
+    usable = [x for x in g if _quiet(x) is not False]
+    usable = usable[-s.window :]
+    row["history_n"] = len(usable)
+    row["history_runs"] = json.dumps([str(x.run_id) for x in usable])
+    if row["quiet"] is False:
+        row.update(
+            verdict="disturbed",
+            note=f"measured while the host was busy (host_other_cpu {row['host_other_cpu']}); not judged, left out of later histories",
+        )
+        return None
+    if len(usable) < s.min_history:
+        row["note"] = f"{len(usable)} quiet earlier run(s); change-point detection needs {s.min_history}"
+        return None
+    runs_meta: list[dict[str, Any]] = []
+    values: list[float] = []
+    owner: list[int] = []
+    for i, x in enumerate([*usable, r]):
+        pts = _points(x, s.mode)
+        values += pts
+        owner += [i] * len(pts)
+        runs_meta.append(
+            {
+                "run_id": str(x.run_id) if i < len(usable) else run["run_id"],
+                "logical_date": _iso(x.logical_date) if i < len(usable) else _iso(run.get("logical_date")),
+            }
+        )
+    ref = statistics.median([v for x in usable if (v := _num(x.value)) is not None] or [value])
+    row.update(reference=ref, lower=ref / (1 + rule.min_magnitude), upper=ref * (1 + rule.min_magnitude), relative_change=_rel(ref, value))
+    return values, owner, runs_meta
+
+
+def _missing_rows(tonight: pd.DataFrame, suite: str, groups: dict[tuple[Any, ...], list[Any]], window: int) -> list[dict[str, Any]]:
+    """A metric the engine's previous run published (measured or not applicable) and tonight's did not: lost.
+
+    Completeness (sanity) knows the suite's (workload, metric) pairs; this also sees a lost variant.
+    """
     tonight_keys = {
         (r.engine_id, r.engine_build, r.workload, r.variant, r.metric)
         for r in tonight[tonight["suite"] == suite].assign(engine_build=lambda f: f["engine_build"].fillna("")).itertuples(index=False)
@@ -363,6 +381,7 @@ def drift_frame(
             x = series[-1]
             if e not in last_run or (x.logical_date, x.run_id) > (last_run[e].logical_date, last_run[e].run_id):
                 last_run[e] = x
+    rows: list[dict[str, Any]] = []
     for key, series in groups.items():
         e = (key[0], key[1])
         if e not in last_run or key in tonight_keys or not series or series[-1].run_id != last_run[e].run_id:
@@ -397,46 +416,106 @@ def drift_frame(
                 "note": f"published by the previous run of this build ({x.run_id}) and missing tonight",
             }
         )
+    return rows
 
-    if pending:
-        version, found = detector(pending, window_len=int(policy.get("window_len", 30)), max_pvalue=float(policy.get("max_pvalue", 0.001)))
-        for sid, cps in found.items():
-            idx, owner, runs_meta = pending_meta[sid]
-            row = rows[idx]
-            n_runs = len(runs_meta)
-            listed = []
-            score = 0.0
-            for cp in cps:
-                run_i = owner[cp.index] if 0 <= cp.index < len(owner) else n_runs - 1
-                meta = runs_meta[run_i]
-                listed.append(
-                    {
-                        **meta,
-                        "metric_before": cp.mean_before,
-                        "metric_after": cp.mean_after,
-                        "relative_change": cp.forward_change,
-                        "pvalue": cp.pvalue,
-                        "magnitude": cp.magnitude,
-                    }
-                )
-                if run_i >= n_runs - recent:
-                    min_mag = pending[sid][1]
-                    score = max(score, cp.magnitude / min_mag if min_mag > 0 else 1e9)
-            row.update(
-                change_points=json.dumps(listed, default=str),
-                drift_score=score if score else 0.0,
-                judged="yes",
-                verdict="drift" if score > 1 else "ok",
-                method=f"otava {version}".strip(),
+
+def _apply_change_points(
+    rows: list[dict[str, Any]],
+    pending: dict[str, _Series],
+    pending_meta: dict[str, _SeriesMeta],
+    found: dict[str, Any],
+    version: str,
+    recent: int,
+) -> None:
+    """Judge each statistical row by the detector's change points: drift when one starts in the last ``recent`` runs."""
+    for sid, cps in found.items():
+        idx, owner, runs_meta = pending_meta[sid]
+        row = rows[idx]
+        n_runs = len(runs_meta)
+        listed = []
+        score = 0.0
+        for cp in cps:
+            run_i = owner[cp.index] if 0 <= cp.index < len(owner) else n_runs - 1
+            meta = runs_meta[run_i]
+            listed.append(
+                {
+                    **meta,
+                    "metric_before": cp.mean_before,
+                    "metric_after": cp.mean_after,
+                    "relative_change": cp.forward_change,
+                    "pvalue": cp.pvalue,
+                    "magnitude": cp.magnitude,
+                }
             )
-            if score <= 1 and listed:
-                row["note"] = f"{len(listed)} earlier change point(s), none in the last {recent} runs"
+            if run_i >= n_runs - recent:
+                min_mag = pending[sid][1]
+                score = max(score, cp.magnitude / min_mag if min_mag > 0 else 1e9)
+        row.update(
+            change_points=json.dumps(listed, default=str),
+            drift_score=score if score else 0.0,
+            judged="yes",
+            verdict="drift" if score > 1 else "ok",
+            method=f"otava {version}".strip(),
+        )
+        if score <= 1 and listed:
+            row["note"] = f"{len(listed)} earlier change point(s), none in the last {recent} runs"
+
+
+def _typed_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The rows as a frame of ``DRIFT_COLUMNS`` with numeric columns as float64 and ``quiet`` as yes/no/unknown."""
     frame = pd.DataFrame(rows, columns=DRIFT_COLUMNS)
     for col in ("value", "spread", "reference", "lower", "upper", "relative_change", "drift_score", "host_other_cpu"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
     frame["history_n"] = frame["history_n"].astype("int64")
     frame["quiet"] = frame["quiet"].map(lambda v: "unknown" if v is None else ("yes" if v else "no"))
     return frame
+
+
+def drift_frame(
+    tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any], suite: str, policy: dict[str, Any], detector: Any = None
+) -> pd.DataFrame:
+    """Judge every measured metric of ``suite`` in tonight's rows against ``dataset``'s history.
+
+    ``detector`` is :func:`jsonbench.checks.changepoints.detect` unless a test passes another. Deterministic
+    metrics are judged row by row; statistical ones are collected and handed to the detector in one call
+    (Otava runs in its own venv: one subprocess serves every series), then judged by its change points.
+    """
+    if detector is None:
+        from jsonbench.checks.changepoints import detect as detector
+    s = _Settings.of(policy)
+    now = _fill_quiet(tonight[(tonight["suite"] == suite) & (tonight["status"] == "ok")].copy())
+    hist = _fill_quiet(history_of(dataset, run, suite).copy())
+    for df in (now, hist):
+        df["engine_build"] = df["engine_build"].fillna("")
+    groups = _history_series(hist)
+
+    rows: list[dict[str, Any]] = []
+    pending: dict[str, _Series] = {}
+    pending_meta: dict[str, _SeriesMeta] = {}
+    for r in now.itertuples(index=False):
+        rule = rule_for(policy, suite, r.workload, r.variant, r.metric, r.unit)
+        row = _tonight_row(suite, r, rule)
+        rows.append(row)
+        value = row["value"]
+        if (s.include and r.metric not in s.include) or r.metric in s.exclude or value is None:
+            row.update(verdict="excluded", note="left out by the drift policy" if value is not None else "no value")
+            continue
+        g = groups.get((r.engine_id, r.engine_build, r.workload, r.variant, r.metric)) or []
+        if rule.kind == "deterministic":
+            _judge_deterministic(row, g, rule, value, run, s)
+            continue
+        series = _statistical_series(row, g, r, rule, value, run, s)
+        if series is not None:
+            values, owner, runs_meta = series
+            sid = str(len(pending))
+            pending[sid] = (values, rule.min_magnitude)
+            pending_meta[sid] = (len(rows) - 1, owner, runs_meta)
+
+    rows += _missing_rows(tonight, suite, groups, s.window)
+    if pending:
+        version, found = detector(pending, window_len=int(policy.get("window_len", 30)), max_pvalue=float(policy.get("max_pvalue", 0.001)))
+        _apply_change_points(rows, pending, pending_meta, found, version, s.recent)
+    return _typed_frame(rows)
 
 
 def drift_expectations(policy: dict[str, Any]) -> list[dict[str, Any]]:

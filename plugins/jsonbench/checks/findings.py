@@ -315,6 +315,34 @@ def _row(
     }
 
 
+def _cross_engine_row(
+    suite: str,
+    f: dict[str, Any],
+    scale: str | None,
+    by_engine: dict[str, Values],
+    firsts: dict[str, pd.Series],
+    promised_set: set[tuple[str, str]] | None,
+) -> dict[str, Any]:
+    """The row of a finding comparing two engines (``numerator/denominator``), naming the engines this run lacks."""
+    engines = [t["engine"] for t in terms(f)]
+    num = (f.get("numerator") or [{}])[0].get("engine", "?")
+    den = (f.get("denominator") or [{}])[0].get("engine", "?")
+    missing = [e for e in dict.fromkeys(engines) if e not in by_engine]
+    versions = "/".join(str(firsts[e].get("engine_version")) if e in firsts else "-" for e in (num, den))
+    builds = "/".join(str(firsts[e].get("engine_build")) if e in firsts else "-" for e in (num, den))
+    return _row(
+        suite,
+        f,
+        f"{num}/{den}",
+        versions,
+        builds,
+        scale,
+        by_engine,
+        promised_set,
+        missing_engine=f"engine(s) {', '.join(missing)} not in this run" if missing else None,
+    )
+
+
 def findings_frame(
     measurements: pd.DataFrame,
     suite: str,
@@ -360,26 +388,7 @@ def findings_frame(
                     reasons=reasons[engine_id],
                 )
             )
-    for f in cross:
-        engines = [t["engine"] for t in terms(f)]
-        num = (f.get("numerator") or [{}])[0].get("engine", "?")
-        den = (f.get("denominator") or [{}])[0].get("engine", "?")
-        missing = [e for e in dict.fromkeys(engines) if e not in by_engine]
-        versions = "/".join(str(firsts[e].get("engine_version")) if e in firsts else "-" for e in (num, den))
-        builds = "/".join(str(firsts[e].get("engine_build")) if e in firsts else "-" for e in (num, den))
-        rows.append(
-            _row(
-                suite,
-                f,
-                f"{num}/{den}",
-                versions,
-                builds,
-                scale,
-                by_engine,
-                promised_set,
-                missing_engine=f"engine(s) {', '.join(missing)} not in this run" if missing else None,
-            )
-        )
+    rows += [_cross_engine_row(suite, f, scale, by_engine, firsts, promised_set) for f in cross]
     frame = pd.DataFrame(rows, columns=FINDINGS_COLUMNS)
     for col in ("observed", "band_min", "band_max", "seed_value"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")

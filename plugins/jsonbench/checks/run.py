@@ -217,48 +217,48 @@ def _drift(
         disturbed = int((g["verdict"] == "disturbed").sum())
         if disturbed:
             notes.append(f"{suite} on {engine_id}: {disturbed} metric(s) measured while the host was busy; not judged")
-    rows = []
-    for r in frame.itertuples(index=False):
-        ok = (r.engine_id, r.workload, r.variant, r.metric) not in failed
-        rows.append(
-            {
-                "check_kind": "drift",
-                "suite": suite,
-                "engine_id": r.engine_id,
-                "engine_version": _str(r.engine_version),
-                "engine_build": _str(r.engine_build),
-                "workload": r.workload,
-                "variant": r.variant,
-                "metric": r.metric,
-                "unit": r.unit,
-                "expectation": f"no_drift:{r.workload}/{r.variant}/{r.metric}",
-                "description": f"{r.metric} of {r.workload}: {r.method} over {r.history_n} earlier run(s) and tonight",
-                "observed": None if pd.isna(r.value) else float(r.value),
-                "min_value": None if pd.isna(r.lower) else float(r.lower),
-                "max_value": None if pd.isna(r.upper) else float(r.upper),
-                "success": ok,
-                "verdict": r.verdict if ok else ("missing" if r.verdict == "missing" else "drift"),
-                "gx_suite": f"{suite}.drift",
-                "scale": run.get("scale"),
-                "details": {
-                    "method": r.method,
-                    "metric_kind": r.metric_kind,
-                    "history_runs": json.loads(r.history_runs),
-                    "history_n": int(r.history_n),
-                    "change_points": json.loads(r.change_points),
-                    "reference": None if pd.isna(r.reference) else float(r.reference),
-                    "history_median": None if pd.isna(r.reference) else float(r.reference),  # the report's name for it
-                    "relative_change": None if pd.isna(r.relative_change) else float(r.relative_change),
-                    "drift_score": None if pd.isna(r.drift_score) else float(r.drift_score),
-                    "quiet": r.quiet,
-                    "host_other_cpu": None if pd.isna(r.host_other_cpu) else float(r.host_other_cpu),
-                    "note": r.note or None,
-                    "scale": run.get("scale"),
-                },
-            }
-        )
+    rows = [_drift_row(r, suite, (r.engine_id, r.workload, r.variant, r.metric) not in failed, run) for r in frame.itertuples(index=False)]
     rows += _aggregate_rows("drift", suite, extra, run)
     return rows, notes
+
+
+def _drift_row(r: Any, suite: str, ok: bool, run: dict[str, Any]) -> dict[str, Any]:
+    """The validation row of one drift-frame row; ``ok`` is whether GX passed its expectations."""
+    return {
+        "check_kind": "drift",
+        "suite": suite,
+        "engine_id": r.engine_id,
+        "engine_version": _str(r.engine_version),
+        "engine_build": _str(r.engine_build),
+        "workload": r.workload,
+        "variant": r.variant,
+        "metric": r.metric,
+        "unit": r.unit,
+        "expectation": f"no_drift:{r.workload}/{r.variant}/{r.metric}",
+        "description": f"{r.metric} of {r.workload}: {r.method} over {r.history_n} earlier run(s) and tonight",
+        "observed": None if pd.isna(r.value) else float(r.value),
+        "min_value": None if pd.isna(r.lower) else float(r.lower),
+        "max_value": None if pd.isna(r.upper) else float(r.upper),
+        "success": ok,
+        "verdict": r.verdict if ok else ("missing" if r.verdict == "missing" else "drift"),
+        "gx_suite": f"{suite}.drift",
+        "scale": run.get("scale"),
+        "details": {
+            "method": r.method,
+            "metric_kind": r.metric_kind,
+            "history_runs": json.loads(r.history_runs),
+            "history_n": int(r.history_n),
+            "change_points": json.loads(r.change_points),
+            "reference": None if pd.isna(r.reference) else float(r.reference),
+            "history_median": None if pd.isna(r.reference) else float(r.reference),  # the report's name for it
+            "relative_change": None if pd.isna(r.relative_change) else float(r.relative_change),
+            "drift_score": None if pd.isna(r.drift_score) else float(r.drift_score),
+            "quiet": r.quiet,
+            "host_other_cpu": None if pd.isna(r.host_other_cpu) else float(r.host_other_cpu),
+            "note": r.note or None,
+            "scale": run.get("scale"),
+        },
+    }
 
 
 def _damaged_rows(damaged: Any, results_dir: str | Path, table: str) -> list[dict[str, Any]]:
@@ -288,6 +288,38 @@ def _damaged_rows(damaged: Any, results_dir: str | Path, table: str) -> list[dic
     return rows
 
 
+def _published(dataset: pd.DataFrame, run: dict[str, Any], damaged: Any) -> pd.DataFrame:
+    """The run's rows of the dataset; a run with none has nothing to check (an error naming the damaged files the read skipped)."""
+    published = dataset[dataset["run_id"] == run["run_id"]].copy()
+    if published.empty:
+        skipped = "; ".join(d.path for d in damaged)
+        raise RuntimeError(
+            f"run {run['run_id']!r} has no published rows under {run['results_dir']}; nothing to check"
+            + (f" (damaged files skipped: {skipped})" if skipped else "")
+        )
+    return published
+
+
+def _suite_checks(
+    lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, dataset: pd.DataFrame
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Reproduction and drift of each suite in the run; without Otava, drift is one failed row per suite, not an exception."""
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for suite in sorted(published["suite"].unique()):
+        if suite in lib.reproduction:
+            rows += _reproduction(lib, gxs, run, published, suite)
+        else:
+            notes.append(f"{suite}: no {suite}.reproduction.json, so no reproduction expectations")
+        try:
+            drift_rows, drift_notes = _drift(lib, gxs, run, published, dataset, suite)
+        except DetectorUnavailable as exc:
+            drift_rows, drift_notes = [_detector_row(suite, str(exc))], [f"{suite}: drift not judged: {exc}"]
+        rows += drift_rows
+        notes += drift_notes
+    return rows, notes
+
+
 def check_run(run: dict[str, Any]) -> dict[str, Any]:
     """Check one published run; store its validation rows; raise :class:`ChecksFailed` if any failed.
 
@@ -302,13 +334,7 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     lib = load_library()
     read = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=run["hardware_label"])
     dataset = read.table.to_pandas()
-    published = dataset[dataset["run_id"] == run["run_id"]].copy()
-    if published.empty:
-        damaged = "; ".join(d.path for d in read.damaged)
-        raise RuntimeError(
-            f"run {run['run_id']!r} has no published rows under {results_dir}; nothing to check"
-            + (f" (damaged files skipped: {damaged})" if damaged else "")
-        )
+    published = _published(dataset, run, read.damaged)
     if not run.get("scale"):
         run = {**run, "scale": published["scale"].iloc[0]}
 
@@ -318,22 +344,58 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     rows = _damaged_rows(read.damaged, results_dir, MEASUREMENTS)
     rows += _sanity(lib, gxs, run, published)
     notes: list[str] = [f"skipped unreadable dataset file {d.path}: {d.error}" for d in read.damaged]
-    for suite in sorted(published["suite"].unique()):
-        if suite in lib.reproduction:
-            rows += _reproduction(lib, gxs, run, published, suite)
-        else:
-            notes.append(f"{suite}: no {suite}.reproduction.json, so no reproduction expectations")
-        try:
-            drift_rows, drift_notes = _drift(lib, gxs, run, published, dataset, suite)
-        except DetectorUnavailable as exc:
-            drift_rows, drift_notes = [_detector_row(suite, str(exc))], [f"{suite}: drift not judged: {exc}"]
-        rows += drift_rows
-        notes += drift_notes
+    suite_rows, suite_notes = _suite_checks(lib, gxs, run, published, dataset)
+    rows += suite_rows
+    notes += suite_notes
 
     pages = gxs.finish() if _docs_enabled() else {}
     docs_index = gxs.build_docs() if _docs_enabled() else None
     index_page = _relative(docs_index, results_dir) if docs_index else None
-    validated_at = _now()
+    _stamp(rows, _now(), pages, index_page)
+    target = publish_validations(results_dir, run, rows)
+
+    failed = [r for r in rows if not r["success"]]
+    summary = {
+        "run_id": run["run_id"],
+        "scale": run.get("scale"),
+        "checked": len(rows),
+        "failed": len(failed),
+        **_counts(rows),
+        "damaged_files": [d.path for d in read.damaged],
+        "notes": notes,
+        "failures": [_failure_line(r) for r in failed[:20]],
+        "validations": str(target),
+        "data_docs": str(docs_index) if docs_index else None,
+        "data_docs_pages": pages,
+        "results_dir": str(results_dir),
+    }
+    _log_summary(summary)
+    if failed:
+        raise ChecksFailed(summary)
+    return summary
+
+
+#: What a validation row is about, for tests and alerts: "sanity" (schema, completeness, damaged
+#: files), "deterministic" (a fact of the data: counts, sizes, plans; reproduction or drift),
+#: "timing" (a measured speed: its band or its change points).
+TAGS = ("sanity", "deterministic", "timing")
+
+
+def _log_summary(summary: dict[str, Any]) -> None:
+    for note in summary["notes"]:
+        log.info("check: %s", note)
+    log.info(
+        "check of run %s: %d checks, %d failed; %s; Data Docs %s",
+        summary["run_id"],
+        summary["checked"],
+        summary["failed"],
+        summary["by_kind"],
+        summary["data_docs"],
+    )
+
+
+def _stamp(rows: list[dict[str, Any]], validated_at: datetime, pages: dict[str, str], index_page: str | None) -> None:
+    """Give every row the check's time, and in its details (JSON text) its check kind and its Data Docs page (else the index)."""
     for r in rows:
         r["validated_at"] = validated_at
         details = r.get("details")
@@ -341,9 +403,10 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
         details.setdefault("check", r["check_kind"])
         details["data_docs_page"] = pages.get(r.get("gx_suite") or "") or index_page
         r["details"] = json.dumps(details, default=str)
-    target = publish_validations(results_dir, run, rows)
 
-    failed = [r for r in rows if not r["success"]]
+
+def _counts(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The summary's counts: passed and failed per check kind (``by_kind``) and per finding tag (``by_tag``), drift verdicts."""
     by_kind: dict[str, dict[str, int]] = {}
     by_finding_kind: dict[str, dict[str, int]] = {}
     for r in rows:
@@ -356,36 +419,7 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     for r in rows:
         if r["check_kind"] == "drift" and r.get("verdict"):
             verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
-    summary = {
-        "run_id": run["run_id"],
-        "scale": run.get("scale"),
-        "checked": len(rows),
-        "failed": len(failed),
-        "by_kind": by_kind,
-        "by_tag": by_finding_kind,
-        "drift_verdicts": verdicts,
-        "damaged_files": [d.path for d in read.damaged],
-        "notes": notes,
-        "failures": [_failure_line(r) for r in failed[:20]],
-        "validations": str(target),
-        "data_docs": str(docs_index) if docs_index else None,
-        "data_docs_pages": pages,
-        "results_dir": str(results_dir),
-    }
-    for note in notes:
-        log.info("check: %s", note)
-    log.info(
-        "check of run %s: %d checks, %d failed; %s; Data Docs %s", run["run_id"], len(rows), len(failed), by_kind, summary["data_docs"]
-    )
-    if failed:
-        raise ChecksFailed(summary)
-    return summary
-
-
-#: What a validation row is about, for tests and alerts: "sanity" (schema, completeness, damaged
-#: files), "deterministic" (a fact of the data: counts, sizes, plans; reproduction or drift),
-#: "timing" (a measured speed: its band or its change points).
-TAGS = ("sanity", "deterministic", "timing")
+    return {"by_kind": by_kind, "by_tag": by_finding_kind, "drift_verdicts": verdicts}
 
 
 def row_tag(row: dict[str, Any] | pd.Series) -> str:

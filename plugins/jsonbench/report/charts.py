@@ -84,16 +84,12 @@ class _Data:
         return out
 
 
-@_built_without_checks
-def findings_chart(score: SuiteScore) -> tuple[dict[str, Any] | None, list[str]]:
-    """Observed / seed per finding, bands shaded; returns the spec and the findings not drawable on a ratio axis."""
-    data = _Data()
+def _findings_points(score: SuiteScore) -> tuple[list[dict[str, Any]], dict[tuple[str, str], dict[str, Any]], list[str]]:
+    """The findings chart's data: a point per finding, engine and scale observed (its ratio to the seed), the band
+    per finding and scale (open sides None), and the findings with no point."""
     points: list[dict[str, Any]] = []
     bands: dict[tuple[str, str], dict[str, Any]] = {}
     skipped: list[str] = []
-    order = [r.finding for r in score.rows]
-    engines = sorted({c.engine_id for c in score.columns}, key=lambda e: [c.engine_id for c in score.columns].index(e))
-    scales = list(dict.fromkeys(c.scale for c in score.columns))
     for r in score.rows:
         drawn = False
         for c in score.columns:
@@ -128,6 +124,17 @@ def findings_chart(score: SuiteScore) -> tuple[dict[str, Any] | None, list[str]]
             )
         if not drawn:
             skipped.append(r.finding)
+    return points, bands, skipped
+
+
+@_built_without_checks
+def findings_chart(score: SuiteScore) -> tuple[dict[str, Any] | None, list[str]]:
+    """Observed / seed per finding, bands shaded; returns the spec and the findings not drawable on a ratio axis."""
+    data = _Data()
+    points, bands, skipped = _findings_points(score)
+    order = [r.finding for r in score.rows]
+    engines = sorted({c.engine_id for c in score.columns}, key=lambda e: [c.engine_id for c in score.columns].index(e))
+    scales = list(dict.fromkeys(c.scale for c in score.columns))
     if not points:
         return None, skipped
     vals = [p["ratio"] for p in points] + [b[k] for b in bands.values() for k in ("lo", "hi") if b[k]]
@@ -182,15 +189,10 @@ def findings_chart(score: SuiteScore) -> tuple[dict[str, Any] | None, list[str]]
     return data.spec(chart), skipped
 
 
-@_built_without_checks
-def figures_chart(suite: str, rows: list[FigureRow], cols: list[Column]) -> tuple[dict[str, Any] | None, list[str]]:
-    """Measured / seed per seed figure (the seed scaled to the run where the figure grows with it)."""
-    data = _Data()
+def _figure_points(rows: list[FigureRow], cols: list[Column]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The figures chart's data: a point per figure and column with a ratio, and the figures with none."""
     points: list[dict[str, Any]] = []
     skipped: list[str] = []
-    order = [r.label for r in rows]
-    engines = list(dict.fromkeys(c.engine_id for c in cols))
-    scales = list(dict.fromkeys(c.scale for c in cols))
     for r in rows:
         drawn = False
         for c in cols:
@@ -215,6 +217,17 @@ def figures_chart(suite: str, rows: list[FigureRow], cols: list[Column]) -> tupl
             )
         if not drawn:
             skipped.append(r.label)
+    return points, skipped
+
+
+@_built_without_checks
+def figures_chart(suite: str, rows: list[FigureRow], cols: list[Column]) -> tuple[dict[str, Any] | None, list[str]]:
+    """Measured / seed per seed figure (the seed scaled to the run where the figure grows with it)."""
+    data = _Data()
+    points, skipped = _figure_points(rows, cols)
+    order = [r.label for r in rows]
+    engines = list(dict.fromkeys(c.engine_id for c in cols))
+    scales = list(dict.fromkeys(c.scale for c in cols))
     if not points:
         return None, skipped
     vals = [p["ratio"] for p in points]
@@ -253,20 +266,8 @@ def figures_chart(suite: str, rows: list[FigureRow], cols: list[Column]) -> tupl
     return data.spec(chart), skipped
 
 
-@_built_without_checks
-def trend_chart(
-    suite: str, metric: str, hist: Any, cps: list[dict[str, Any]], drifted: set[tuple[str, str, str, str]]
-) -> dict[str, Any] | None:
-    """``metric`` over runs: a panel per engine, a line per workload/variant; change points as dashed red rules.
-
-    ``hist`` is the history frame (measurement rows of one label, scale and suite); ``drifted`` the
-    (engine, workload, variant, metric) whose drift verdict tonight is ``drift``.
-    """
-    h = hist[(hist["metric"] == metric) & (hist["status"] == "ok")]
-    if h.empty:
-        return None
-    unit = str(h["unit"].iloc[0])
-    engines = sorted(h["engine_id"].unique(), key=natural_key)
+def _trend_points(h: Any, metric: str, unit: str, drifted: set[tuple[str, str, str, str]]) -> list[dict[str, Any]]:
+    """The trend chart's points: one per run and workload/variant with a value, ringed where it drifted tonight."""
     latest = h.groupby("engine_id")["logical_date"].max().to_dict()
     rows: list[dict[str, Any]] = []
     for r in h.itertuples(index=False):
@@ -293,8 +294,12 @@ def trend_chart(
                 else "",
             }
         )
-    if not rows:
-        return None
+    return rows
+
+
+def _change_rules(h: Any, metric: str, engines: list[str], cps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The trend chart's change points of ``metric`` on its engines, dated by the run they start at when they carry no date."""
+    rows: list[dict[str, Any]] = []
     for cp in cps:
         if cp.get("metric") != metric or cp.get("engine_id") not in engines:
             continue
@@ -318,6 +323,27 @@ def trend_chart(
                 "pvalue": fmt(num(cp.get("pvalue"))),
             }
         )
+    return rows
+
+
+@_built_without_checks
+def trend_chart(
+    suite: str, metric: str, hist: Any, cps: list[dict[str, Any]], drifted: set[tuple[str, str, str, str]]
+) -> dict[str, Any] | None:
+    """``metric`` over runs: a panel per engine, a line per workload/variant; change points as dashed red rules.
+
+    ``hist`` is the history frame (measurement rows of one label, scale and suite); ``drifted`` the
+    (engine, workload, variant, metric) whose drift verdict tonight is ``drift``.
+    """
+    h = hist[(hist["metric"] == metric) & (hist["status"] == "ok")]
+    if h.empty:
+        return None
+    unit = str(h["unit"].iloc[0])
+    engines = sorted(h["engine_id"].unique(), key=natural_key)
+    rows = _trend_points(h, metric, unit, drifted)
+    if not rows:
+        return None
+    rows += _change_rules(h, metric, engines, cps)
     positive = [r["value"] for r in rows if r["kind"] == "point" and r["value"] > 0]
     log = bool(positive) and len(positive) == sum(1 for r in rows if r["kind"] == "point") and max(positive) / min(positive) > 100
     width = max(180, min(320, 900 // max(len(engines), 1)))

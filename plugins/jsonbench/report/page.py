@@ -37,6 +37,7 @@ from jsonbench.report.model import (
     Dataset,
     FigureRow,
     SuiteScore,
+    Verdict,
     change_points,
     columns,
     details_of,
@@ -155,6 +156,38 @@ def _col_header(c: Column) -> str:
     )
 
 
+def _score_cell(root: Path, c: Column, cell: Verdict | None) -> str:
+    """One scorecard cell: the observed value (linked to its Data Docs page), the verdict and the band, the reasons on hover."""
+    if cell is None:
+        return f"<td class='cell v-none' title='no verdict for this finding in run {escape(c.run_id)}'>—</td>"
+    band = f"[{fmt(cell.band_min)}, {fmt(cell.band_max)}]"
+    tip = (
+        f"{cell.verdict.replace('_', ' ')}; band {band} at {c.scale}"
+        + (f"; {cell.reason}" if cell.reason else "")
+        + (f"; why this band: {cell.band_reason}" if cell.band_reason else "")
+        + f"; run {cell.run_id}"
+    )
+    href = _href(root, cell.page)
+    value = fmt(cell.observed) if cell.observed is not None else "—"
+    value_html = f"<a href='{escape(href)}'>{escape(value)}</a>" if href else escape(value)
+    if cell.verdict == "not_applicable":
+        reason = cell.reason if len(cell.reason) <= 90 else cell.reason[:87] + "…"
+        return (
+            f"<td class='cell v-not_applicable' title='{escape(tip)}'>n/a"
+            f"{' · ' + value_html if cell.observed is not None else ''}<br><span class='band'>{escape(reason)}</span></td>"
+        )
+    mark = VERDICT_MARK.get(cell.verdict, escape(cell.verdict))
+    extra = (
+        f"<br><span class='band fail'>{escape(cell.reason)}</span>"
+        if cell.verdict == "fail" and cell.reason and cell.reason != "outside the band"
+        else ""
+    )
+    return (
+        f"<td class='cell v-{escape(cell.verdict)}' title='{escape(tip)}'>{value_html} {mark}<br><span "
+        f"class='band'>{escape(band)}</span>{extra}</td>"
+    )
+
+
 def scorecard_section(root: Path, scores: list[SuiteScore], run_id: str) -> str:
     total: dict[str, int] = {}
     other: dict[str, int] = {}
@@ -189,41 +222,9 @@ def scorecard_section(root: Path, scores: list[SuiteScore], run_id: str) -> str:
         )
         parts.append("<tr><th>finding</th><th>unit</th><th>seed</th>" + "".join(_col_header(c) for c in s.columns) + "</tr>")
         for r in s.rows:
-            cells = []
-            problem = False
-            for c in s.columns:
-                cell = r.cells.get(c.key)
-                if cell is None:
-                    cells.append(f"<td class='cell v-none' title='no verdict for this finding in run {escape(c.run_id)}'>—</td>")
-                    continue
-                problem |= cell.verdict in ("fail", "not_applicable")
-                band = f"[{fmt(cell.band_min)}, {fmt(cell.band_max)}]"
-                tip = (
-                    f"{cell.verdict.replace('_', ' ')}; band {band} at {c.scale}"
-                    + (f"; {cell.reason}" if cell.reason else "")
-                    + (f"; why this band: {cell.band_reason}" if cell.band_reason else "")
-                    + f"; run {cell.run_id}"
-                )
-                href = _href(root, cell.page)
-                value = fmt(cell.observed) if cell.observed is not None else "—"
-                value_html = f"<a href='{escape(href)}'>{escape(value)}</a>" if href else escape(value)
-                if cell.verdict == "not_applicable":
-                    reason = cell.reason if len(cell.reason) <= 90 else cell.reason[:87] + "…"
-                    cells.append(
-                        f"<td class='cell v-not_applicable' title='{escape(tip)}'>n/a"
-                        f"{' · ' + value_html if cell.observed is not None else ''}<br><span class='band'>{escape(reason)}</span></td>"
-                    )
-                else:
-                    mark = VERDICT_MARK.get(cell.verdict, escape(cell.verdict))
-                    extra = (
-                        f"<br><span class='band fail'>{escape(cell.reason)}</span>"
-                        if cell.verdict == "fail" and cell.reason and cell.reason != "outside the band"
-                        else ""
-                    )
-                    cells.append(
-                        f"<td class='cell v-{escape(cell.verdict)}' title='{escape(tip)}'>{value_html} {mark}<br><span "
-                        f"class='band'>{escape(band)}</span>{extra}</td>"
-                    )
+            verdicts = [r.cells.get(c.key) for c in s.columns]
+            cells = [_score_cell(root, c, v) for c, v in zip(s.columns, verdicts, strict=True)]
+            problem = any(v is not None and v.verdict in ("fail", "not_applicable") for v in verdicts)
             seed_tip = escape(r.seed_figure)
             parts.append(
                 f"<tr class='finding{' has-problem' if problem else ''}'><td><b>{escape(r.finding)}</b><br><span "
@@ -347,20 +348,34 @@ def suite_section(
     label, scale, until = str(first["hardware_label"]), str(first["scale"]), run["logical_date"].max()
     cols = columns(ds.cells, label, str(first["run_id"]), suite)
     parts = [f"<section class='suite' id='suite-{escape(suite)}'><h2>Suite {escape(suite)}</h2>"]
-    pages: list[tuple[str, str]] = []
-    if not ds.v.empty:
-        mine = ds.v[(ds.v["run_id"] == first["run_id"]) & (ds.v["suite"] == suite)].drop_duplicates("gx_suite")
-        pages = sorted((str(r.gx_suite), p) for r in mine.itertuples() if isinstance(r.gx_suite, str) for p in [_page_of(root, r)] if p)
-    if pages:
-        parts.append(
-            "<p class='note'>Great Expectations Data Docs of this run: "
-            + ", ".join(f"<a href='{escape(_href(root, p) or '')}'>{escape(g)}</a>" for g, p in pages)
-            + "</p>"
-        )
+    parts += _docs_links(root, ds, first["run_id"], suite)
     rows = seed_figures(seed, ds.m, cols, suite) if seed else []
     if rows:
         parts.append(reproduction_table(seed or {}, rows, cols))
-    parts.append("<h3>Ratios: this run and the latest run of each scale against the seed</h3><div class='grid'>")
+    parts += _ratio_charts(suite, score, rows, cols, cs)
+    parts += _trends_and_drift(ds, suite, str(first["run_id"]), label, scale, until, headline, cs)
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _docs_links(root: Path, ds: Dataset, run_id: Any, suite: str) -> list[str]:
+    """A line of links to the Great Expectations Data Docs pages of this run's validations of ``suite``, if any."""
+    pages: list[tuple[str, str]] = []
+    if not ds.v.empty:
+        mine = ds.v[(ds.v["run_id"] == run_id) & (ds.v["suite"] == suite)].drop_duplicates("gx_suite")
+        pages = sorted((str(r.gx_suite), p) for r in mine.itertuples() if isinstance(r.gx_suite, str) for p in [_page_of(root, r)] if p)
+    if not pages:
+        return []
+    return [
+        "<p class='note'>Great Expectations Data Docs of this run: "
+        + ", ".join(f"<a href='{escape(_href(root, p) or '')}'>{escape(g)}</a>" for g, p in pages)
+        + "</p>"
+    ]
+
+
+def _ratio_charts(suite: str, score: SuiteScore | None, rows: list[FigureRow], cols: list[Column], cs: Charts) -> list[str]:
+    """The findings and the seed figures as ratios to the seed, each chart captioned with what it could not draw."""
+    parts = ["<h3>Ratios: this run and the latest run of each scale against the seed</h3><div class='grid'>"]
     if score is not None:
         spec, skipped = charts.findings_chart(score)
         parts.append(
@@ -388,27 +403,33 @@ def suite_section(
     if score is None and not rows:
         parts.append("<p class='note'>No seed figures or findings for this suite.</p>")
     parts.append("</div>")
+    return parts
+
+
+def _trends_and_drift(
+    ds: Dataset, suite: str, run_id: str, label: str, scale: str, until: Any, headline: tuple[str, ...], cs: Charts
+) -> list[str]:
+    """Trend charts of the headline metrics (else the first four) over the label's history at ``scale``, then the drift verdicts."""
     hist = history(ds.m, label, scale, until, suite)
     nruns = hist["run_id"].nunique()
-    cps = change_points(ds.v, str(first["run_id"]), suite)
-    dv = drift_verdicts(ds.v, str(first["run_id"]), suite)
+    cps = change_points(ds.v, run_id, suite)
+    dv = drift_verdicts(ds.v, run_id, suite)
     drifted = (
         {(str(r.engine_id), str(r.workload), str(r.variant), str(r.metric)) for r in dv.itertuples() if r.verdict == "drift"}
         if not dv.empty
         else set()
     )
     metrics = [m for m in headline if m in set(hist["metric"])] or sorted(set(hist["metric"]))[:4]
-    parts.append(
+    parts = [
         f"<h3>Trends over {nruns} run(s) of hardware label {escape(label)} at scale {escape(scale)}</h3>"
         "<p class='note'>Hover a point for its run id, build and samples; click a legend entry to highlight one workload. "
         "Dashed red rules: change points drift found (hover for before / after); a red ring: drift tonight.</p><div class='grid'>"
-    )
+    ]
     for metric in metrics:
         parts.append(cs.add(charts.trend_chart(suite, metric, hist, cps, drifted)))
     parts.append("</div>")
     parts.append(drift_section(dv, cps))
-    parts.append("</section>")
-    return "".join(parts)
+    return parts
 
 
 def _page_of(root: Path, r: Any) -> str | None:
@@ -541,84 +562,92 @@ def failures_box(vrun: pd.DataFrame, limit: int = 5) -> str:
     return f"<div class='warnbox'><b>Failed checks of this run ({len(failed)}):</b><ul>{''.join(items)}{more}</ul></div>"
 
 
-def build_report(results_dir: str | Path | None = None, run_id: str | None = None) -> Path:
-    """Write ``<results>/report/index.html`` for ``run_id`` (default: the latest run); return its path."""
-    from jsonbench import paths
+def _warning_boxes(ds: Dataset) -> list[str]:
+    """What the page says first, under its title: dataset files skipped as unreadable, a requested run that published nothing."""
+    boxes = []
+    if ds.damaged:
+        boxes.append(
+            "<div class='warnbox'><b>Unreadable dataset files were skipped:</b><ul>"
+            + "".join(f"<li><code>{escape(p)}</code>: {escape(e)}</li>" for p, e in ds.damaged)
+            + "</ul></div>"
+        )
+    if ds.missing:
+        boxes.append(
+            f"<div class='warnbox'><b>Run {escape(ds.missing)} published no measurements</b> (every workload failed, or it was stopped "
+            "before publishing; its Airflow log and alert say why)." + (" Below: the latest published run." if ds.chosen else "") + "</div>"
+        )
+    return boxes
+
+
+def _run_page(root: Path, ds: Dataset, chosen: str, cs: Charts) -> tuple[str, list[str]]:
+    """The title of run ``chosen``'s page and its sections, top to bottom (the warning boxes go between them)."""
     from jsonbench.checks.gxrun import data_docs_dir
     from jsonbench.checks.library import load_library
     from jsonbench.errors import ConfigError
-    from jsonbench.report.vendor import bundle, cache_dir
     from jsonbench.suites import get_suite
+
+    run = ds.run
+    vrun = ds.v[ds.v["run_id"] == chosen] if not ds.v.empty else ds.v
+    first = run.iloc[0]
+    label, scale = str(first["hardware_label"]), str(first["scale"])
+    lib = load_library()
+    suites = sorted(run["suite"].unique())
+    all_ok = None if vrun.empty else bool(vrun["success"].all())
+    badge = _badge(all_ok, "all checks passed" if all_ok else ("checks FAILED" if all_ok is False else "not checked"))
+    title = f"<h1>JSON storage benchmark — run {escape(chosen)} {badge}</h1>"
+    index = data_docs_dir(root) / "index.html"
+    links = (
+        [f"<a href='{escape(_href(root, index.relative_to(root).as_posix()) or '')}'>Great Expectations Data Docs</a> (every checked run)"]
+        if index.exists()
+        else []
+    )
+    if (root / "jsonbench.duckdb").exists():
+        links.append("SQL views: <code>jsonbench.duckdb</code> in the results folder")
+    others = sorted(set(ds.m["hardware_label"]) - {label})
+    body = [
+        f"<p>Logical date {escape(pd.Timestamp(first['logical_date']).strftime('%Y-%m-%d %H:%M %Z'))}, hardware <b>{escape(label)}</b>, "
+        f"scale <b>{escape(scale)}</b>, {len(run)} measurements, engines: "
+        f"{', '.join(escape(e) for e in sorted(run['engine_id'].unique(), key=natural_key))}."
+        + (f" {' · '.join(links)}." if links else "")
+        + (f" Other hardware labels in the dataset: {', '.join(map(escape, others))}." if others else "")
+        + "</p>",
+        failures_box(vrun),
+        "<nav class='toc'><a href='#scorecard'>Scorecard</a>"
+        + "".join(f"<a href='#suite-{escape(s)}'>{escape(s)}</a>" for s in suites)
+        + "<a href='#sanity'>Sanity</a><a href='#environment'>Environment</a><a href='#runs'>Runs</a></nav>",
+    ]
+    scores = scorecard(lib.reproduction, ds, label, chosen, [s for s in suites if s in lib.reproduction])
+    body.append(scorecard_section(root, scores, chosen))
+    by_suite = {s.suite: s for s in scores}
+    for suite in suites:
+        try:
+            headline = tuple(get_suite(suite).headline)
+        except (KeyError, ConfigError):  # rows of a suite this checkout does not know
+            headline = ()
+        body.append(suite_section(root, ds, suite, run, lib.seeds.get(suite), by_suite.get(suite), headline, cs))
+    body.append(sanity_section(root, vrun))
+    body.append(environment_section(run))
+    body.append(runs_section(ds, chosen))
+    return title, body
+
+
+def build_report(results_dir: str | Path | None = None, run_id: str | None = None) -> Path:
+    """Write ``<results>/report/index.html`` for ``run_id`` (default: the latest run); return its path."""
+    from jsonbench import paths
+    from jsonbench.report.vendor import bundle, cache_dir
 
     t0 = time.perf_counter()
     root = paths.results_dir(results_dir)
     out_dir = root / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
     ds = load(root, run_id)
-    chosen, missing = ds.chosen, ds.missing
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     cs = Charts()
-    body: list[str] = []
-    if ds.damaged:
-        body.append(
-            "<div class='warnbox'><b>Unreadable dataset files were skipped:</b><ul>"
-            + "".join(f"<li><code>{escape(p)}</code>: {escape(e)}</li>" for p, e in ds.damaged)
-            + "</ul></div>"
-        )
-    if missing:
-        body.append(
-            f"<div class='warnbox'><b>Run {escape(missing)} published no measurements</b> (every workload failed, or it was stopped "
-            "before publishing; its Airflow log and alert say why)." + (" Below: the latest published run." if chosen else "") + "</div>"
-        )
-    if chosen is None:
-        body.insert(0, f"<h1>JSON storage benchmark</h1><p>No published run under <code>{escape(str(root))}</code>.</p>")
+    if ds.chosen is None:
+        body = [f"<h1>JSON storage benchmark</h1><p>No published run under <code>{escape(str(root))}</code>.</p>", *_warning_boxes(ds)]
     else:
-        run = ds.run
-        vrun = ds.v[ds.v["run_id"] == chosen] if not ds.v.empty else ds.v
-        first = run.iloc[0]
-        label, scale = str(first["hardware_label"]), str(first["scale"])
-        lib = load_library()
-        suites = sorted(run["suite"].unique())
-        all_ok = None if vrun.empty else bool(vrun["success"].all())
-        badge = _badge(all_ok, "all checks passed" if all_ok else ("checks FAILED" if all_ok is False else "not checked"))
-        body.insert(0, f"<h1>JSON storage benchmark — run {escape(chosen)} {badge}</h1>")
-        index = data_docs_dir(root) / "index.html"
-        links = (
-            [
-                f"<a href='{escape(_href(root, index.relative_to(root).as_posix()) or '')}'>Great Expectations Data Docs</a> (every checked run)"
-            ]
-            if index.exists()
-            else []
-        )
-        if (root / "jsonbench.duckdb").exists():
-            links.append("SQL views: <code>jsonbench.duckdb</code> in the results folder")
-        others = sorted(set(ds.m["hardware_label"]) - {label})
-        body.append(
-            f"<p>Logical date {escape(pd.Timestamp(first['logical_date']).strftime('%Y-%m-%d %H:%M %Z'))}, hardware <b>{escape(label)}</b>, "
-            f"scale <b>{escape(scale)}</b>, {len(run)} measurements, engines: "
-            f"{', '.join(escape(e) for e in sorted(run['engine_id'].unique(), key=natural_key))}."
-            + (f" {' · '.join(links)}." if links else "")
-            + (f" Other hardware labels in the dataset: {', '.join(map(escape, others))}." if others else "")
-            + "</p>"
-        )
-        body.append(failures_box(vrun))
-        body.append(
-            "<nav class='toc'><a href='#scorecard'>Scorecard</a>"
-            + "".join(f"<a href='#suite-{escape(s)}'>{escape(s)}</a>" for s in suites)
-            + "<a href='#sanity'>Sanity</a><a href='#environment'>Environment</a><a href='#runs'>Runs</a></nav>"
-        )
-        scores = scorecard(lib.reproduction, ds, label, chosen, [s for s in suites if s in lib.reproduction])
-        body.append(scorecard_section(root, scores, chosen))
-        by_suite = {s.suite: s for s in scores}
-        for suite in suites:
-            try:
-                headline = tuple(get_suite(suite).headline)
-            except (KeyError, ConfigError):  # rows of a suite this checkout does not know
-                headline = ()
-            body.append(suite_section(root, ds, suite, run, lib.seeds.get(suite), by_suite.get(suite), headline, cs))
-        body.append(sanity_section(root, vrun))
-        body.append(environment_section(run))
-        body.append(runs_section(ds, chosen))
+        title, sections = _run_page(root, ds, ds.chosen, cs)
+        body = [title, *_warning_boxes(ds), *sections]
     js = bundle(cache_dir(out_dir / ".vendor")) if cs.specs else ""
     took = time.perf_counter() - t0
     html = (
