@@ -144,13 +144,9 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, b
 
 def _check_expectations() -> None:
     """A malformed expectation file fails the plan, naming the file and the field, before any engine starts."""
-    from jsonbench.checks import library
+    from jsonbench.checks.library import validate_library
 
-    validate = getattr(library, "validate_library", None)
-    if validate is not None:
-        validate()
-    else:
-        library.load_library()
+    validate_library()
 
 
 # -- one cell -------------------------------------------------------------------------------------

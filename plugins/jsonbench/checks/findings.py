@@ -18,9 +18,17 @@ speeds, whose band must only exclude the opposite conclusion. The kind is stored
 validation row (``details.finding_kind``), so a test can tell a missed timing band from a broken fact.
 
 Bands are per scale (``smoke``, ``laptop``, ``full``): ``"bands": {"laptop": {"min": .., "max": ..,
-"reason": .., "provisional": true}}``; a scale may instead say ``{"not_applicable": "why"}`` (the
-finding's mechanism differs at that scale). A finding without an entry for the run's scale falls
-back to ``"band"`` (all scales); with neither, it is not applicable at that scale, and says so.
+"reason": .., "derived_from": [run ids]}}``; a band derived from no run says so, ``"derived_from": [],
+"not_derived": "why"``, and the validation row carries both, so a summary can tell a measured band
+from a guess; a scale may instead say ``{"not_applicable": "why"}`` (the finding's mechanism differs
+at that scale). A finding without an entry for the run's scale falls back to ``"band"`` (all
+scales); with neither, it is not applicable at that scale, and says so.
+
+A tie fails. The bound on the side of a timing finding's ``opposite`` is strict: with
+``"opposite": {"below": 1.0}`` and ``min`` 1.0, an observed 1.0 (no difference) fails, because a
+tie is not the seed's conclusion either. The expectation files' rules (bands exclude the opposite,
+the opposite agrees with the seed's direction, ...) live in one validator,
+:func:`jsonbench.checks.library.validate_library`.
 
 Disturbed windows. A timing finding one of whose inputs was measured while the host was busy (its
 ``quiet`` column is false, contract 3) is reported with the verdict ``disturbed`` and not judged: a
@@ -61,13 +69,16 @@ FINDINGS_COLUMNS = [
     "finding_kind",
     "scope",
     "band_reason",
-    "provisional",
+    "derived_from",
+    "not_derived",
     "disturbed",
 ]
 
 STATISTICS = ("value", "min", "max", "median")
 SCALES = ("smoke", "laptop", "full")
 KINDS = ("timing", "deterministic")
+#: Host columns of the measurement rows a finding may require (contract C2): ``requires: [{"fact": ..., "min"|"max": n, "why": ...}]``.
+HOST_FACTS = ("host_cores", "host_memory_bytes")
 
 Values = dict[tuple[str, ...], tuple[Any, str]]
 _STATISTIC_OF: dict[str, Callable[[list[float]], float]] = {"min": min, "max": max, "median": statistics.median}
@@ -75,13 +86,34 @@ _STATISTIC_OF: dict[str, Callable[[list[float]], float]] = {"min": min, "max": m
 
 @dataclass(frozen=True)
 class ScaleBand:
-    """The band a finding is judged with at one scale, or why it is not applied there."""
+    """The band a finding is judged with at one scale, or why it is not applied there.
+
+    ``derived_from`` names the runs the band was derived from; empty with ``not_derived`` saying why
+    when it was not derived from any run (a scale nobody has recorded yet).
+    """
 
     min: float | None
     max: float | None
     reason: str
-    provisional: bool
     not_applicable: str | None = None
+    derived_from: tuple[str, ...] = ()
+    not_derived: str | None = None
+    strict_min: bool = False
+    strict_max: bool = False
+
+
+def _band(finding: dict[str, Any], spec: dict[str, Any], reason: str) -> ScaleBand:
+    opposite = finding.get("opposite") or {}
+    timing = finding.get("kind", "timing") == "timing"
+    return ScaleBand(
+        spec.get("min"),
+        spec.get("max"),
+        reason,
+        derived_from=tuple(str(r) for r in spec.get("derived_from") or ()),
+        not_derived=str(spec["not_derived"]) if spec.get("not_derived") else None,
+        strict_min=timing and opposite.get("below") is not None,
+        strict_max=timing and opposite.get("above") is not None,
+    )
 
 
 def band_at(finding: dict[str, Any], scale: str | None) -> ScaleBand:
@@ -91,14 +123,11 @@ def band_at(finding: dict[str, Any], scale: str | None) -> ScaleBand:
     if spec is None:
         spec = finding.get("band")
         if spec is None:
-            return ScaleBand(
-                None, None, "", False, f"no band for scale {scale!r} (bands given for {', '.join(sorted(bands)) or 'no scale'})"
-            )
-        return ScaleBand(spec.get("min"), spec.get("max"), str(finding.get("band_reason", "")), bool(spec.get("provisional", False)))
+            return ScaleBand(None, None, "", f"no band for scale {scale!r} (bands given for {', '.join(sorted(bands)) or 'no scale'})")
+        return _band(finding, spec, str(finding.get("band_reason", "")))
     if "not_applicable" in spec:
-        return ScaleBand(None, None, str(spec["not_applicable"]), False, f"not applied at scale {scale}: {spec['not_applicable']}")
-    reason = str(spec.get("reason") or finding.get("band_reason", ""))
-    return ScaleBand(spec.get("min"), spec.get("max"), reason, bool(spec.get("provisional", False)))
+        return ScaleBand(None, None, str(spec["not_applicable"]), f"not applied at scale {scale}: {spec['not_applicable']}")
+    return _band(finding, spec, str(spec.get("reason") or finding.get("band_reason", "")))
 
 
 def term_key(term: dict[str, Any]) -> tuple[str, str, str]:
@@ -164,7 +193,7 @@ def unjustified_not_applicable(
     na = not_applicable_input(values, finding)
     if na is None:
         return None
-    needs = [str(r).lower() for r in finding.get("requires") or []]
+    needs = [r.lower() for r in finding.get("requires") or [] if isinstance(r, str)]  # capabilities; host facts are dicts
     for term in terms(finding):
         key = term_key(term)
         reason = reasons.get(key, "") or ""
@@ -310,7 +339,8 @@ def _row(
         "finding_kind": f.get("kind", "timing"),
         "scope": f.get("scope", "engine"),
         "band_reason": band.reason,
-        "provisional": "yes" if band.provisional else "no",
+        "derived_from": json.dumps(list(band.derived_from)),
+        "not_derived": None if na else band.not_derived,
         "disturbed": "yes" if disturbed else "no",
     }
 
@@ -423,6 +453,10 @@ def finding_expectations(definition: dict[str, Any], scale: str | None = None) -
             kwargs["min_value"] = band.min
         if band.max is not None:
             kwargs["max_value"] = band.max
+        if band.strict_min and band.min is not None:
+            kwargs["strict_min"] = True  # a tie, or the opposite's edge, is not the seed's conclusion
+        if band.strict_max and band.max is not None:
+            kwargs["strict_max"] = True
         entries.append(
             {
                 "type": "expect_column_values_to_be_between",
@@ -441,33 +475,3 @@ def finding_expectations(definition: dict[str, Any], scale: str | None = None) -
         )
     entries.extend(definition.get("expectations") or [])
     return entries
-
-
-def validate_definition(definition: dict[str, Any]) -> list[str]:
-    """Problems with a reproduction file's findings (kinds, scopes, bands, reasons), empty when sound."""
-    problems: list[str] = []
-    seen: set[str] = set()
-    for f in definition.get("findings", []):
-        fid = f.get("id", "?")
-        if fid in seen:
-            problems.append(f"{fid}: duplicate id")
-        seen.add(fid)
-        if f.get("kind", "timing") not in KINDS:
-            problems.append(f"{fid}: kind must be one of {KINDS}")
-        if f.get("scope", "engine") not in ("engine", "cross_engine"):
-            problems.append(f"{fid}: scope must be engine or cross_engine")
-        if f.get("scope") == "cross_engine" and not all(t.get("engine") for t in terms(f)):
-            problems.append(f"{fid}: every term of a cross-engine finding names its engine")
-        for scale, spec in (f.get("bands") or {}).items():
-            if scale not in SCALES:
-                problems.append(f"{fid}: unknown scale {scale!r}")
-            if "not_applicable" in spec:
-                if not str(spec["not_applicable"]).strip():
-                    problems.append(f"{fid}@{scale}: not_applicable needs a reason")
-                continue
-            lo, hi = spec.get("min"), spec.get("max")
-            if lo is not None and hi is not None and lo > hi:
-                problems.append(f"{fid}@{scale}: min {lo} > max {hi}")
-            if not str(spec.get("reason") or "").strip():
-                problems.append(f"{fid}@{scale}: band without a reason")
-    return problems

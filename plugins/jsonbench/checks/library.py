@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -200,12 +201,19 @@ def _check_band(path: Path, field: str, band: Any) -> None:
         _need(band["min"] <= band["max"], path, field, f"min {band['min']} is above max {band['max']}")
 
 
-def _check_reproduction(path: Path, data: dict[str, Any]) -> None:
-    from jsonbench.checks.findings import KINDS, SCALES, STATISTICS, finding_expectations, validate_definition
+#: The keys a per-scale band may carry; anything else (``provisional``, a typo) is refused, since the
+#: checks would silently ignore it.
+_BAND_KEYS = ("min", "max", "reason", "derived_from", "not_derived", "seed_outside")
+
+
+def _check_reproduction(path: Path, data: dict[str, Any], seed: dict[str, Any] | None = None) -> None:
+    """A reproduction file: every finding (see :func:`_check_finding`), its raw expectations, and each band as GX builds it."""
+    from jsonbench.checks.findings import SCALES, finding_expectations
 
     findings = data.get("findings")
     _need(isinstance(findings, list), path, "findings", "missing or not a list")
     assert isinstance(findings, list)  # _need() raised otherwise
+    runs = _recorded_runs(path, data)
     seen: set[str] = set()
     for i, f in enumerate(findings):
         field = f"findings[{i}]"
@@ -213,24 +221,7 @@ def _check_reproduction(path: Path, data: dict[str, Any]) -> None:
         _need(isinstance(f.get("id"), str) and bool(f["id"]), path, f"{field}.id", "missing")
         _need(f["id"] not in seen, path, f"{field}.id", f"{f['id']!r} appears twice")
         seen.add(f["id"])
-        for side in ("numerator", "denominator"):
-            terms = f.get(side, [])
-            ok = isinstance(terms, list) and (side == "denominator" or bool(terms))
-            _need(ok, path, f"{field}.{side}", "must be a non-empty list of terms" if side == "numerator" else "must be a list")
-            for j, term in enumerate(terms):
-                tf = f"{field}.{side}[{j}]"
-                _need(_names(term, "workload", "metric"), path, tf, "a term names a workload and a metric")
-                _need(term.get("statistic", "value") in STATISTICS, path, f"{tf}.statistic", f"must be one of {list(STATISTICS)}")
-        _check_bands(path, field, f)
-        _need(f.get("kind", "timing") in KINDS, path, f"{field}.kind", f"must be one of {list(KINDS)}, got {f.get('kind')!r}")
-        _need(f.get("scope", "engine") in ("engine", "cross_engine"), path, f"{field}.scope", "must be engine or cross_engine")
-        opposite = f.get("opposite", {})
-        _need(isinstance(opposite, dict), path, f"{field}.opposite", "must be an object {below, above}")
-        for end, value in opposite.items():
-            ok = end in ("below", "above") and _is_number(value)
-            _need(ok, path, f"{field}.opposite.{end}", f"below/above take a number, got {value!r}")
-    for problem in validate_definition(data):  # what the checks themselves refuse (cross-engine terms, ...)
-        raise ExpectationFileError(path, "findings", problem)
+        _check_finding(path, field, f, seed, runs)
     for i, entry in enumerate(data.get("expectations") or []):
         _check_entry(path, f"expectations[{i}]", entry)
     for scale in SCALES:  # every finding applied at a scale becomes one GX expectation: GX builds each
@@ -239,8 +230,112 @@ def _check_reproduction(path: Path, data: dict[str, Any]) -> None:
             _check_entry(path, f"findings[{fid}].bands.{scale}", entry)
 
 
-def _check_bands(path: Path, field: str, finding: dict[str, Any]) -> None:
-    """Per-scale ``bands`` (``{scale: {min, max, reason} | {not_applicable: reason}}``) or one all-scale ``band``."""
+def _recorded_runs(path: Path, data: dict[str, Any]) -> list[str]:
+    """The file's ``recorded_runs`` (``{group: [entry naming a run id, ...] | note}``), flattened: a band's ``derived_from`` must be among them."""
+    recorded = data.get("recorded_runs", {})
+    _need(isinstance(recorded, dict), path, "recorded_runs", "must be an object of group -> list of run entries (or a note)")
+    out: list[str] = []
+    for group, entries in recorded.items():
+        ok = isinstance(entries, str) or (isinstance(entries, list) and all(isinstance(e, str) for e in entries))
+        _need(ok, path, f"recorded_runs.{group}", "must be a list of strings naming runs, or a note")
+        out += [entries] if isinstance(entries, str) else entries
+    return out
+
+
+def _check_finding(path: Path, field: str, f: dict[str, Any], seed: dict[str, Any] | None, runs: list[str]) -> None:
+    """One finding: terms, kind, scope, requirements, its opposite against the seed's direction, and every band."""
+    from jsonbench.checks.findings import KINDS, STATISTICS
+
+    for side in ("numerator", "denominator"):
+        terms = f.get(side, [])
+        ok = isinstance(terms, list) and (side == "denominator" or bool(terms))
+        _need(ok, path, f"{field}.{side}", "must be a non-empty list of terms" if side == "numerator" else "must be a list")
+        for j, term in enumerate(terms):
+            tf = f"{field}.{side}[{j}]"
+            _need(_names(term, "workload", "metric"), path, tf, "a term names a workload and a metric")
+            _need(term.get("statistic", "value") in STATISTICS, path, f"{tf}.statistic", f"must be one of {list(STATISTICS)}")
+            if f.get("scope") == "cross_engine":
+                _need(isinstance(term.get("engine"), str), path, f"{tf}.engine", "every term of a cross-engine finding names its engine")
+    _need(f.get("kind", "timing") in KINDS, path, f"{field}.kind", f"must be one of {list(KINDS)}, got {f.get('kind')!r}")
+    _need(f.get("scope", "engine") in ("engine", "cross_engine"), path, f"{field}.scope", "must be engine or cross_engine")
+    _check_requires(path, f"{field}.requires", f.get("requires", []))
+    _check_opposite(path, field, f, seed)
+    _check_bands(path, field, f, runs)
+
+
+def _check_requires(path: Path, field: str, requires: Any) -> None:
+    """``requires``: capabilities (a string an input's ``not_applicable`` reason names, e.g. ``lz4``) and host
+    facts (contract C2: ``{"fact": "host_cores", "min": 3, "why": "..."}``; ``min`` and/or ``max``)."""
+    from jsonbench.checks.findings import HOST_FACTS
+
+    _need(isinstance(requires, list), path, field, "must be a list of capabilities (strings) and host facts ({fact, min, max, why})")
+    for i, need in enumerate(requires):
+        rf = f"{field}[{i}]"
+        if isinstance(need, str):
+            _need(bool(need.strip()), path, rf, "a capability needs a name")
+            continue
+        _need(isinstance(need, dict), path, rf, f"a capability (string) or a host fact ({{fact, min, max, why}}), got {need!r}")
+        _need(need.get("fact") in HOST_FACTS, path, f"{rf}.fact", f"must be one of {list(HOST_FACTS)}, got {need.get('fact')!r}")
+        unknown = sorted(set(need) - {"fact", "min", "max", "why"})
+        _need(not unknown, path, rf, f"unknown keys {unknown} (a host fact takes fact, min, max, why)")
+        for end in ("min", "max"):
+            value = need.get(end)
+            _need(value is None or _is_number(value), path, f"{rf}.{end}", f"must be a number, got {value!r}")
+        _need(need.get("min") is not None or need.get("max") is not None, path, rf, "a host fact needs a min or a max")
+        if need.get("min") is not None and need.get("max") is not None:
+            _need(need["min"] <= need["max"], path, rf, f"min {need['min']} is above max {need['max']}")
+        _need(isinstance(need.get("why"), str) and bool(need["why"].strip()), path, f"{rf}.why", "say why the finding needs it")
+
+
+def seed_direction(f: dict[str, Any], seed: dict[str, Any] | None) -> tuple[float | None, str]:
+    """The seed's own value of finding ``f`` and where it comes from.
+
+    Computed from the suite's ``<suite>.seed.json`` figures when every term of the finding has one
+    (per-engine findings; the figures name no engine), else the finding's ``seed.value``; None when
+    the seed prints neither.
+    """
+    from jsonbench.checks.findings import Values, finding_value, term_key
+
+    figures = {(fig["workload"], fig.get("variant", "default"), fig["metric"]): fig["value"] for fig in (seed or {}).get("figures", [])}
+    terms = list(f.get("numerator") or []) + list(f.get("denominator") or [])
+    plain = f.get("scope", "engine") == "engine" and all(t.get("statistic", "value") == "value" for t in terms)
+    if figures and terms and plain and all(term_key(t) in figures for t in terms):
+        values: Values = {term_key(t): (float(figures[term_key(t)]), "ok") for t in terms}
+        observed, _, _ = finding_value(values, f)
+        if observed is not None:
+            return observed, "the seed file's figures"
+    value = (f.get("seed") or {}).get("value")
+    return (float(value), "the finding's seed.value") if isinstance(value, (int, float)) and not isinstance(value, bool) else (None, "")
+
+
+def _check_opposite(path: Path, field: str, f: dict[str, Any], seed: dict[str, Any] | None) -> None:
+    """A timing finding names its opposite conclusion, and the seed's own value lies strictly outside it."""
+    opposite = f.get("opposite", {})
+    _need(isinstance(opposite, dict), path, f"{field}.opposite", "must be an object {below, above}")
+    for end, value in opposite.items():
+        ok = end in ("below", "above") and _is_number(value)
+        _need(ok, path, f"{field}.opposite.{end}", f"below/above take a number, got {value!r}")
+    below, above = opposite.get("below"), opposite.get("above")
+    if f.get("kind", "timing") == "timing":
+        ok = below is not None or above is not None
+        _need(ok, path, f"{field}.opposite", "a timing finding names its opposite conclusion ({below: x} and/or {above: y})")
+    if below is not None and above is not None:
+        _need(below < above, path, f"{field}.opposite", f"below {below} must be under above {above}")
+    value, source = seed_direction(f, seed)
+    if value is None:
+        return
+    stated = (f.get("seed") or {}).get("value")
+    if isinstance(stated, (int, float)) and source == "the seed file's figures":
+        close = math.isclose(value, stated, rel_tol=0.02, abs_tol=1e-9)
+        _need(close, path, f"{field}.seed.value", f"{stated} disagrees with {value:.4g} computed from the seed file's figures")
+    if below is not None:
+        _need(value > below, path, f"{field}.opposite.below", f"the seed's {value:.4g} ({source}) is itself in the opposite (< {below})")
+    if above is not None:
+        _need(value < above, path, f"{field}.opposite.above", f"the seed's {value:.4g} ({source}) is itself in the opposite (> {above})")
+
+
+def _check_bands(path: Path, field: str, finding: dict[str, Any], runs: list[str]) -> None:
+    """Per-scale ``bands`` (``{scale: {min, max, reason, derived_from, ...} | {not_applicable: reason}}``) or one all-scale ``band``."""
     from jsonbench.checks.findings import SCALES
 
     bands = finding.get("bands")
@@ -252,6 +347,7 @@ def _check_bands(path: Path, field: str, finding: dict[str, Any]) -> None:
             'missing (a finding needs its tolerance band per scale: {"laptop": {"min": ..., "max": ..., "reason": ...}})',
         )
         _check_band(path, f"{field}.band", finding["band"])
+        _check_band_rules(path, f"{field}.band", finding, finding["band"], None)
         return
     _need(isinstance(bands, dict) and bool(bands), path, f"{field}.bands", "must be an object of scale -> band")
     for scale, spec in bands.items():
@@ -262,7 +358,49 @@ def _check_bands(path: Path, field: str, finding: dict[str, Any]) -> None:
             _need(bool(str(spec["not_applicable"]).strip()), path, f"{sf}.not_applicable", "needs a reason")
             continue
         _check_band(path, sf, spec)
+        unknown = sorted(set(spec) - set(_BAND_KEYS))
+        _need(not unknown, path, sf, f"unknown keys {unknown} (a band takes {', '.join(_BAND_KEYS)})")
         _need(bool(str(spec.get("reason") or finding.get("band_reason") or "").strip()), path, f"{sf}.reason", "a band needs its reason")
+        _check_derivation(path, sf, spec, runs)
+        _check_band_rules(path, sf, finding, spec, scale)
+
+
+def _check_derivation(path: Path, field: str, spec: dict[str, Any], runs: list[str]) -> None:
+    """``derived_from``: the run ids the band was derived from (each named in ``recorded_runs``), or ``[]`` with ``not_derived``."""
+    derived = spec.get("derived_from")
+    ok = isinstance(derived, list) and all(isinstance(r, str) and r for r in derived)
+    _need(ok, path, f"{field}.derived_from", 'name the runs the band was derived from (run ids), or [] with "not_derived": why')
+    assert isinstance(derived, list)
+    for i, run in enumerate(derived):
+        _need(any(run in entry for entry in runs), path, f"{field}.derived_from[{i}]", f"run {run!r} is not listed in recorded_runs")
+    why = str(spec.get("not_derived") or "").strip()
+    if derived:
+        _need("not_derived" not in spec, path, f"{field}.not_derived", "a band derived from runs cannot also say it is not derived")
+    else:
+        _need(bool(why), path, f"{field}.not_derived", "a band derived from no run says why (derived_from is empty)")
+
+
+def _check_band_rules(path: Path, field: str, f: dict[str, Any], spec: dict[str, Any], scale: str | None) -> None:
+    """The band excludes the opposite conclusion; a seed value outside it (at its own scale) carries a sentence saying why."""
+    from jsonbench.checks.findings import band_at
+
+    opposite = f.get("opposite") or {}
+    lo, hi = spec.get("min"), spec.get("max")
+    if f.get("kind", "timing") == "timing":
+        below, above = opposite.get("below"), opposite.get("above")
+        if below is not None:
+            _need(lo is not None and lo >= below, path, f"{field}.min", f"must exclude the opposite (< {below}), got {lo!r}")
+        if above is not None:
+            _need(hi is not None and hi <= above, path, f"{field}.max", f"must exclude the opposite (> {above}), got {hi!r}")
+    value = (f.get("seed") or {}).get("value")
+    if not _is_number(value) or (scale != "full" and (f.get("seed") or {}).get("scales_with")):
+        return  # no seed figure, or one that counts the seed's rows, read at the seed's own scale only
+    band = band_at(f, scale)
+    below_lo = lo is not None and (value < lo or (band.strict_min and value == lo))
+    above_hi = hi is not None and (value > hi or (band.strict_max and value == hi))
+    if below_lo or above_hi:
+        ok = bool(str(spec.get("seed_outside") or "").strip())
+        _need(ok, path, f"{field}.seed_outside", f"the seed's {value} lies outside [{lo}, {hi}]: say why, or move the band")
 
 
 def _check_sanity(path: Path, data: dict[str, Any]) -> None:
@@ -314,13 +452,17 @@ def _check_drift(path: Path, data: dict[str, Any]) -> None:
 def validate_library(root: Path | None = None) -> Library:
     """Parse and check every expectation file under ``root``; raise :class:`ExpectationFileError` naming file and field.
 
-    Checks JSON syntax, the file name's kind, and per kind the fields the checks rely on: every
-    expectation entry is built by Great Expectations itself (an unknown type or a missing kwarg
-    fails here), every finding has an id, terms and a band ``{min, max}``, seed figures and drift
-    thresholds are numbers. Returns the parsed :class:`Library`.
+    The one validator of the expectation files (the plan step and the tests call it). Checks JSON
+    syntax, the file name's kind, and per kind the fields the checks rely on: every expectation
+    entry is built by Great Expectations itself (an unknown type or a missing kwarg fails here),
+    every finding has an id, terms, requirements the checks can evaluate, an opposite the seed's
+    own value stays out of, and per scale a band ``{min, max}`` that excludes that opposite, names
+    the runs it was derived from (or says why none), and says why when the seed's value lies
+    outside it; seed figures and drift thresholds are numbers. Returns the parsed :class:`Library`.
     """
     root = root or expectations_dir()
-    for path in sorted(root.glob("*.json")):
+    seeds: dict[str, dict[str, Any]] = {}
+    for path in sorted(root.glob("*.json"), key=lambda p: (".reproduction." in p.name, p.name)):  # seeds before findings
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
@@ -332,5 +474,10 @@ def validate_library(root: Path | None = None) -> Library:
             _need(kind in ("sanity", "drift"), path, "(file name)", "shared files: sanity.json, drift.json; a suite's: <suite>.<kind>.json")
         else:
             _need(len(parts) == 3 and kind in _KINDS, path, "(file name)", f"must be <suite>.<kind>.json with kind one of {list(_KINDS)}")
-        {"reproduction": _check_reproduction, "sanity": _check_sanity, "seed": _check_seed, "drift": _check_drift}[kind](path, data)
+        if kind == "reproduction":
+            _check_reproduction(path, data, seeds.get(parts[0]))
+        else:
+            {"sanity": _check_sanity, "seed": _check_seed, "drift": _check_drift}[kind](path, data)
+        if kind == "seed":
+            seeds[parts[0]] = data
     return load_library(root)

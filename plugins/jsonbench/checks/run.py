@@ -185,7 +185,8 @@ def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: 
                     "scale": scale,
                     "finding_kind": r.finding_kind,
                     "scope": r.scope,
-                    "provisional": r.provisional == "yes",
+                    "derived_from": json.loads(r.derived_from),
+                    "not_derived": r.not_derived if isinstance(r.not_derived, str) else None,
                 },
             }
         )
