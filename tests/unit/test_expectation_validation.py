@@ -119,6 +119,97 @@ CASES: list[tuple[str, str, Callable[[dict[str, Any]], None], str, str]] = [
         "operator",
     ),
     (
+        "a band still marked provisional",
+        LDU,
+        lambda d: d["findings"][0]["bands"]["laptop"].update(provisional=True),
+        "findings[0].bands.laptop",
+        "unknown keys ['provisional']",
+    ),
+    (
+        "a band naming no run and not saying why",
+        LDU,
+        lambda d: d["findings"][0]["bands"]["laptop"].update(derived_from=[]),
+        "findings[0].bands.laptop.not_derived",
+        "derived from no run",
+    ),
+    (
+        "a band derived from a run the file does not list",
+        LDU,
+        lambda d: d["findings"][0]["bands"]["laptop"].update(derived_from=["manual__1999-01-01T00:00:00+00:00"]),
+        "findings[0].bands.laptop.derived_from[0]",
+        "not listed in recorded_runs",
+    ),
+    (
+        "a band without derived_from",
+        LDU,
+        lambda d: d["findings"][0]["bands"]["laptop"].pop("derived_from"),
+        "findings[0].bands.laptop.derived_from",
+        "name the runs",
+    ),
+    (
+        "an opposite that contradicts the seed's direction",
+        LDU,  # the seed: the big jsonb update is 136x slower; declaring "above 1" as the opposite reverses it
+        lambda d: d["findings"][0].update(opposite={"above": 1.0}),
+        "findings[0].opposite.above",
+        "is itself in the opposite",
+    ),
+    (
+        "an opposite that contradicts the seed file's figures",
+        "catalogue.reproduction.json",  # computed from catalogue.seed.json (heap 284 MB / 95 MB), not from seed.value
+        lambda d: next(f for f in d["findings"] if f["id"] == "storage_heap_ratio").update(opposite={"above": 2.0}),
+        "findings[18].opposite.above",
+        "the seed file's figures",
+    ),
+    (
+        "a timing finding without its opposite",
+        LDU,
+        lambda d: d["findings"][0].pop("opposite"),
+        "findings[0].opposite",
+        "names its opposite conclusion",
+    ),
+    (
+        "a band reaching into the opposite",
+        LDU,
+        lambda d: d["findings"][0]["bands"]["laptop"].update(min=0.8),
+        "findings[0].bands.laptop.min",
+        "must exclude the opposite",
+    ),
+    (
+        "a seed value outside its band without a sentence",
+        LDU,
+        lambda d: d["findings"][0]["bands"]["laptop"].update(max=120.0),
+        "findings[0].bands.laptop.seed_outside",
+        "lies outside",
+    ),
+    (
+        "a host requirement naming an unknown fact",
+        LDU,
+        lambda d: d["findings"][0].update(requires=[{"fact": "host_gpus", "min": 1, "why": "w"}]),
+        "findings[0].requires[0].fact",
+        "must be one of",
+    ),
+    (
+        "a host requirement without why",
+        LDU,
+        lambda d: d["findings"][0].update(requires=[{"fact": "host_cores", "min": 3}]),
+        "findings[0].requires[0].why",
+        "say why",
+    ),
+    (
+        "a host requirement without bounds",
+        LDU,
+        lambda d: d["findings"][0].update(requires=[{"fact": "host_cores", "why": "w"}]),
+        "findings[0].requires[0]",
+        "a min or a max",
+    ),
+    (
+        "a cross-engine term naming no engine",
+        "json_vs_jsonb.reproduction.json",
+        lambda d: next(f for f in d["findings"] if f["id"] == "pg18_reads_like_pg17")["numerator"][0].pop("engine"),
+        "findings[25].numerator[0].engine",
+        "names its engine",
+    ),
+    (
         "seed figure without a number",
         "large_document_update.seed.json",
         lambda d: d["figures"][0].update(value="9 ms"),
@@ -151,3 +242,10 @@ def test_misnamed_file_is_not_silently_ignored(library: Path) -> None:
     shutil.copy(library / LDU, library / "large_document_update.reproducton.json")
     with pytest.raises(ExpectationFileError, match="reproducton.json: \\(file name\\)"):
         validate_library(library)
+
+
+def test_a_host_requirement_of_contract_c2_is_accepted(library: Path) -> None:
+    """``requires`` holds capabilities (strings) and host facts ({fact, min|max, why}) side by side."""
+    need = {"fact": "host_cores", "min": 3, "why": "2 parallel workers plus the leader need 3 free cores"}
+    _edit(library, LDU, lambda d: d["findings"][0].update(requires=["lz4", need, {"fact": "host_memory_bytes", "max": 2**40, "why": "w"}]))
+    validate_library(library)
