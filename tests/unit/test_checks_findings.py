@@ -259,3 +259,19 @@ def test_a_timing_finding_measured_in_a_busy_window_is_reported_not_judged() -> 
     assert faster["disturbed"] == "yes" and "host was busy" in faster["problem"] and faster["observed"] == 0.5  # reversed, but not judged
     fact = f.loc[("fact", "pg17")]
     assert fact["disturbed"] == "no" and fact["observed"] == 1100.0  # facts are judged whatever the load (and this one is wrong)
+
+
+def test_a_tie_fails_in_great_expectations() -> None:
+    """The strict bound reaches GX: observed 1.0 against min 1.0 with the opposite below 1.0 fails, 1.01 passes."""
+    from jsonbench.checks.gxrun import GXSession
+
+    f = {"id": "faster", "kind": "timing", "opposite": {"below": 1.0}, "numerator": [{"workload": "w", "metric": "a"}]}
+    f["denominator"] = [{"workload": "w", "metric": "b"}]
+    f["bands"] = {"smoke": {"min": 1.0, "max": 3.0, "reason": "r", "derived_from": ["run"]}}
+    definition = {"findings": [f]}
+    rows = _measurements("e1", [("w", "default", "a", 1.0, "ok"), ("w", "default", "b", 1.0, "ok")])
+    rows += _measurements("e2", [("w", "default", "a", 1.01, "ok"), ("w", "default", "b", 1.0, "ok")])
+    frame = findings_frame(pd.DataFrame(rows), "s", definition)
+    (outcome,) = GXSession(None).validate("s.reproduction", frame, finding_expectations(definition, "smoke")[1:], ["finding", "engine_id"])
+    assert not outcome.success
+    assert {str(u.get("engine_id")) for u in outcome.unexpected} == {"e1"}, outcome.unexpected

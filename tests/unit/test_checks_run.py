@@ -16,6 +16,8 @@ import pytest
 from checks_synth import drop_metric, make_run, replace_metric
 
 from jsonbench.checks import ChecksFailed, check_run
+from jsonbench.checks.findings import band_at
+from jsonbench.checks.library import load_library
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.publish import VALIDATIONS, read_dataset
 
@@ -48,9 +50,13 @@ def test_honest_run_passes_builds_data_docs_and_says_history_is_too_short(make_c
     assert set(v["check_kind"]) == {"sanity", "reproduction", "drift"}
     rep = v[v["check_kind"] == "reproduction"]
     slow = rep[rep["expectation"] == "big_document_jsonb_update_slowdown"]
-    assert len(slow) == 2 and slow["success"].all() and (slow["observed"] > 50).all() and (slow["min_value"] == 20).all()
+    band = band_at(
+        next(f for f in load_library().reproduction["large_document_update"]["findings"] if f["id"] == slow["expectation"].iloc[0]), "smoke"
+    )
+    assert len(slow) == 2 and slow["success"].all() and (slow["observed"] > 50).all() and (slow["min_value"] == band.min).all()
     details = json.loads(slow["details"].iloc[0])
-    assert details["finding_kind"] == "timing" and details["scale"] == "smoke" and "S1-S5" in details["band_reason"]
+    assert details["finding_kind"] == "timing" and details["scale"] == "smoke" and "recorded smoke run" in details["band_reason"]
+    assert details["derived_from"] == list(band.derived_from) and details["derived_from"] and details["not_derived"] is None
     hot = rep[rep["expectation"] == "rel_small_hot_count"]
     assert (hot["observed"] == 119).all() and json.loads(hot["details"].iloc[0])["finding_kind"] == "deterministic"
     assert Path(summary["data_docs"]).exists()

@@ -81,7 +81,13 @@ REPRODUCTION = {
             "seed": {"value": 1.0, "figure": "a count is a count"},
             "kind": "deterministic",
             "bands": {
-                scale: {"min": 0.999, "max": 1.001, "reason": "a count divided by itself is exactly 1 at every scale"}
+                scale: {
+                    "min": 0.999,
+                    "max": 1.001,
+                    "reason": "a count divided by itself is exactly 1 at every scale",
+                    "derived_from": [],
+                    "not_derived": "a fact of arithmetic, not of a run",
+                }
                 for scale in ("smoke", "laptop", "full")
             },
         }
