@@ -614,7 +614,7 @@ def _run_page(root: Path, ds: Dataset, chosen: str, cs: Charts) -> tuple[str, li
         failures_box(vrun),
         "<nav class='toc'><a href='#scorecard'>Scorecard</a>"
         + "".join(f"<a href='#suite-{escape(s)}'>{escape(s)}</a>" for s in suites)
-        + "<a href='#sanity'>Sanity</a><a href='#environment'>Environment</a><a href='#runs'>Runs</a></nav>",
+        + "<a href='#figures'>Figures</a><a href='#sanity'>Sanity</a><a href='#environment'>Environment</a><a href='#runs'>Runs</a></nav>",
     ]
     scores = scorecard(lib.reproduction, ds, label, chosen, [s for s in suites if s in lib.reproduction])
     body.append(scorecard_section(root, scores, chosen))
@@ -625,10 +625,22 @@ def _run_page(root: Path, ds: Dataset, chosen: str, cs: Charts) -> tuple[str, li
         except (KeyError, ConfigError):  # rows of a suite this checkout does not know
             headline = ()
         body.append(suite_section(root, ds, suite, run, lib.seeds.get(suite), by_suite.get(suite), headline, cs))
+    body.append(figures_block(root))
     body.append(sanity_section(root, vrun))
     body.append(environment_section(run))
     body.append(runs_section(ds, chosen))
     return title, body
+
+
+def figures_block(root: Path) -> str:
+    """The figures side by side (:mod:`jsonbench.report.figures`); the page without them if they cannot be made."""
+    from jsonbench.report.figures import figures, section_html
+
+    try:
+        return section_html(figures([root]))
+    except Exception as exc:  # the rest of the report must not depend on this table
+        log.warning("report: no figures table (%s: %s)", type(exc).__name__, exc)
+        return ""
 
 
 def build_report(results_dir: str | Path | None = None, run_id: str | None = None) -> Path:
