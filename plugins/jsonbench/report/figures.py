@@ -13,7 +13,10 @@ Whether a finding reproduces is judged against the seed's value, not the band:
 * ``yes``: within 2 % for a deterministic fact (exactly for a zero), within a factor of 1.25 for a timing;
 * ``direction``: further off, but on the seed's side of the finding's ``opposite`` (the conclusion holds);
 * ``no``: on the opposite side, or a fact that differs;
-* ``-``: no seed value, not applicable on this engine, or not measured.
+* ``-``: no seed value, or no value (an input not applicable on this engine, or not measured).
+
+A value is shown whenever the finding could be computed, also where the checks do not judge it at that scale
+(``not_applicable`` there, or a host requirement this machine lacks); the checks' reason is kept with it.
 
 The sentence on the mechanism of a finding that does not reproduce, or only in direction, is data,
 not code: ``include/expectations/<suite>.mechanisms.yaml``, keyed by finding id, either one sentence
@@ -185,6 +188,22 @@ def _promised(suite: str, rows: pd.DataFrame) -> set[tuple[str, str]] | None:
         return None
 
 
+def _input_reason(rows: pd.DataFrame, finding: dict[str, Any], engine: str) -> str | None:
+    """The recorded reason of the first of the finding's inputs that is ``not_applicable`` on ``engine`` (e.g. a build without lz4)."""
+    from jsonbench.checks.findings import terms
+
+    mine = rows[(rows["engine_id"] == engine) & (rows["status"] == "not_applicable")]
+    for term in terms(finding):
+        hit = mine[
+            (mine["workload"] == term["workload"])
+            & (mine["variant"] == term.get("variant", "default"))
+            & (mine["metric"] == term["metric"])
+        ]
+        if not hit.empty and isinstance(hit["reason"].iloc[0], str):
+            return f"{term['workload']}/{term.get('variant', 'default')}/{term['metric']} not applicable: {hit['reason'].iloc[0]}"
+    return None
+
+
 def suite_figures(
     m: pd.DataFrame, suite: str, definition: dict[str, Any], engines: tuple[str, ...], mechanisms: dict[str, dict[str, str]]
 ) -> SuiteFigures:
@@ -203,8 +222,12 @@ def suite_figures(
             frame = findings_frame(data, suite, definition, scale=scale, promised=_promised(suite, data))
             for r in frame.itertuples(index=False):
                 engine = str(r.engine_id).split("/")[0]
-                value = _num(r.observed) if r.applicable == "yes" else None
-                note = "" if value is not None else (str(r.problem) if isinstance(r.problem, str) and r.problem else "not applicable")
+                # The value whenever it could be computed, judged or not (a finding not applied at a scale,
+                # e.g. one needing a third core, still shows what was measured); the checks' reason goes with it.
+                value = _num(r.observed)
+                note = str(r.problem) if isinstance(r.problem, str) and r.problem else ("" if r.applicable == "yes" else "not applicable")
+                if value is None:
+                    note = _input_reason(data, by_id.get(str(r.finding), {}), engine) or note
                 found[(str(r.finding), scale, engine)] = Measured(value, run_id, reproduces(by_id.get(str(r.finding), {}), value), note)
             for engine, cell in rows[rows["workload"] == CELL_RECORD].groupby("engine_id"):
                 got = {str(x.metric): _num(x.value) for x in cell.itertuples()}
@@ -350,6 +373,15 @@ def to_markdown(tables: list[SuiteFigures]) -> str:
             out += ["Why a figure does not reproduce, or only in direction:", ""]
             out += [f"- `{fid}` at `{s}`: {text}" for fid, s, text in said]
             out += [f"- `{fid}` at `{s}`: no sentence yet in `{t.suite}.mechanisms.yaml`." for fid, s in missing]
+            out.append("")
+        na: dict[tuple[str, str, str], list[str]] = {}
+        for line in t.lines:
+            for (scale, e), v in line.values.items():
+                if v.value is None:
+                    na.setdefault((line.finding, scale, v.note or "no value"), []).append(_short(e))
+        if na:
+            out += ["No value (n/a):", ""]
+            out += [f"- `{fid}` at `{s}` on {', '.join(es)}: {why}" for (fid, s, why), es in na.items()]
             out.append("")
         out += ["Per cell (staged task time, the engine's peak memory and peak disk):", ""]
         out.append("| scale | engine | run | duration | peak memory | peak disk |")
