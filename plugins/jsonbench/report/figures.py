@@ -216,12 +216,20 @@ def suite_figures(
     by_id = {f["id"]: f for f in definition.get("findings", [])}
     for scale in SCALES:
         used: list[str] = []
-        for run_id in _latest_runs(m, suite, scale):  # oldest first: a later run's value replaces an earlier one
+        covered: set[str] = set()
+        # Newest first: each engine's column is its latest run at this scale; older runs are read only for
+        # engines no newer run measured (a long nightly history costs one findings frame per needed run).
+        for run_id in reversed(_latest_runs(m, suite, scale)):
             rows = m[(m["run_id"] == run_id) & (m["suite"] == suite)]
             data = rows[rows["workload"] != CELL_RECORD]
+            new = set(data["engine_id"].dropna().astype(str)) - covered
+            if not new:
+                continue
             frame = findings_frame(data, suite, definition, scale=scale, promised=_promised(suite, data))
             for r in frame.itertuples(index=False):
-                engine = str(r.engine_id).split("/")[0]
+                engine = str(r.engine_id).split("/")[0]  # a cross-engine finding sits in its numerator's column
+                if engine not in new:
+                    continue
                 # The value whenever it could be computed, judged or not (a finding not applied at a scale,
                 # e.g. one needing a third core, still shows what was measured); the checks' reason goes with it.
                 value = _num(r.observed)
@@ -230,16 +238,16 @@ def suite_figures(
                     note = _input_reason(data, by_id.get(str(r.finding), {}), engine) or note
                 found[(str(r.finding), scale, engine)] = Measured(value, run_id, reproduces(by_id.get(str(r.finding), {}), value), note)
             for engine, cell in rows[rows["workload"] == CELL_RECORD].groupby("engine_id"):
-                got = {str(x.metric): _num(x.value) for x in cell.itertuples()}
-                resources[(scale, str(engine))] = CellResources(
-                    scale, str(engine), run_id, got.get("duration"), got.get("peak_rss"), got.get("disk_peak")
-                )
-            used.append(run_id)
-        # Only the runs some column still comes from (a later run of every engine replaces an earlier one).
-        kept = {v.run_id for (_f, sc, _e), v in found.items() if sc == scale} | {
-            c.run_id for (sc, _e), c in resources.items() if sc == scale
-        }
-        runs[scale] = tuple(r for r in used if r in kept)
+                if str(engine) in new:
+                    got = {str(x.metric): _num(x.value) for x in cell.itertuples()}
+                    resources[(scale, str(engine))] = CellResources(
+                        scale, str(engine), run_id, got.get("duration"), got.get("peak_rss"), got.get("disk_peak")
+                    )
+            covered |= new
+            used.insert(0, run_id)
+            if covered >= set(engines):
+                break
+        runs[scale] = tuple(used)
     lines = []
     for f in definition.get("findings", []):
         values = {(scale, e): found[(f["id"], scale, e)] for scale in SCALES for e in engines if (f["id"], scale, e) in found}
