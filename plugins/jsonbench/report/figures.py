@@ -399,7 +399,8 @@ def to_markdown(tables: list[SuiteFigures]) -> str:
             for e in t.engines:
                 c = have.get((scale, e))
                 if c is None:
-                    out.append(f"| {scale} | {e} | not yet run | | | |")
+                    ran = any(sc == scale and en == e for line in t.lines for (sc, en) in line.values)
+                    out.append(f"| {scale} | {e} | {'no `_cell` rows published' if ran else 'not yet run'} | | | |")
                 else:
                     out.append(
                         f"| {scale} | {e} | `{c.run_id}` | {_duration(c.duration_s)} | {_size(c.peak_rss_bytes)} | {_size(c.disk_peak_bytes)} |"
