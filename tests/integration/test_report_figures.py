@@ -11,8 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from report_synth import build_once  # noqa: E402
 
 from jsonbench.cli import main
-from jsonbench.report.figures import figures
-from jsonbench.report.page import figures_block
+from jsonbench.report.figures import figures, report_section
 
 
 @pytest.fixture(scope="module")
@@ -37,5 +36,5 @@ def test_figures_command_and_report_section(dataset: Path, tmp_path: Path) -> No
     assert "| full | postgres-16 | not yet run | | | |" in text
     assert "| laptop | postgres-16 | no `_cell` rows published | | | |" in text
 
-    html = figures_block(dataset)
+    html = report_section(dataset)
     assert html.startswith("<section id='figures'>") and laptop[0] in html and "full: not yet run" in html

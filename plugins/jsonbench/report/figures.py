@@ -26,6 +26,7 @@ the markdown table (``docs/figures.md``); the report shows the same table (:func
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+log = logging.getLogger(__name__)
 
 #: The scales the table compares, in its column order.
 SCALES: tuple[str, ...] = ("laptop", "full")
@@ -438,6 +441,16 @@ def section_html(tables: list[SuiteFigures]) -> str:
         parts.append("</table>")
     parts.append("</section>")
     return "".join(parts)
+
+
+def report_section(root: Path) -> str:
+    """The report's section for the results folder ``root``; empty (with a warning) if it cannot be made,
+    so the rest of the report never depends on this table."""
+    try:
+        return section_html(figures([root]))
+    except Exception as exc:
+        log.warning("report: no figures table (%s: %s)", type(exc).__name__, exc)
+        return ""
 
 
 def write_markdown(results_dirs: Iterable[str | Path], out: Path) -> Path:
