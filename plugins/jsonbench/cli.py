@@ -322,6 +322,13 @@ def _add_handcheck_commands(sub: argparse._SubParsersAction[argparse.ArgumentPar
     p = sub.add_parser("report", help="build the static HTML report (<results>/report/index.html) without Airflow")
     p.add_argument("--results-dir")
     p.add_argument("--run-id", help="the run to report on (default: the latest)")
+    p = sub.add_parser(
+        "figures", help="write the seeds' findings side by side with every engine version at laptop and full (docs/figures.md)"
+    )
+    p.add_argument(
+        "--results-dir", action="append", dest="results_dirs", help="a results folder to read (repeatable; default: the results folder)"
+    )
+    p.add_argument("--out", default="docs/figures.md", help="the markdown file to write (default: docs/figures.md)")
 
 
 def _add_check_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -457,6 +464,15 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_figures(args: argparse.Namespace) -> int:
+    from jsonbench import paths
+    from jsonbench.report.figures import write_markdown
+
+    dirs = args.results_dirs or [str(paths.results_dir(None))]
+    print(f"figures: {write_markdown(dirs, Path(args.out))} (from {', '.join(dirs)})")
+    return 0
+
+
 def _cmd_summary(args: argparse.Namespace) -> int:
     print(summary(args.results_dir, args.run_id))
     return 0
@@ -542,6 +558,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "install-sqlite": _cmd_install_sqlite,
     "pgbench-overhead": _cmd_pgbench_overhead,
     "report": _cmd_report,
+    "figures": _cmd_figures,
     "calibrate": _cmd_calibrate,
     "checkcheck": _cmd_checkcheck,
     "install-otava": _cmd_install_otava,

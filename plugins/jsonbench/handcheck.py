@@ -52,7 +52,9 @@ def _psql_binary() -> str:
 class Psql:
     """``psql`` against a provisioned server, one script per call, with ``\\timing`` on."""
 
-    def __init__(self, handle: dict[str, Any]) -> None:
+    def __init__(self, handle: dict[str, Any], timeout_s: float = 600.0) -> None:
+        #: One script's limit: the catalogue's whole load at ``full`` (1,000,000 products) is one script.
+        self.timeout_s = timeout_s
         self.argv = [
             _psql_binary(),
             "-X",
@@ -71,7 +73,9 @@ class Psql:
         ]
 
     def run(self, script: str) -> tuple[str, list[float]]:
-        res = subprocess.run([*self.argv, "-f", "-"], input="\\timing on\n" + script, capture_output=True, text=True, timeout=600)
+        res = subprocess.run(
+            [*self.argv, "-f", "-"], input="\\timing on\n" + script, capture_output=True, text=True, timeout=self.timeout_s
+        )
         if res.returncode != 0:
             raise RuntimeError(f"psql failed: {res.stderr.strip()}")
         times = [float(t) for t in _TIME_RE.findall(res.stdout)]
@@ -146,7 +150,8 @@ def handcheck(engine_id: str = "postgres-16", rows: int = 5000, repetitions: int
                     ctx = WorkloadContext(cell=cell, session=session, workload=workload)
                     suite.run(workload, ctx)
                     pipeline[workload] = {m.metric: m.value for m in ctx.measurements if m.value is not None}
-            psql = Psql(handle.to_json())
+            # The scale's statement limit bounds the hand side too (7,200 s at full, against the default 600 s).
+            psql = Psql(handle.to_json(), timeout_s=max(600.0, float(cell.postgres.statement_timeout_s if cell.postgres else 0)))
             hand: dict[str, dict[str, float]] = {}
             for workload in suite.workloads:
                 runs = [_by_hand(psql, workload, rows) for _ in range(repetitions)]
@@ -330,7 +335,8 @@ def load_handcheck(engine_id: str = "postgres-17", scale: str = "full", rounds: 
             facts = engine.facts(handle)
             setup = [r for r in Staging(results, cell.run.run_id).records(cell.cell_id) if r.workload == SETUP_RECORD][-1]
             pipe.append(sum(m.value or 0.0 for m in setup.measurements if m.metric.endswith("_time")) / 1000)
-            psql = Psql(handle.to_json())
+            # The scale's statement limit bounds the hand side too (7,200 s at full, against the default 600 s).
+            psql = Psql(handle.to_json(), timeout_s=max(600.0, float(cell.postgres.statement_timeout_s if cell.postgres else 0)))
 
             def by_hand() -> None:
                 psql.run(_render_catalogue("create_tables", products))

@@ -39,3 +39,21 @@ def test_postgres_memory_follows_the_capped_settings(make_cells: Callable[..., l
     assert cost.memory_peak_bytes >= sizes.shared_buffers + sizes.work_mem
     big = make_cells("catalogue", engines=["postgres-17"], scale="full", server_settings={"shared_buffers": "2GB"})[0]
     assert get_suite("catalogue").estimate(big).memory_peak_bytes >= cost.memory_peak_bytes
+
+
+#: Staged task seconds of the recorded laptop run the duration model is calibrated on
+#: (``manual__2026-12-01T06:39:56.932407+00:00``, 2-core machine; the ``_cell`` rows' ``duration``).
+RECORDED_LAPTOP_S = {
+    ("large_document_update", "postgres-17"): 48.5,
+    ("json_vs_jsonb", "postgres-17"): 125.2,
+    ("catalogue", "postgres-17"): 221.3,
+    ("sqlite_jsonb", "sqlite-3.46.1"): 60.9,
+}
+
+
+@pytest.mark.parametrize(("suite", "engine"), sorted(RECORDED_LAPTOP_S))
+def test_laptop_estimate_gives_the_recorded_run_back(suite: str, engine: str, make_cells: Callable[..., list[Any]]) -> None:
+    """The duration model's coefficients come from that run: at its scale the estimate must return its duration (within 5 %);
+    a coefficient changed without recalibrating fails here."""
+    (cell,) = make_cells(suite, engines=[engine], scale="laptop")
+    assert get_suite(suite).estimate(cell).duration_s == pytest.approx(RECORDED_LAPTOP_S[(suite, engine)], rel=0.05)

@@ -11,7 +11,10 @@ Top to bottom:
    seed figures as ratio charts (observed / seed, seed scaled to the run's size where the figure
    grows with it), trend charts of the headline metrics over the hardware label's history with the
    change points drift found, and the drift verdicts.
-3. Sanity, environment (host, builds, configure flags, settings) and the runs in the dataset.
+3. **The figures side by side** (:mod:`jsonbench.report.figures`, the table of ``docs/figures.md``):
+   every finding's seed value and each engine version's latest laptop and full run, with the mechanism
+   of a figure that does not reproduce and each cell's duration, peak memory and disk.
+4. Sanity, environment (host, builds, configure flags, settings) and the runs in the dataset.
 
 Charts are Vega-Lite specifications built with Altair (:mod:`jsonbench.report.charts`) and rendered
 in the browser by the Vega bundle inlined into the page (:mod:`jsonbench.report.vendor`): the page
@@ -30,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from jsonbench.report import charts
+from jsonbench.report import charts, figures
 from jsonbench.report.charts import fmt
 from jsonbench.report.model import (
     Column,
@@ -614,7 +617,7 @@ def _run_page(root: Path, ds: Dataset, chosen: str, cs: Charts) -> tuple[str, li
         failures_box(vrun),
         "<nav class='toc'><a href='#scorecard'>Scorecard</a>"
         + "".join(f"<a href='#suite-{escape(s)}'>{escape(s)}</a>" for s in suites)
-        + "<a href='#sanity'>Sanity</a><a href='#environment'>Environment</a><a href='#runs'>Runs</a></nav>",
+        + "<a href='#figures'>Figures</a><a href='#sanity'>Sanity</a><a href='#environment'>Environment</a><a href='#runs'>Runs</a></nav>",
     ]
     scores = scorecard(lib.reproduction, ds, label, chosen, [s for s in suites if s in lib.reproduction])
     body.append(scorecard_section(root, scores, chosen))
@@ -625,6 +628,7 @@ def _run_page(root: Path, ds: Dataset, chosen: str, cs: Charts) -> tuple[str, li
         except (KeyError, ConfigError):  # rows of a suite this checkout does not know
             headline = ()
         body.append(suite_section(root, ds, suite, run, lib.seeds.get(suite), by_suite.get(suite), headline, cs))
+    body.append(figures.report_section(root))  # the figures side by side (jsonbench.report.figures)
     body.append(sanity_section(root, vrun))
     body.append(environment_section(run))
     body.append(runs_section(ds, chosen))

@@ -125,23 +125,26 @@ class SqliteJsonb(Suite["SqliteSession"]):
         """Three workloads, each about ``keys_per_table`` keys per table, in memory and (with
         ``file_backed``) in one file per table.
 
-        About 19 bytes per key as text and 15 as JSONB (the seed: 183 and 141 bytes for 10 keys);
-        time per key and statement, and about 3 s per workload for the worker and the file copies,
-        calibrated from the recorded smoke runs of 2026-11-30 on the 2-core machine (about 10.5 s a cell).
+        About 19 bytes per key as text and 15 as JSONB (the seed: 183 and 141 bytes for 10 keys).
+        Time per key (generation and copies) and per key and statement, in the old model's
+        proportion (2.5 us : 20 ns), scaled to the recorded laptop run
+        ``manual__2026-12-01T06:39:56.932407+00:00`` on the 2-core machine (SQLite 3.46.1, 1,000,000
+        keys, best of 5, 5 repetitions: 60.9 s of staged task time), plus about 0.3 s per workload
+        (the smoke runs of the same day: 1.8 s a cell). ``full`` doubles the keys: a linear extrapolation.
         """
         keys = float(cell.scale_params["keys_per_table"])
         best_of = int(cell.scale_params.get("best_of", 5))
         file_backed = bool(cell.scale_params.get("file_backed", False))
         data = keys * (19 + 15)
         statements = 16 + (6 if file_backed else 0)  # per repetition: extracts, scan, conversions, setters, updates
-        seconds = 3 * (keys * 2.5e-6 + cell.repetitions * statements * best_of * keys * 20e-9 + 3.0)
+        seconds = 3 * (keys * 3.7e-6 + cell.repetitions * statements * best_of * keys * 29.5e-9 + 0.3)
         worker = 40 * 1024 * 1024  # the worker's Python and apsw
         return CellCost(
             load_bytes=int(3 * data),
             disk_peak_bytes=int(data if file_backed else 0) + 1024 * 1024,
             memory_peak_bytes=int(2 * data) + worker,
             duration_s=seconds,
-            source="estimate from the scale",
+            source="estimate: recorded laptop run, extrapolated",
         )
 
     def run(self, workload: str, ctx: WorkloadContext[SqliteSession]) -> None:

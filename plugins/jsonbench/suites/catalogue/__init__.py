@@ -30,7 +30,11 @@ How the numbers are made defensible (issue 10):
   update runs are destructive and are never retried, their rows are marked.
 
 pgbench runs with the seed's 4 clients and 4 threads scaled to this machine (``min(4, cores)``),
-recorded as the ``clients`` and ``threads`` metrics of each pgbench workload.
+recorded as the ``clients`` and ``threads`` metrics of each pgbench workload. Each run lasts the
+seed's 20 s at ``full``; every script and update run is repeated ``pgbench_repetitions`` times (2
+at ``laptop`` and ``full``: the seed ran each once; the second repetition gives the within-run spread
+and a second paired ratio, a third would add 7.7 min at ``full`` for no seed figure, see
+``docs/full-scale.md``).
 
 Where this differs from the seed, and why (the workloads' docstrings say more):
 
