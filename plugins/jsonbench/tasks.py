@@ -237,7 +237,12 @@ def provision(planned: dict[str, Any], cell_id: str) -> dict[str, Any]:
         )
         with engine.session(handle) as session, _resources(engine, handle) as peaks:
             ctx = WorkloadContext(
-                cell=cell, session=session, workload=SETUP_RECORD, phases=phases, sampler=_sampler_factory(engine, handle, cell)
+                cell=cell,
+                session=session,
+                workload=SETUP_RECORD,
+                phases=phases,
+                sampler=_sampler_factory(engine, handle, cell),
+                kinds=suite.metric_kind,
             )
             suite.load(ctx)
         staging.write_workload(
@@ -260,7 +265,9 @@ def run_workload(planned: dict[str, Any], cell_id: str, handle_json: dict[str, A
     suite = get_suite(cell.suite)
     started = _now()
     with engine.session(handle) as session, _resources(engine, handle) as peaks:
-        ctx = WorkloadContext(cell=cell, session=session, workload=workload, sampler=_sampler_factory(engine, handle, cell))
+        ctx = WorkloadContext(
+            cell=cell, session=session, workload=workload, sampler=_sampler_factory(engine, handle, cell), kinds=suite.metric_kind
+        )
         t0 = time.perf_counter()
         suite.run(workload, ctx)
         ctx.phases["task"] = time.perf_counter() - t0
