@@ -158,9 +158,7 @@ def _check_expectations() -> None:
 
 def _sampler_factory(engine: Engine[Any, Any], handle: Handle, cell: Cell) -> Any:
     def make() -> WindowSampler:
-        return WindowSampler(
-            lambda: engine.cpu_seconds(handle), lambda: engine.pids(handle), cell.quiet.max_other_cpu, cell.quiet.max_steal
-        )
+        return WindowSampler(lambda: engine.pids(handle), cell.quiet.max_other_cpu, cell.quiet.max_steal)
 
     return make
 
