@@ -45,6 +45,7 @@ class Phase:
     """The windows of one phase and what the two counts said about them."""
 
     name: str
+    max_other: float = 0.10  # the quiet threshold the windows were judged by
     windows: int = 0
     quiet: int = 0
     legacy_quiet: int = 0
@@ -157,7 +158,7 @@ def stop_hog(pid: int) -> None:
 
 
 def _phase(name: str, session: Any, engine: Any, handle: Any, seconds: float, max_other: float, max_steal: float) -> Phase:
-    phase = Phase(name)
+    phase = Phase(name, max_other)
     ancestors0 = _ancestors_ns(hostload.process_table())
     t_end = time.monotonic() + seconds
     i = 0
@@ -211,9 +212,10 @@ def _pct(values: list[float]) -> str:
     return f"{100 * statistics.median(values):.1f} %" if values else "n/a"
 
 
-def report(idle: Phase, busy: Phase, cores: int | None = None, max_other: float = 0.10) -> tuple[str, bool]:
-    """The command's text, and whether both targets were met (``max_other``: the quiet threshold the windows used)."""
+def report(idle: Phase, busy: Phase, cores: int | None = None) -> tuple[str, bool]:
+    """The command's text, and whether both targets were met."""
     cores = cores or len(os.sched_getaffinity(0))
+    max_other = idle.max_other
     ok = idle.quiet_share >= TARGET and (1 - busy.quiet_share) >= TARGET
     lines = [
         f"quiet detector on {cores} cores; windows {min(idle.seconds + busy.seconds) * 1e3:.1f}-{max(idle.seconds + busy.seconds) * 1e3:.1f} ms",
