@@ -96,15 +96,28 @@ class Rule:
     declared: MetricKind | None = None
 
 
-def declared_kind(suite: str, workload: str, metric: str) -> MetricKind | None:
-    """The suite's declaration of ``metric``'s kind, or None when the suite is unknown or does not declare it."""
+def declared_kinds(suite: str) -> Callable[[str, str], MetricKind | None]:
+    """``(workload, metric) -> kind`` as the suite declares it; None for what it does not declare (or an unknown suite)."""
     from jsonbench.errors import BenchmarkError
     from jsonbench.suites import get_suite
 
     try:
-        return get_suite(suite).metric_kind(workload, metric)
+        declared = get_suite(suite)
     except BenchmarkError:
-        return None
+        return lambda workload, metric: None
+
+    def kind(workload: str, metric: str) -> MetricKind | None:
+        try:
+            return declared.metric_kind(workload, metric)
+        except BenchmarkError:
+            return None
+
+    return kind
+
+
+def declared_kind(suite: str, workload: str, metric: str) -> MetricKind | None:
+    """The suite's declaration of ``metric``'s kind, or None when the suite is unknown or does not declare it."""
+    return declared_kinds(suite)(workload, metric)
 
 
 def _kind_of(value: Any) -> MetricKind | None:
@@ -529,7 +542,7 @@ def drift_frame(
     rows: list[dict[str, Any]] = []
     pending: dict[str, _Series] = {}
     pending_meta: dict[str, _SeriesMeta] = {}
-    ask = kinds or (lambda workload, metric: declared_kind(suite, workload, metric))
+    ask = kinds or declared_kinds(suite)
     declared: dict[tuple[str, str], MetricKind | None] = {}
     for r in now.itertuples(index=False):
         kind = _kind_of(getattr(r, "metric_kind", None))
