@@ -42,7 +42,6 @@ Linux only (``/proc``); elsewhere every figure is ``None`` and windows count as 
 from __future__ import annotations
 
 import os
-import resource
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
@@ -143,14 +142,6 @@ def folder_bytes(folder: Path) -> int:
             except OSError:
                 pass
     return total
-
-
-def harness_cpu_seconds(exclude: set[int]) -> float:
-    """CPU of this process, its reaped children, and its live descendants not in ``exclude``."""
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    live = [p for p in children_of(os.getpid()) if p not in exclude]
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime + cpu_seconds_of(live, children=False)
 
 
 @dataclass(frozen=True)
