@@ -11,6 +11,9 @@
   deleted) and sweeps the leftovers (see :mod:`jsonbench.dataset.repair`).
 * ``pgbench-overhead``: one catalogue pgbench script through the pipeline and by hand against the
   same server, both tps and their ratio (see :mod:`jsonbench.pgbench_overhead`).
+* ``quiet-check``: the quiet detector both ways on this machine: windows around real engine work
+  on the machine as it is, then beside a one-core busy loop it starts; prints both shares (see
+  :mod:`jsonbench.quietcheck`).
 * ``calibrate``: per finding and engine, what the recorded runs of one scale observed and the band
   a stated rule proposes (see :mod:`jsonbench.checks.calibrate`).
 * ``checkcheck``: checks of the checks: plants wrong results into copies of a real run, reruns the
@@ -319,6 +322,13 @@ def _add_handcheck_commands(sub: argparse._SubParsersAction[argparse.ArgumentPar
     p.add_argument("--seconds", type=int, default=5)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--scale", default="smoke", help="catalogue size to load (smoke, laptop, full)")
+    p = sub.add_parser(
+        "quiet-check",
+        help="the quiet detector both ways on this machine: windows around real engine work idle (>= 95 %% quiet) "
+        "and beside a one-core busy loop it starts (>= 95 %% busy)",
+    )
+    p.add_argument("--seconds", type=float, default=20.0, help="seconds of windows per phase")
+    p.add_argument("--engine", help="the PostgreSQL engine to start (default: the matrix's first)")
     p = sub.add_parser("report", help="build the static HTML report (<results>/report/index.html) without Airflow")
     p.add_argument("--results-dir")
     p.add_argument("--run-id", help="the run to report on (default: the latest)")
@@ -457,6 +467,14 @@ def _cmd_pgbench_overhead(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_quiet_check(args: argparse.Namespace) -> int:
+    from jsonbench.quietcheck import measure, report
+
+    text, ok = report(*measure(args.seconds, args.engine))
+    print(text)
+    return 0 if ok else 1
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from jsonbench.report import build_report
 
@@ -557,6 +575,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "link-engines": _cmd_link_engines,
     "install-sqlite": _cmd_install_sqlite,
     "pgbench-overhead": _cmd_pgbench_overhead,
+    "quiet-check": _cmd_quiet_check,
     "report": _cmd_report,
     "figures": _cmd_figures,
     "calibrate": _cmd_calibrate,

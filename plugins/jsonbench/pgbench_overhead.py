@@ -209,9 +209,7 @@ def measure(engine: str = "postgres-17", script: str = "cb_rel", seconds: int = 
             handle = eng.load_handle(handle_json)
 
             def sampler() -> WindowSampler:
-                return WindowSampler(
-                    lambda: eng.cpu_seconds(handle), lambda: eng.pids(handle), cell.quiet.max_other_cpu, cell.quiet.max_steal
-                )
+                return WindowSampler(lambda: eng.pids(handle), cell.quiet.max_other_cpu, cell.quiet.max_steal)
 
             with eng.session(handle) as session:
                 ctx: Ctx = WorkloadContext(cell=cell, session=session, workload="pgbench_overhead", sampler=sampler)

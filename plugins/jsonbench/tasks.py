@@ -154,9 +154,7 @@ def _check_expectations() -> None:
 
 def _sampler_factory(engine: Engine[Any, Any], handle: Handle, cell: Cell) -> Any:
     def make() -> WindowSampler:
-        return WindowSampler(
-            lambda: engine.cpu_seconds(handle), lambda: engine.pids(handle), cell.quiet.max_other_cpu, cell.quiet.max_steal
-        )
+        return WindowSampler(lambda: engine.pids(handle), cell.quiet.max_other_cpu, cell.quiet.max_steal)
 
     return make
 
@@ -233,7 +231,12 @@ def provision(planned: dict[str, Any], cell_id: str) -> dict[str, Any]:
         )
         with engine.session(handle) as session, _resources(engine, handle) as peaks:
             ctx = WorkloadContext(
-                cell=cell, session=session, workload=SETUP_RECORD, phases=phases, sampler=_sampler_factory(engine, handle, cell)
+                cell=cell,
+                session=session,
+                workload=SETUP_RECORD,
+                phases=phases,
+                sampler=_sampler_factory(engine, handle, cell),
+                kinds=suite.metric_kind,
             )
             suite.load(ctx)
         staging.write_workload(
@@ -256,7 +259,9 @@ def run_workload(planned: dict[str, Any], cell_id: str, handle_json: dict[str, A
     suite = get_suite(cell.suite)
     started = _now()
     with engine.session(handle) as session, _resources(engine, handle) as peaks:
-        ctx = WorkloadContext(cell=cell, session=session, workload=workload, sampler=_sampler_factory(engine, handle, cell))
+        ctx = WorkloadContext(
+            cell=cell, session=session, workload=workload, sampler=_sampler_factory(engine, handle, cell), kinds=suite.metric_kind
+        )
         t0 = time.perf_counter()
         suite.run(workload, ctx)
         ctx.phases["task"] = time.perf_counter() - t0

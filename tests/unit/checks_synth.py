@@ -112,10 +112,10 @@ def measurements(workload: str, rng: random.Random, reps: int = 2, scale: str = 
     base["toast_growth"] = base["toast_bytes_after"] - base["toast_bytes_before"]
     base["hot_share"] = base["n_tup_hot_upd"] / updated
     out = []
-    for metric, unit in METRICS:
+    for metric, (unit, kind) in METRICS.items():
         noise = NOISY.get(metric, 0.0)
         samples = [base[metric] * (1 + rng.uniform(-noise, noise)) for _ in range(reps)]
-        out.append(Measurement.of(workload, "default", metric, unit, samples))
+        out.append(Measurement.of(workload, "default", metric, unit, samples, kind=kind))
     return out
 
 
@@ -158,7 +158,8 @@ def replace_metric(engine_id: str | None, workload: str, metric: str, fn: Callab
         if w != workload or (engine_id is not None and eid != engine_id):
             return ms
         return [
-            Measurement.of(m.workload, m.variant, m.metric, m.unit, [fn(s) for s in m.samples]) if m.metric == metric else m for m in ms
+            Measurement.of(m.workload, m.variant, m.metric, m.unit, [fn(s) for s in m.samples], kind=m.kind) if m.metric == metric else m
+            for m in ms
         ]
 
     return tamper

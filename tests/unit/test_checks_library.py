@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from jsonbench.checks.drift import drift_frame
+from jsonbench.checks.drift import Rule, drift_frame, rule_for
 from jsonbench.checks.findings import finding_value
 from jsonbench.checks.library import expectation, load_library, row_condition
 from jsonbench.matrix import load_matrix
@@ -92,8 +92,15 @@ def test_finding_value_ratio_product_and_problems() -> None:
 
 
 def _rows(
-    run: int, value: float, metric: str = "wal_bytes", unit: str = "bytes", samples: list[float] | None = None, quiet: bool | None = None
+    run: int,
+    value: float,
+    metric: str = "wal_bytes",
+    unit: str = "bytes",
+    samples: list[float] | None = None,
+    quiet: bool | None = None,
+    kind: str | None = "",
 ) -> dict:
+    """One measurement row; its ``metric_kind`` is ``kind``, by default deterministic for bytes and timed otherwise (None: no column)."""
     row = {
         "run_id": f"r{run}",
         "logical_date": pd.Timestamp(f"2026-11-{run + 1:02d}T02:00:00Z"),
@@ -114,6 +121,8 @@ def _rows(
     }
     if quiet is not None:
         row["quiet"] = quiet
+    if kind is not None:
+        row["metric_kind"] = kind or ("deterministic" if unit == "bytes" else "timed")
     return row
 
 
@@ -125,7 +134,7 @@ POLICY = {
     "max_pvalue": 0.001,
     "points": "best",
     "min_magnitude": {"default": 0.5},
-    "deterministic": [{"unit": "bytes", "tolerance": 0.02}],
+    "tolerance": 0.02,
 }
 
 
@@ -159,6 +168,47 @@ def test_deterministic_drift_is_a_tight_tolerance_from_one_earlier_run() -> None
     ]
     assert _judge([1000.0, 1000.0], 1015.0)["verdict"] == "ok", "within 2 %"
     assert _judge([1000.0, 1000.0], 900.0)["verdict"] == "drift", "a fall counts as much as a rise"
+
+
+def test_the_kind_comes_from_the_row_else_the_suite_never_from_the_name() -> None:
+    """A sampled metric is judged statistically, however much it looks like a count; a row without the
+    column asks the suite's declaration; nobody declaring one means statistical, with a note."""
+    ds = pd.DataFrame(
+        [
+            _rows(0, 3443.0, "estimated_rows_before", "rows", kind="sampled"),
+            _rows(1, 3943.0, "estimated_rows_before", "rows", kind="sampled"),
+        ]
+    )
+    run = {"run_id": "r1", "logical_date": ds["logical_date"].iloc[-1], "hardware_label": "local", "scale": "smoke"}
+    row = drift_frame(ds[ds["run_id"] == "r1"], ds, run, "s", POLICY).iloc[0]
+    assert row["metric_kind"] == "timing" and row["declared_kind"] == "sampled" and row["verdict"] == "insufficient_history"
+
+    old = pd.DataFrame([_rows(0, 1000.0, "rows", "rows", kind=None), _rows(1, 1100.0, "rows", "rows", kind=None)])
+    asked: list[tuple[str, str]] = []
+
+    def kinds(workload: str, metric: str) -> str:
+        asked.append((workload, metric))
+        return "deterministic"
+
+    row = drift_frame(old[old["run_id"] == "r1"], old, run, "s", POLICY, kinds=kinds).iloc[0]  # type: ignore[arg-type]
+    assert asked == [("w", "rows")] and row["declared_kind"] == "deterministic" and row["verdict"] == "drift"
+    row = drift_frame(old[old["run_id"] == "r1"], old, run, "s", POLICY, kinds=lambda w, m: None).iloc[0]
+    assert row["metric_kind"] == "timing" and row["declared_kind"] is None and "no declared kind" in row["note"]
+
+
+def test_rule_for_reads_the_kind_and_a_suites_own_tolerance() -> None:
+    policy = {**POLICY, "tolerances": {"rows": 0.1, "planner/rows": {"tolerance": 0.0, "floor": 2.0}}}
+    assert rule_for(policy, "s", "w", "v", "bytes_x", "bytes", "deterministic") == Rule("deterministic", 0.02, declared="deterministic")
+    assert rule_for(policy, "s", "w", "v", "rows", "rows", "deterministic").tolerance == 0.1
+    assert rule_for(policy, "s", "planner", "v", "rows", "rows", "deterministic") == Rule(
+        "deterministic", 0.0, 2.0, declared="deterministic"
+    )
+    for kind in ("sampled", "timed"):
+        rule = rule_for(policy, "s", "w", "v", "rows", "rows", kind)  # type: ignore[arg-type]
+        assert rule.kind == "statistical" and rule.declared == kind
+    # Without a kind, the suite's declaration: the catalogue's planner estimates are sampled, its sizes facts.
+    assert rule_for(policy, "catalogue", "planner", "stock_rel", "estimated_rows_before", "rows").declared == "sampled"
+    assert rule_for(policy, "catalogue", "storage", "doc", "heap_bytes", "bytes").kind == "deterministic"
 
 
 otava = pytest.mark.skipif(

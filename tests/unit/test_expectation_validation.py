@@ -223,6 +223,20 @@ CASES: list[tuple[str, str, Callable[[dict[str, Any]], None], str, str]] = [
         "min_magnitude.units.ms",
         "number",
     ),
+    (
+        "drift patterns guessing a metric's kind",
+        "drift.json",
+        lambda d: d.update(deterministic=[{"unit": "rows"}]),
+        "deterministic",
+        "declared by the suite",
+    ),
+    (
+        "a suite's tolerance not a number",
+        "drift.json",
+        lambda d: d.update(tolerances={"heap_bytes": "tight"}),
+        "tolerances.heap_bytes",
+        "number",
+    ),
 ]
 
 

@@ -72,19 +72,76 @@ def _burner(seconds: float) -> int:
     return int(out.stdout.strip())
 
 
-def test_window_arithmetic(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Busy time of the host minus the engine's and the harness's, over the window's capacity (readings injected)."""
-    readings = iter([(100.0, 1.0, 1000.0), (103.0, 1.2, 1004.0)])  # (busy, steal, total) seconds since boot: 4 s of 2 cores
-    monkeypatch.setattr(hostload, "host_times", lambda: next(readings))
-    engine = iter([5.0, 6.5])
-    harness = iter([10.0, 10.5])
-    monkeypatch.setattr(hostload, "harness_cpu_seconds", lambda exclude: next(harness))
-    sampler = hostload.WindowSampler(lambda: next(engine), lambda: [], max_other_cpu=0.10, max_steal=0.05)
+def _proc(ppid: int, cpu_ms: float, reaped_ms: float = 0.0, kernel: bool = False) -> hostload.Proc:
+    return hostload.Proc(ppid, kernel, int(cpu_ms * 1e6), int(reaped_ms * 1e6))
+
+
+def test_window_arithmetic_counts_strangers_in_nanoseconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake process tables at both ends of a window: only strangers count, over the window's span times the cores."""
+    me = os.getpid()
+    before = {
+        1: _proc(0, 1000.0),
+        2: _proc(0, 0.0, kernel=True),
+        50: _proc(2, 0.0, kernel=True),  # a kworker
+        10: _proc(1, 500.0),  # an ancestor of ours (our parent)
+        me: _proc(10, 100.0),
+        20: _proc(1, 300.0),  # the engine's postmaster ...
+        21: _proc(20, 40.0),  # ... and a backend
+        30: _proc(1, 700.0, reaped_ms=100.0),  # a stranger
+        31: _proc(30, 60.0),  # its child, which exits during the window
+    }
+    after = {
+        1: _proc(0, 1000.0),
+        2: _proc(0, 0.0, kernel=True),
+        50: _proc(2, 0.0, kernel=True),
+        10: _proc(1, 530.0),
+        me: _proc(10, 150.0),
+        20: _proc(1, 310.0),
+        21: _proc(20, 90.0),
+        30: _proc(1, 704.0, reaped_ms=100.0 + 62.0),  # the child's whole life (62 ms) lands in cutime at once
+        40: _proc(1, 3.0),  # a stranger born inside the window
+        41: _proc(me, 25.0),  # our own child (pgbench), born inside the window
+    }
+    tables = iter([before, after])
+    monkeypatch.setattr(hostload, "process_table", lambda: next(tables))
+    monkeypatch.setattr(hostload, "host_times", lambda: (0.0, 0.0, 0.0))
+    clock = iter([100.0, 100.0, 100.01, 100.01])  # read at, window start, window end, read done: 10 ms on 2 cores
+    monkeypatch.setattr(hostload.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(hostload.os, "sched_getaffinity", lambda _pid: {0, 1})
+    sampler = hostload.WindowSampler(lambda: [20, 21], max_other_cpu=0.10, max_steal=0.05)
     sampler.start()
     load = sampler.stop()
-    # 3 s busy - 1.5 s engine - 0.5 s harness = 1 s of others over 4 s of capacity; 0.2 s stolen.
-    assert load.other_cpu == pytest.approx(0.25) and load.steal == pytest.approx(0.05)
-    assert load.quiet is False  # 25 % of the machine to others is a disturbed window
+    # Strangers: 4 ms (30's own) + 2 ms (its child inside the window: 62 - 60) + 3 ms (40) = 9 ms of 20 ms.
+    assert sampler.last_others == {30: 6_000_000, 40: 3_000_000}
+    assert load.other_cpu == pytest.approx(0.45) and load.quiet is False
+    assert load.seconds == pytest.approx(0.01)
+
+
+def test_a_window_with_only_ours_and_kernel_work_is_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    me = os.getpid()
+    before = {10: _proc(1, 500.0), me: _proc(10, 100.0), 20: _proc(1, 300.0), 2: _proc(0, 0.0, kernel=True)}
+    after = {10: _proc(1, 505.0), me: _proc(10, 110.0), 20: _proc(1, 320.0), 2: _proc(0, 0.0, kernel=True), 60: _proc(2, 0.0, kernel=True)}
+    tables = iter([before, after])
+    monkeypatch.setattr(hostload, "process_table", lambda: next(tables))
+    monkeypatch.setattr(hostload, "host_times", lambda: (0.0, 0.0, 0.0))
+    load = hostload.WindowSampler(lambda: [20], max_other_cpu=0.10, max_steal=0.05)
+    load.start()
+    assert load.stop().other_cpu == 0.0
+
+
+def test_ancestors_stop_at_init_and_descendants_follow_parents() -> None:
+    table = {1: _proc(0, 0), 5: _proc(1, 0), 6: _proc(5, 0), 7: _proc(6, 0), 8: _proc(7, 0), 9: _proc(1, 0)}
+    assert hostload.ancestors_of(7, table) == [6, 5]
+    assert hostload.descendants_in([6], table) == {6, 7, 8}
+
+
+def test_the_process_table_reads_this_process_in_nanoseconds() -> None:
+    """Deterministic facts of /proc: this process is there with its parent, is no kernel thread, has used CPU; kthreadd is a kernel thread."""
+    table = hostload.process_table()
+    me = table[os.getpid()]
+    assert me.ppid == os.getppid() and not me.kernel and me.cpu_ns > 0
+    if 2 in table:
+        assert table[2].kernel
 
 
 def test_a_strangers_cpu_counts_as_other_load_and_the_engines_does_not() -> None:
@@ -92,8 +149,8 @@ def test_a_strangers_cpu_counts_as_other_load_and_the_engines_does_not() -> None
     told the burner is the engine; their difference is the burner's own CPU, so the accounting cannot be fooled by load."""
     pid = _burner(2.0)
     try:
-        as_engine = hostload.WindowSampler(lambda: hostload.cpu_seconds_of([pid]), lambda: [pid], max_other_cpu=0.10, max_steal=0.05)
-        as_stranger = hostload.WindowSampler(lambda: None, lambda: [], max_other_cpu=0.10, max_steal=0.05)
+        as_engine = hostload.WindowSampler(lambda: [pid], max_other_cpu=0.10, max_steal=0.05)
+        as_stranger = hostload.WindowSampler(lambda: [], max_other_cpu=0.10, max_steal=0.05)
         burned0 = hostload.cpu_seconds_of([pid])
         as_engine.start()
         as_stranger.start()
@@ -108,6 +165,7 @@ def test_a_strangers_cpu_counts_as_other_load_and_the_engines_does_not() -> None
             pass
     assert burned > 0.05, "the burner never ran"
     assert stranger.other_cpu is not None and engine.other_cpu is not None
+    assert pid in as_stranger.last_others and pid not in as_engine.last_others
     capacity = max(stranger.seconds, engine.seconds) * len(os.sched_getaffinity(0))
     assert stranger.other_cpu - engine.other_cpu == pytest.approx(burned / capacity, abs=0.08)
     assert stranger.other_cpu >= burned / capacity - 0.08  # the stranger's CPU is in "other"

@@ -171,3 +171,38 @@ def test_measurement_summaries() -> None:
     assert m.value == 3.0 and m.spread == 2.0
     assert Measurement.of("w", "v", "t", "ns", 7).aggregate == "single"
     assert Measurement.from_json(m.to_json()) == m
+
+
+def test_each_row_carries_its_metric_kind_and_a_row_without_one_reads_null(results_dir: Path) -> None:
+    """The kind a measurement carries is published as ``metric_kind``; the per-cell rows carry theirs; no kind is null."""
+    run = _run(results_dir, "kinds")
+    cell = Cell(
+        cell_id="s__postgres-17",
+        suite="large_document_update",
+        engine_id="postgres-17",
+        family="postgres",
+        version="17",
+        backend="embedded",
+        adapter="jsonbench.engines.postgres_embedded:EmbeddedPostgres",
+        backend_options={"build": "pg17"},
+        scale="smoke",
+        scale_params={"rows": 10},
+        repetitions=1,
+        run=run,
+        postgres=PostgresOptions(server_settings={}),
+    )
+    st = Staging(results_dir, "kinds")
+    st.write_engine(cell.cell_id, {"version": "17.10", "build": "npm x"})
+    ms = [
+        Measurement.of("rel_big", "default", "update_time", "ms", [1.0], kind="timed"),
+        Measurement.of("rel_big", "default", "wal_bytes", "bytes", [5.0], kind="sampled"),
+        Measurement.of("rel_big", "default", "old_style", "rows", [3.0]),
+    ]
+    st.write_workload(
+        WorkloadRecord(cell, "rel_big", ms, {}, "2026-11-29T02:00:01+00:00", "2026-11-29T02:00:02+00:00", [], {"seconds": 2.0})
+    )
+    publish_mod.publish_run(results_dir, run)
+    df = read_dataset(results_dir).to_pandas().set_index("metric")
+    assert df.loc["update_time", "metric_kind"] == "timed" and df.loc["wal_bytes", "metric_kind"] == "sampled"
+    assert pd.isna(df.loc["old_style", "metric_kind"])
+    assert df.loc["duration", "metric_kind"] == "timed"  # the cell's own resource row

@@ -56,6 +56,9 @@ class Tiny(Suite[Any]):
     def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
         return [("count", "rows"), ("count", "count_time")]
 
+    def metric_kinds(self) -> dict[str, dict[str, Any]]:
+        return {"count": {"rows": "deterministic", "count_time": "timed"}}
+
     def estimate(self, cell: Cell) -> CellCost:
         return CellCost(load_bytes=100 * int(cell.scale_params["rows"]), disk_peak_bytes=64 << 20,
                         memory_peak_bytes=256 << 20, duration_s=10.0, source="tiny estimate")

@@ -2,14 +2,19 @@
 
 One row per (engine, workload, variant, metric) measured tonight. History is every earlier
 published run of the same hardware label, scale and suite (status ok), at most ``window`` runs, of
-the same engine id and engine build. Two kinds of metric, chosen by the policy's ``deterministic``
-patterns (``drift.json``):
+the same engine id and engine build. How a metric is judged follows its kind
+(:data:`jsonbench.dataset.measurement.MetricKind`), which the suite declares beside the metric: the
+row's ``metric_kind`` column, or for rows written before that column existed the suite's
+:meth:`~jsonbench.suites.base.Suite.metric_kind`. No pattern over names or units guesses it.
 
 * **deterministic** (counts, sizes, plan facts, matched rows): tonight against the median of the
-  history, within a tight relative ``tolerance`` (and an absolute ``floor``); one earlier run is
-  enough (``deterministic_min_history``). ``change_points`` lists every run whose value differs
-  from the run before it beyond the tolerance. Method ``relative_tolerance``.
-* **statistical** (timings, rates, everything else): Apache Otava's change-point detection
+  history, within a tight relative ``tolerance`` (and an absolute ``floor``; a suite may set either
+  per metric in ``<suite>.drift.json`` under ``tolerances``); one earlier run is enough
+  (``deterministic_min_history``). ``change_points`` lists every run whose value differs from the
+  run before it beyond the tolerance. Method ``relative_tolerance``.
+* **statistical** (kinds ``timed`` and ``sampled``: timings, rates, ANALYZE's estimates, WAL volumes
+  and HOT counts of timed runs; a metric whose kind nobody declares lands here too, with a note):
+  Apache Otava's change-point detection
   (E-divisive means, Student's t-test significance, ``max_pvalue``, and a minimum relative
   magnitude per unit, ``min_magnitude``) over the series of history plus tonight, each run
   contributing its per-repetition samples (``points: "samples"``) or its published value
@@ -32,14 +37,16 @@ exactly when the verdict is ``drift``; the GX drift suite expects it in [0, 1] o
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+
+from jsonbench.dataset.measurement import METRIC_KINDS, MetricKind
 
 DRIFT_COLUMNS = [
     "suite",
@@ -62,6 +69,7 @@ DRIFT_COLUMNS = [
     "verdict",
     "method",
     "metric_kind",
+    "declared_kind",
     "history_runs",
     "change_points",
     "quiet",
@@ -75,45 +83,72 @@ VERDICTS = ("ok", "drift", "insufficient_history", "disturbed", "excluded", "mis
 
 @dataclass(frozen=True)
 class Rule:
-    """How one metric is judged: deterministic with a tolerance, or statistically with a minimum magnitude."""
+    """How one metric is judged: deterministic with a tolerance, or statistically with a minimum magnitude.
+
+    ``declared`` is the metric's kind as its suite declares it (None: nobody declared one, judged
+    statistically, which never raises an exact-comparison alarm on a guess).
+    """
 
     kind: str  # deterministic | statistical
     tolerance: float = 0.0
     floor: float = 0.0
     min_magnitude: float = 0.5
+    declared: MetricKind | None = None
 
 
-def _matches(pattern: dict[str, Any], suite: str, workload: str, variant: str, metric: str, unit: str) -> bool:
-    for field, value in (("suite", suite), ("workload", workload), ("variant", variant), ("metric", metric), ("unit", unit)):
-        want = pattern.get(field)
-        if want is None:
-            continue
-        options = want if isinstance(want, list) else [want]
-        if not any(fnmatch.fnmatchcase(value, str(o)) for o in options):
-            return False
-    return True
+def declared_kinds(suite: str) -> Callable[[str, str], MetricKind | None]:
+    """``(workload, metric) -> kind`` as the suite declares it; None for what it does not declare (or an unknown suite)."""
+    from jsonbench.errors import BenchmarkError
+    from jsonbench.suites import get_suite
+
+    try:
+        declared = get_suite(suite)
+    except BenchmarkError:
+        return lambda workload, metric: None
+
+    def kind(workload: str, metric: str) -> MetricKind | None:
+        try:
+            return declared.metric_kind(workload, metric)
+        except BenchmarkError:
+            return None
+
+    return kind
 
 
-def rule_for(policy: dict[str, Any], suite: str, workload: str, variant: str, metric: str, unit: str) -> Rule:
-    """The first ``deterministic`` pattern that matches, else the statistical rule of the unit.
+def declared_kind(suite: str, workload: str, metric: str) -> MetricKind | None:
+    """The suite's declaration of ``metric``'s kind, or None when the suite is unknown or does not declare it."""
+    return declared_kinds(suite)(workload, metric)
 
-    A ``statistical`` pattern that matches first keeps a metric statistical whatever its unit
-    (HOT counts of timed pgbench runs, WAL volumes, sampled planner estimates).
+
+def _kind_of(value: Any) -> MetricKind | None:
+    """A row's ``metric_kind`` cell as a kind (None: null, or a value no kind has)."""
+    return value if isinstance(value, str) and value in METRIC_KINDS else None
+
+
+def rule_for(
+    policy: dict[str, Any], suite: str, workload: str, variant: str, metric: str, unit: str, kind: MetricKind | None = None
+) -> Rule:
+    """The rule of a metric of ``kind`` (default: the suite's declaration, :func:`declared_kind`).
+
+    ``deterministic`` is judged within the policy's ``tolerance``, or the suite's own for this metric
+    (``tolerances`` in ``<suite>.drift.json``: ``{"<metric>" or "<workload>/<metric>": number or
+    {"tolerance", "floor"}}``); ``sampled`` and ``timed`` statistically, with the unit's minimum magnitude.
     """
+    if kind is None:
+        kind = declared_kind(suite, workload, metric)
+    if kind == "deterministic":
+        tolerances = policy.get("tolerances") or {}
+        own = tolerances.get(f"{workload}/{metric}", tolerances.get(metric))
+        spec = own if isinstance(own, dict) else ({} if own is None else {"tolerance": own})
+        return Rule(
+            "deterministic",
+            tolerance=float(spec.get("tolerance", policy.get("tolerance", 0.02))),
+            floor=float(spec.get("floor", 0.0)),
+            declared=kind,
+        )
     mags = policy.get("min_magnitude") or {}
     units = mags.get("units") or {}
-    stat = Rule("statistical", min_magnitude=float(units.get(unit, mags.get("default", 0.5))))
-    for pattern in policy.get("statistical") or []:
-        if _matches(pattern, suite, workload, variant, metric, unit):
-            return stat
-    for pattern in policy.get("deterministic") or []:
-        if _matches(pattern, suite, workload, variant, metric, unit):
-            return Rule(
-                "deterministic",
-                tolerance=float(pattern.get("tolerance", policy.get("tolerance", 0.02))),
-                floor=float(pattern.get("floor", 0.0)),
-            )
-    return stat
+    return Rule("statistical", min_magnitude=float(units.get(unit, mags.get("default", 0.5))), declared=kind)
 
 
 def history_of(dataset: pd.DataFrame, run: dict[str, Any], suite: str) -> pd.DataFrame:
@@ -277,13 +312,19 @@ def _tonight_row(suite: str, r: Any, rule: Rule) -> dict[str, Any]:
         "judged": "no",
         "verdict": "insufficient_history",
         "method": "relative_tolerance" if rule.kind == "deterministic" else "otava",
+        # How it is judged (the checks' tag: exact facts vs statistical), and the kind its suite declares.
         "metric_kind": "deterministic" if rule.kind == "deterministic" else "timing",
+        "declared_kind": rule.declared,
         "history_runs": "[]",
         "change_points": "[]",
         "quiet": _quiet(r),
         "host_other_cpu": _num(getattr(r, "host_other_cpu", None)),
         "note": "",
     }
+
+
+#: The note of a row whose kind neither its row nor its suite declares.
+UNDECLARED = "no declared kind (neither the row nor the suite names one): judged statistically"
 
 
 def _judge_deterministic(row: dict[str, Any], g: list[Any], rule: Rule, value: float, run: dict[str, Any], s: _Settings) -> None:
@@ -409,6 +450,7 @@ def _missing_rows(tonight: pd.DataFrame, suite: str, groups: dict[tuple[Any, ...
                 "verdict": "missing",
                 "method": "published_before",
                 "metric_kind": "deterministic",
+                "declared_kind": _kind_of(getattr(x, "metric_kind", None)),
                 "history_runs": json.dumps([str(y.run_id) for y in series[-window:]]),
                 "change_points": "[]",
                 "quiet": None,
@@ -472,10 +514,18 @@ def _typed_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def drift_frame(
-    tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any], suite: str, policy: dict[str, Any], detector: Any = None
+    tonight: pd.DataFrame,
+    dataset: pd.DataFrame,
+    run: dict[str, Any],
+    suite: str,
+    policy: dict[str, Any],
+    detector: Any = None,
+    kinds: Callable[[str, str], MetricKind | None] | None = None,
 ) -> pd.DataFrame:
     """Judge every measured metric of ``suite`` in tonight's rows against ``dataset``'s history.
 
+    A row's kind is its ``metric_kind`` column, else ``kinds(workload, metric)`` (default: the
+    suite's declaration, :func:`declared_kind`; a test may pass another).
     ``detector`` is :func:`jsonbench.checks.changepoints.detect` unless a test passes another. Deterministic
     metrics are judged row by row; statistical ones are collected and handed to the detector in one call
     (Otava runs in its own venv: one subprocess serves every series), then judged by its change points.
@@ -492,8 +542,15 @@ def drift_frame(
     rows: list[dict[str, Any]] = []
     pending: dict[str, _Series] = {}
     pending_meta: dict[str, _SeriesMeta] = {}
+    ask = kinds or declared_kinds(suite)
+    declared: dict[tuple[str, str], MetricKind | None] = {}
     for r in now.itertuples(index=False):
-        rule = rule_for(policy, suite, r.workload, r.variant, r.metric, r.unit)
+        kind = _kind_of(getattr(r, "metric_kind", None))
+        if kind is None:
+            if (r.workload, r.metric) not in declared:
+                declared[(r.workload, r.metric)] = ask(r.workload, r.metric)
+            kind = declared[(r.workload, r.metric)]
+        rule = rule_for(policy, suite, r.workload, r.variant, r.metric, r.unit, kind)
         row = _tonight_row(suite, r, rule)
         rows.append(row)
         value = row["value"]
@@ -515,6 +572,9 @@ def drift_frame(
     if pending:
         version, found = detector(pending, window_len=int(policy.get("window_len", 30)), max_pvalue=float(policy.get("max_pvalue", 0.001)))
         _apply_change_points(rows, pending, pending_meta, found, version, s.recent)
+    for row in rows:
+        if row["declared_kind"] is None and row["verdict"] != "missing":
+            row["note"] = f"{UNDECLARED}; {row['note']}" if row["note"] else UNDECLARED
     return _typed_frame(rows)
 
 

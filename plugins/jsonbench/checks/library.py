@@ -66,9 +66,8 @@ class Library:
                 mags.setdefault("units", {}).update(value.get("units") or {})
                 if "default" in value:
                     mags["default"] = value["default"]
-            elif key == "deterministic" and isinstance(value, list):
-                # A suite's patterns come first: the first matching pattern decides.
-                policy["deterministic"] = list(value) + list(policy.get("deterministic") or [])
+            elif key == "tolerances" and isinstance(value, dict):
+                policy.setdefault("tolerances", {}).update(value)
             else:
                 policy[key] = value
         return policy
@@ -439,14 +438,22 @@ def _check_drift(path: Path, data: dict[str, Any]) -> None:
     _need(isinstance(units, dict), path, "min_magnitude.units", "must be an object of unit -> number")
     for unit, value in units.items():
         _need(_is_number(value) and value >= 0, path, f"min_magnitude.units.{unit}", f"must be a non-negative number, got {value!r}")
-    for key in ("deterministic", "statistical"):
-        patterns = data.get(key, [])
-        _need(isinstance(patterns, list), path, key, "must be a list of patterns ({suite, workload, metric, unit: name or list})")
-        for i, pattern in enumerate(patterns):
-            _need(isinstance(pattern, dict), path, f"{key}[{i}]", "a pattern is an object ({suite, workload, metric, unit: name or list})")
-            if "tolerance" in pattern:
-                tol = pattern["tolerance"]
-                _need(_is_number(tol) and tol >= 0, path, f"{key}[{i}].tolerance", f"must be a non-negative number, got {tol!r}")
+    for key in ("deterministic", "statistical", "deterministic_reason"):
+        _need(
+            key not in data,
+            path,
+            key,
+            "metric kinds are declared by the suite beside each metric (Suite.metric_kind), not by patterns; remove this key",
+        )
+    tolerances = data.get("tolerances", {})
+    _need(
+        isinstance(tolerances, dict), path, "tolerances", "must be an object of metric (or workload/metric) -> number or {tolerance, floor}"
+    )
+    for name, spec in tolerances.items():
+        for sub, value in spec.items() if isinstance(spec, dict) else [("", spec)]:
+            field = f"tolerances.{name}" + (f".{sub}" if sub else "")
+            _need(sub in ("", "tolerance", "floor"), path, field, "a tolerance object has only 'tolerance' and 'floor'")
+            _need(_is_number(value) and value >= 0, path, field, f"must be a non-negative number, got {value!r}")
 
 
 def validate_library(root: Path | None = None) -> Library:

@@ -9,6 +9,25 @@ from typing import Any, Literal
 
 Aggregate = Literal["median", "min", "max", "single"]
 Status = Literal["ok", "not_applicable"]
+#: How a metric is made, declared by the suite beside the metric (never guessed from its name or unit):
+#:
+#: * ``deterministic``: a fact of the data and the engine (sizes, counts, plan shapes, bools); judged
+#:   exactly or within a tight tolerance;
+#: * ``sampled``: drawn at random, not a speed (ANALYZE's estimates, HOT counts and WAL volumes of
+#:   fixed-duration runs): it varies from run to run, so it is judged statistically;
+#: * ``timed``: a duration, a rate, or a ratio of them.
+MetricKind = Literal["deterministic", "sampled", "timed"]
+METRIC_KINDS: tuple[MetricKind, ...] = ("deterministic", "sampled", "timed")
+
+#: The workload of the per-cell resource rows (duration, peak memory, peak disk) every run publishes.
+CELL_RECORD = "_cell"
+#: Those rows' metrics: unit and kind. The duration is a time; the peaks are polled every few
+#: hundred milliseconds, so they land on whatever the engine held at a poll (sampled, not a fact).
+CELL_METRICS: dict[str, tuple[str, MetricKind]] = {
+    "duration": ("s", "timed"),
+    "peak_rss": ("bytes", "sampled"),
+    "disk_peak": ("bytes", "sampled"),
+}
 
 
 @dataclass(frozen=True)
@@ -19,6 +38,11 @@ class Measurement:
     N" timings some seeds report) and ``spread`` is max - min of the samples, in the same unit.
     A metric the engine build cannot produce is recorded with ``status="not_applicable"``, no
     samples, and a ``reason``: it is present and accounted for, not missing.
+
+    ``kind`` is the suite's declaration of how the metric is made (:data:`MetricKind`);
+    :meth:`jsonbench.suites.base.WorkloadContext.record` sets it and refuses a metric the suite did
+    not declare. None only outside a suite's run (tests, the hand checks) and in staging files
+    written before kinds existed.
     """
 
     workload: str
@@ -30,6 +54,7 @@ class Measurement:
     status: Status = "ok"
     reason: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    kind: MetricKind | None = None
 
     @classmethod
     def of(
@@ -42,15 +67,18 @@ class Measurement:
         *,
         aggregate: Aggregate = "median",
         extra: dict[str, Any] | None = None,
+        kind: MetricKind | None = None,
     ) -> Measurement:
         if isinstance(samples, (int, float)):
             samples = (float(samples),)
             aggregate = "single" if aggregate == "median" else aggregate
-        return cls(workload, variant, metric, unit, tuple(float(s) for s in samples), aggregate, extra=dict(extra or {}))
+        return cls(workload, variant, metric, unit, tuple(float(s) for s in samples), aggregate, extra=dict(extra or {}), kind=kind)
 
     @classmethod
-    def not_applicable(cls, workload: str, variant: str, metric: str, unit: str, reason: str) -> Measurement:
-        return cls(workload, variant, metric, unit, (), "single", "not_applicable", reason)
+    def not_applicable(
+        cls, workload: str, variant: str, metric: str, unit: str, reason: str, *, kind: MetricKind | None = None
+    ) -> Measurement:
+        return cls(workload, variant, metric, unit, (), "single", "not_applicable", reason, kind=kind)
 
     @property
     def value(self) -> float | None:

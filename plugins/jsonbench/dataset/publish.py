@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from jsonbench import hostload
 from jsonbench.cell import Cell, HostFacts, RunRef
 from jsonbench.dataset.fsio import dataset_lock, disk_full_error, fsync_dir, is_disk_full, make_dirs
-from jsonbench.dataset.measurement import Measurement
+from jsonbench.dataset.measurement import CELL_METRICS, CELL_RECORD, Measurement
 from jsonbench.dataset.read import (
     FILE_NAME,
     MEASUREMENTS,
@@ -62,10 +62,6 @@ def _ts(value: Any) -> datetime | None:
     else:
         dt = datetime.fromisoformat(str(value))
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
-
-
-#: The workload of the per-cell resource rows (duration, peak memory, peak disk) every run publishes.
-CELL_RECORD = "_cell"
 
 
 def _base_row(run: RunRef, cell: Cell, facts: dict[str, Any]) -> dict[str, Any]:
@@ -117,6 +113,7 @@ def _row(base: dict[str, Any], m: Measurement, started: str | None, ended: str |
         "ended_at": _ts(ended),
         "extra": json.dumps(m.extra, sort_keys=True, default=str) if m.extra else None,
         **load,
+        "metric_kind": m.kind,
     }
 
 
@@ -154,9 +151,9 @@ def staged_rows(staging: Staging) -> list[dict[str, Any]]:
     for base, acc, first, last in cells.values():
         if base["engine_id"] + "|" + base["suite"] not in measured:
             continue  # a cell that measured nothing publishes nothing, not even its resource rows
-        for metric, unit in (("duration", "s"), ("peak_rss", "bytes"), ("disk_peak", "bytes")):
+        for metric, (unit, kind) in CELL_METRICS.items():
             if acc[metric] > 0:
-                rows.append(_row(base, Measurement.of(CELL_RECORD, "default", metric, unit, acc[metric]), first, last, none))
+                rows.append(_row(base, Measurement.of(CELL_RECORD, "default", metric, unit, acc[metric], kind=kind), first, last, none))
     return rows
 
 

@@ -60,6 +60,10 @@ MEASUREMENT_SCHEMA = pa.schema(
         ("host_steal", pa.float64()),
         ("host_load_1m", pa.float64()),
         ("quiet", pa.bool_()),
+        # How the metric is made, as its suite declares it: deterministic | sampled | timed
+        # (jsonbench.dataset.measurement.MetricKind). Null in files written before it existed: readers
+        # then ask the suite (jsonbench.suites.base.Suite.metric_kind).
+        ("metric_kind", pa.string()),
     ]
 )
 

@@ -6,6 +6,12 @@ A suite reproduces one seed. It declares
   ``include/expectations/<name>.*.json``;
 * ``workloads``: static names; the DAG makes one task per workload, so they are known at parse time;
 * ``headline``: the metrics the command line's summary shows;
+* the **kind of every metric** it makes (:data:`~jsonbench.dataset.measurement.MetricKind`:
+  ``deterministic``, ``sampled`` or ``timed``), declared beside the metric in the suite's own table
+  and answered by :meth:`Suite.metric_kind`. The suite knows how a metric is made (an ANALYZE
+  estimate is drawn from a random sample; a size is a fact; a tps is a speed), so drift and the
+  bands read its declaration, never a pattern over names or units. Recording a metric the suite
+  did not declare is an error (:class:`UndeclaredMetric`);
 
 and implements
 
@@ -57,8 +63,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
 from jsonbench.cell import Cell
-from jsonbench.dataset.measurement import Aggregate, Measurement
+from jsonbench.dataset.measurement import CELL_METRICS, CELL_RECORD, METRIC_KINDS, Aggregate, Measurement, MetricKind
 from jsonbench.engines.base import Session
+from jsonbench.errors import BenchmarkError
 from jsonbench.hostload import WindowLoad, WindowSampler
 
 S = TypeVar("S", bound=Session)
@@ -72,6 +79,23 @@ LOAD = "load"
 #: repeating a short read is cheap; repeating a long one (a 20 s pgbench run at ``full``) would
 #: double the run on a busy machine for little, so those rows are marked instead.
 RETRY_MAX_S = 10.0
+
+
+class UndeclaredMetric(BenchmarkError):
+    """A suite recorded (or was asked about) a metric whose kind it does not declare."""
+
+
+#: What a suite declares per workload: metric -> kind.
+KindTable = dict[str, dict[str, MetricKind]]
+
+
+def check_kinds(suite: str, table: KindTable) -> KindTable:
+    """``table`` itself, after checking every declared kind is a :data:`MetricKind` (at import, so a typo fails early)."""
+    for workload, metrics in table.items():
+        for metric, kind in metrics.items():
+            if kind not in METRIC_KINDS:
+                raise UndeclaredMetric(f"{suite}: {workload}/{metric} declares kind {kind!r}; one of {list(METRIC_KINDS)}")
+    return table
 
 
 @dataclass(frozen=True)
@@ -115,6 +139,10 @@ class WorkloadContext(Generic[S]):
     sampler: Callable[[], WindowSampler] | None = None
     #: Disturbed windows whose measurement was taken again (``retry_disturbed``) and discarded.
     set_aside: list[WindowLoad] = field(default_factory=list)
+    #: The suite's declaration, ``(workload, metric) -> kind`` (the driver passes :meth:`Suite.metric_kind`):
+    #: every recorded measurement carries its kind, and an undeclared metric fails the workload. None
+    #: outside a suite's run (hand checks, tests): measurements then carry no kind.
+    kinds: Callable[[str, str], MetricKind] | None = None
 
     @property
     def scale(self) -> dict[str, Any]:
@@ -206,14 +234,20 @@ class WorkloadContext(Generic[S]):
         aggregate: Aggregate = "median",
         extra: dict[str, Any] | None = None,
     ) -> None:
+        """Record one metric; its kind is the suite's declaration (:class:`UndeclaredMetric` when it has none)."""
+        workload = workload or self.workload
         self.measurements.append(
-            Measurement.of(workload or self.workload, variant, metric, unit, samples, aggregate=aggregate, extra=extra)
+            Measurement.of(workload, variant, metric, unit, samples, aggregate=aggregate, extra=extra, kind=self._kind(workload, metric))
         )
 
     def not_applicable(self, metrics: list[tuple[str, str]], reason: str, *, variant: str = "default") -> None:
         """Record ``(metric, unit)`` pairs as not applicable on this build, with the reason."""
         for metric, unit in metrics:
-            self.measurements.append(Measurement.not_applicable(self.workload, variant, metric, unit, reason))
+            kind = self._kind(self.workload, metric)
+            self.measurements.append(Measurement.not_applicable(self.workload, variant, metric, unit, reason, kind=kind))
+
+    def _kind(self, workload: str, metric: str) -> MetricKind | None:
+        return None if self.kinds is None else self.kinds(workload, metric)
 
     def require(self, capability: str) -> str | None:
         """None if the engine has ``capability``; else the reason to record it as not applicable."""
@@ -243,6 +277,23 @@ class Suite(abc.ABC, Generic[S]):
     @abc.abstractmethod
     def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
         """``(workload, metric)`` pairs a complete run of this suite contains (ok or not applicable)."""
+
+    @abc.abstractmethod
+    def metric_kinds(self) -> KindTable:
+        """The suite's declaration: workload -> metric -> kind, for every metric it can record (the setup step's included)."""
+
+    def metric_kind(self, workload: str, metric: str) -> MetricKind:
+        """How ``metric`` of ``workload`` is made, as this suite declares it; :class:`UndeclaredMetric` if it does not.
+
+        Also answers the per-cell resource rows every run publishes (workload ``_cell``). Used when
+        recording, and by readers of rows whose ``metric_kind`` column is null (files written before it).
+        """
+        if workload == CELL_RECORD and metric in CELL_METRICS:
+            return CELL_METRICS[metric][1]
+        kind = self.metric_kinds().get(workload, {}).get(metric)
+        if kind is None:
+            raise UndeclaredMetric(f"suite {self.name!r} declares no kind for metric {metric!r} of workload {workload!r}")
+        return kind
 
     def estimate(self, cell: Cell) -> CellCost:
         """What this cell will cost on the host at its scale (a rough upper bound; history refines it)."""

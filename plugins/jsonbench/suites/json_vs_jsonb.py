@@ -63,8 +63,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from jsonbench.cell import Cell
+from jsonbench.dataset.measurement import MetricKind
 from jsonbench.sqlfiles import compose, load_sql
-from jsonbench.suites.base import LOAD, MEASURE, CellCost, Suite, WorkloadContext
+from jsonbench.suites.base import LOAD, MEASURE, CellCost, KindTable, Suite, WorkloadContext, check_kinds
 from jsonbench.suites.pgcost import postgres_cost
 
 if TYPE_CHECKING:
@@ -94,29 +95,51 @@ SHAPES: dict[str, Shape] = {
     "array": Shape("jvj_doc_array", "large_rows", "update_element"),
 }
 
-#: Metrics per variant kind, with units.
-# Ratios of json to jsonb are unbounded factors ("x"); "ratio" is kept for shares in [0, 1].
-LAYOUT_METRICS: tuple[tuple[str, str], ...] = (
-    ("avg_input_bytes", "bytes"),
-    ("datum_size_ratio", "x"),
-    ("read_speedup", "x"),
-    ("table_size_ratio_pglz", "x"),
-    ("table_size_ratio_lz4", "x"),
-)
-TYPE_METRICS: tuple[tuple[str, str], ...] = (
-    ("avg_datum_bytes", "bytes"),
-    ("read_time", "ms"),
-    ("load_time", "ms"),
-    ("update_time", "ms"),
-    ("gin_build_time", "ms"),
-)
-STORAGE_METRICS: tuple[tuple[str, str], ...] = (
-    ("avg_stored_bytes", "bytes"),
-    ("compressed_share", "ratio"),
-    ("table_bytes", "bytes"),
-    ("toast_bytes", "bytes"),
-)
-ALL_METRICS = tuple(m for m, _ in LAYOUT_METRICS + TYPE_METRICS + STORAGE_METRICS)
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric every shape records: its unit, its kind, and which variants carry it.
+
+    ``level``: ``layout`` (variant ``<layout>``), ``type`` (``<layout>.<type>``) or ``storage``
+    (``<layout>.<type>.<compression>``).
+    """
+
+    unit: str
+    kind: MetricKind
+    level: str
+
+
+#: Every metric of every workload (shape), in one table: sizes of deterministic documents are facts,
+#: times and ratios of times are timed. Ratios of json to jsonb are unbounded factors ("x"); "ratio"
+#: is kept for shares in [0, 1].
+METRICS: dict[str, Metric] = {
+    "avg_input_bytes": Metric("bytes", "deterministic", "layout"),
+    "datum_size_ratio": Metric("x", "deterministic", "layout"),
+    "read_speedup": Metric("x", "timed", "layout"),
+    "table_size_ratio_pglz": Metric("x", "deterministic", "layout"),
+    "table_size_ratio_lz4": Metric("x", "deterministic", "layout"),
+    "avg_datum_bytes": Metric("bytes", "deterministic", "type"),
+    "read_time": Metric("ms", "timed", "type"),
+    "load_time": Metric("ms", "timed", "type"),
+    "update_time": Metric("ms", "timed", "type"),
+    "gin_build_time": Metric("ms", "timed", "type"),
+    "avg_stored_bytes": Metric("bytes", "deterministic", "storage"),
+    "compressed_share": Metric("ratio", "deterministic", "storage"),
+    "table_bytes": Metric("bytes", "deterministic", "storage"),
+    "toast_bytes": Metric("bytes", "deterministic", "storage"),
+}
+
+
+def _level(level: str) -> tuple[tuple[str, str], ...]:
+    return tuple((m, spec.unit) for m, spec in METRICS.items() if spec.level == level)
+
+
+#: ``(metric, unit)`` per variant level, read from :data:`METRICS`.
+LAYOUT_METRICS = _level("layout")
+TYPE_METRICS = _level("type")
+STORAGE_METRICS = _level("storage")
+ALL_METRICS = tuple(METRICS)
+_KINDS: KindTable = check_kinds(NAME, {w: {m: spec.kind for m, spec in METRICS.items()} for w in SHAPES})
 
 #: Seconds per row and repetition of each shape's four tables (load, GIN build, update): the recorded
 #: laptop run's samples summed (PostgreSQL 17: small 16.5 s, small_long_keys 18.4 s, medium 25.9 s,
@@ -167,6 +190,9 @@ class JsonVsJsonb(Suite["PostgresSession"]):
 
     def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
         return [(w, m) for w in self.workloads for m in ALL_METRICS]
+
+    def metric_kinds(self) -> KindTable:
+        return _KINDS
 
     def run(self, workload: str, ctx: WorkloadContext[PostgresSession]) -> None:
         shape = SHAPES[workload]

@@ -46,10 +46,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from jsonbench.cell import Cell
 from jsonbench.errors import BenchmarkError
-from jsonbench.suites.base import LOAD, CellCost, Suite, WorkloadContext
+from jsonbench.suites.base import LOAD, CellCost, KindTable, Suite, WorkloadContext, check_kinds
 
 if TYPE_CHECKING:
-    from jsonbench.dataset.measurement import Aggregate
+    from jsonbench.dataset.measurement import Aggregate, MetricKind
     from jsonbench.engines.sqlite_apsw import SqliteSession
 
 NAME = "sqlite_jsonb"
@@ -60,29 +60,34 @@ TABLES = {"text": "docs_text", "jsonb": "docs_jsonb"}
 #: The value json_set/jsonb_set write (an integer, like the keys they replace).
 SET_VALUE = 424242
 
-#: (metric, unit) pairs every workload records. Unit "x" is "times" (a speed-up or cost factor, any
-#: positive value); the project's unit "ratio" means a share in [0, 1] and does not fit these.
-METRICS: tuple[tuple[str, str], ...] = (
-    *((f"extract_{p}_ns_per_row", "ns") for p in POSITIONS),
-    *((f"extract_{p}_speedup", "x") for p in POSITIONS),
-    ("last_vs_first", "x"),
-    ("set_first_ns_per_row", "ns"),
-    ("set_last_ns_per_row", "ns"),
-    ("set_first_speedup", "x"),
-    ("set_last_speedup", "x"),
-    ("update_ns_per_row", "ns"),
-    ("update_speedup", "x"),
-    ("to_text_ns_per_row", "ns"),
-    ("to_jsonb_ns_per_row", "ns"),
-    ("output_vs_input", "x"),
-    ("scan_ns_per_row", "ns"),
-    ("doc_bytes", "bytes"),
-    ("file_pages", "pages"),
-    ("file_bytes", "bytes"),
-    ("size_ratio", "x"),
-    ("load_s", "s"),
-    ("rows", "rows"),
-)
+#: Every metric every workload records: metric -> (unit, kind). Times per row and their ratios are
+#: timed; the sizes and counts of deterministic documents are facts. Unit "x" is "times" (a speed-up
+#: or cost factor, any positive value); the project's unit "ratio" means a share in [0, 1] and does
+#: not fit these.
+METRIC_TABLE: dict[str, tuple[str, MetricKind]] = {
+    **{f"extract_{p}_ns_per_row": ("ns", "timed") for p in POSITIONS},
+    **{f"extract_{p}_speedup": ("x", "timed") for p in POSITIONS},
+    "last_vs_first": ("x", "timed"),
+    "set_first_ns_per_row": ("ns", "timed"),
+    "set_last_ns_per_row": ("ns", "timed"),
+    "set_first_speedup": ("x", "timed"),
+    "set_last_speedup": ("x", "timed"),
+    "update_ns_per_row": ("ns", "timed"),
+    "update_speedup": ("x", "timed"),
+    "to_text_ns_per_row": ("ns", "timed"),
+    "to_jsonb_ns_per_row": ("ns", "timed"),
+    "output_vs_input": ("x", "timed"),
+    "scan_ns_per_row": ("ns", "timed"),
+    "doc_bytes": ("bytes", "deterministic"),
+    "file_pages": ("pages", "deterministic"),
+    "file_bytes": ("bytes", "deterministic"),
+    "size_ratio": ("x", "deterministic"),
+    "load_s": ("s", "timed"),
+    "rows": ("rows", "deterministic"),
+}
+#: ``(metric, unit)`` pairs, read from :data:`METRIC_TABLE`.
+METRICS: tuple[tuple[str, str], ...] = tuple((m, unit) for m, (unit, _) in METRIC_TABLE.items())
+_KINDS: KindTable = check_kinds(NAME, {w: {m: kind for m, (_, kind) in METRIC_TABLE.items()} for w in KEYS})
 
 
 class SuiteDataError(BenchmarkError):
@@ -120,6 +125,9 @@ class SqliteJsonb(Suite["SqliteSession"]):
 
     def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
         return [(w, m) for w in self.workloads for m, _ in METRICS]
+
+    def metric_kinds(self) -> KindTable:
+        return _KINDS
 
     def estimate(self, cell: Cell) -> CellCost:
         """Three workloads, each about ``keys_per_table`` keys per table, in memory and (with

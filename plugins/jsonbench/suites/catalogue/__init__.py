@@ -5,8 +5,8 @@ from the seed: :mod:`.load` (the setup step, recorded as workload ``load``), :mo
 :mod:`.indexes`, :mod:`.reads`, :mod:`.buffers`, :mod:`.scan`, :mod:`.updates`, :mod:`.fat_update`,
 :mod:`.planner`, :mod:`.json_table`, :mod:`.hybrid`; what they share is public in :mod:`.helpers`
 (pgbench runs and their recording, plans, prewarm). The workload list is :data:`WORKLOADS`, the one
-table of name -> (function, metrics); the suite's ``workloads`` and ``expected_metrics`` are read
-from it. All SQL is in ``include/sql/catalogue/``.
+table of name -> (function, metrics with their kinds); the suite's ``workloads``,
+``expected_metrics`` and ``metric_kind`` are read from it. All SQL is in ``include/sql/catalogue/``.
 
 Workloads of one cell run one at a time on one server in an order the scheduler picks, so each
 leaves the shared tables (``products_doc``, ``products_rel``, ``product_tags``) as it found them:
@@ -60,7 +60,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from jsonbench import pgbench
 from jsonbench.cell import Cell
-from jsonbench.suites.base import CellCost, Suite, WorkloadContext
+from jsonbench.dataset.measurement import MetricKind
+from jsonbench.suites.base import CellCost, KindTable, Suite, WorkloadContext, check_kinds
 from jsonbench.suites.catalogue import buffers, fat_update, hybrid, indexes, json_table, load, planner, reads, scan, storage, updates
 from jsonbench.suites.catalogue.helpers import NAME
 
@@ -72,10 +73,10 @@ __all__ = ["NAME", "WORKLOADS", "Catalogue", "Workload"]
 
 @dataclass(frozen=True)
 class Workload:
-    """One workload: the function that measures it and the metrics a complete run of it records."""
+    """One workload: the function that measures it and the metrics a complete run of it records, each with its kind."""
 
     run: Callable[[WorkloadContext[PostgresSession]], None]
-    metrics: tuple[str, ...]
+    metrics: dict[str, MetricKind]
 
 
 #: The catalogue's workloads, in the order the DAG lists their tasks: the one place they are declared.
@@ -93,6 +94,7 @@ WORKLOADS: dict[str, Workload] = {
 }
 #: The setup step's measurements (recorded under workload ``load``).
 LOAD = Workload(load.run, load.METRICS)
+_KINDS: KindTable = check_kinds(NAME, {load.WORKLOAD: dict(LOAD.metrics)} | {w: dict(spec.metrics) for w, spec in WORKLOADS.items()})
 
 
 class Catalogue(Suite["PostgresSession"]):
@@ -115,6 +117,9 @@ class Catalogue(Suite["PostgresSession"]):
 
     def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
         return [(load.WORKLOAD, m) for m in LOAD.metrics] + [(w, m) for w, spec in WORKLOADS.items() for m in spec.metrics]
+
+    def metric_kinds(self) -> KindTable:
+        return _KINDS
 
     def load(self, ctx: WorkloadContext[PostgresSession]) -> None:
         LOAD.run(ctx)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jsonbench import pgbench
+from jsonbench.dataset.measurement import MetricKind
 from jsonbench.sqlfiles import sql_path
 from jsonbench.suites.base import MEASURE, WorkloadContext
 
@@ -58,8 +59,30 @@ UNITS: dict[str, str] = {
     "n_tup_upd": "rows",
     "n_tup_hot_upd": "rows",
 }
-#: What one pgbench run contributes to :class:`PgbenchSamples`.
-RUN_METRICS: tuple[str, ...] = ("tps", "latency_avg", "latency_p50", "latency_p95", "latency_p99", "failures", "transactions")
+#: What one pgbench run contributes to :class:`PgbenchSamples`, with each metric's kind: rates and
+#: latencies are timed; ``transactions`` is a rate times the run's length (``-T``; at ``-t`` the fixed
+#: count); ``failures`` is how many of a timed run's transactions failed (sampled: not a fact of the data).
+RUN_KINDS: dict[str, MetricKind] = {
+    "tps": "timed",
+    "latency_avg": "timed",
+    "latency_p50": "timed",
+    "latency_p95": "timed",
+    "latency_p99": "timed",
+    "failures": "sampled",
+    "transactions": "timed",
+}
+RUN_METRICS: tuple[str, ...] = tuple(RUN_KINDS)
+#: The seed's 4 clients / 4 threads scaled to this machine (:func:`record_clients`): facts of the run.
+CLIENT_KINDS: dict[str, MetricKind] = {"clients": "deterministic", "threads": "deterministic"}
+#: What an update run measures besides its timings: drawn from how a fixed-duration run happened to
+#: go (how many updates ran, how many found room for HOT, how much WAL and how many full-page images).
+UPDATE_KINDS: dict[str, MetricKind] = {
+    "wal_bytes_per_update": "sampled",
+    "fpi_share": "sampled",
+    "hot_share": "sampled",
+    "n_tup_upd": "sampled",
+    "n_tup_hot_upd": "sampled",
+}
 
 
 # -- arithmetic ---------------------------------------------------------------------------------

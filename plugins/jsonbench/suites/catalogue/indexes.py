@@ -12,12 +12,18 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from jsonbench.dataset.measurement import MetricKind
 from jsonbench.suites.catalogue.helpers import NAME, ratios
 
 if TYPE_CHECKING:
     from jsonbench.suites.catalogue.helpers import Ctx
 
-METRICS: tuple[str, ...] = ("build_time", "index_bytes", "size_ratio", "build_time_ratio")
+METRICS: dict[str, MetricKind] = {
+    "build_time": "timed",
+    "index_bytes": "deterministic",
+    "size_ratio": "deterministic",
+    "build_time_ratio": "timed",
+}
 
 #: Index builds: variant -> SQL file (``{index}`` is the twin's name).
 BUILDS: dict[str, str] = {

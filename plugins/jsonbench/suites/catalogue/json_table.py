@@ -15,6 +15,7 @@ import statistics
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from jsonbench.dataset.measurement import MetricKind
 from jsonbench.sqlfiles import compose, load_sql
 from jsonbench.suites.base import MEASURE
 from jsonbench.suites.catalogue.helpers import NAME, prewarm
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
     from jsonbench.suites.catalogue.helpers import Ctx
 
-METRICS: tuple[str, ...] = ("point_latency", "scan_time", "results_match", "time_ratio")
+METRICS: dict[str, MetricKind] = {"point_latency": "timed", "scan_time": "timed", "results_match": "deterministic", "time_ratio": "timed"}
 FORMS: tuple[str, ...] = ("json_table", "arrow")
 
 

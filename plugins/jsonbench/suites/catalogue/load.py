@@ -25,6 +25,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from jsonbench import pgbench
+from jsonbench.dataset.measurement import MetricKind
 from jsonbench.suites.base import LOAD
 from jsonbench.suites.catalogue.helpers import NAME
 
@@ -33,7 +34,14 @@ if TYPE_CHECKING:
 
 #: The workload name the setup step's measurements are recorded under.
 WORKLOAD = "load"
-METRICS: tuple[str, ...] = ("load_time", "foreign_key_time", "index_time", "vacuum_analyze_time", "rows", "design_mismatches")
+METRICS: dict[str, MetricKind] = {
+    "load_time": "timed",
+    "foreign_key_time": "timed",
+    "index_time": "timed",
+    "vacuum_analyze_time": "timed",
+    "rows": "deterministic",
+    "design_mismatches": "deterministic",
+}
 
 #: The load's SQL files in order, with the metric and variant each one's time is recorded as.
 STEPS: tuple[tuple[str, str, str], ...] = (

@@ -14,12 +14,22 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from jsonbench.suites.catalogue.helpers import RUN_METRICS, PgbenchSamples, prewarm, ratios, record_clients, run_length, run_pgbench
+from jsonbench.dataset.measurement import MetricKind
+from jsonbench.suites.catalogue.helpers import (
+    CLIENT_KINDS,
+    RUN_KINDS,
+    PgbenchSamples,
+    prewarm,
+    ratios,
+    record_clients,
+    run_length,
+    run_pgbench,
+)
 
 if TYPE_CHECKING:
     from jsonbench.suites.catalogue.helpers import Ctx
 
-METRICS: tuple[str, ...] = (*RUN_METRICS, "tps_ratio", "clients", "threads")
+METRICS: dict[str, MetricKind] = {**RUN_KINDS, "tps_ratio": "timed", **CLIENT_KINDS}
 
 #: The seed's nine read scripts, in the order it ran them.
 SCRIPTS: tuple[str, ...] = ("cb_doc_gin", "cb_doc_btree", "cb_rel", "price_doc", "price_rel", "full_doc", "full_rel", "tag_doc", "tag_rel")

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from jsonbench.dataset.measurement import MetricKind
 from jsonbench.suites.base import MEASURE
 from jsonbench.suites.catalogue.helpers import NAME, SHARED_TABLES
 
 if TYPE_CHECKING:
     from jsonbench.suites.catalogue.helpers import Ctx
 
-METRICS: tuple[str, ...] = ("heap_bytes", "toast_bytes", "index_bytes", "total_bytes", "base_total_bytes", "avg_value_bytes", "size_ratio")
+METRICS: dict[str, MetricKind] = {
+    m: "deterministic"
+    for m in ("heap_bytes", "toast_bytes", "index_bytes", "total_bytes", "base_total_bytes", "avg_value_bytes", "size_ratio")
+}
 
 
 def run(ctx: Ctx) -> None:

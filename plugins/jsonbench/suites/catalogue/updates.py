@@ -22,10 +22,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from jsonbench.dataset.measurement import MetricKind
 from jsonbench.suites.base import LOAD
 from jsonbench.suites.catalogue.helpers import (
+    CLIENT_KINDS,
     NAME,
+    RUN_KINDS,
     RUN_METRICS,
+    UPDATE_KINDS,
     PgbenchSamples,
     UpdateRun,
     ratios,
@@ -38,18 +42,7 @@ from jsonbench.suites.catalogue.helpers import (
 if TYPE_CHECKING:
     from jsonbench.suites.catalogue.helpers import Ctx
 
-METRICS: tuple[str, ...] = (
-    *RUN_METRICS,
-    "wal_bytes_per_update",
-    "fpi_share",
-    "hot_share",
-    "n_tup_upd",
-    "n_tup_hot_upd",
-    "tps_ratio",
-    "wal_ratio",
-    "clients",
-    "threads",
-)
+METRICS: dict[str, MetricKind] = {**RUN_KINDS, **UPDATE_KINDS, "tps_ratio": "timed", "wal_ratio": "sampled", **CLIENT_KINDS}
 UPDATE_METRICS: tuple[str, ...] = (*RUN_METRICS, "wal_bytes_per_update", "fpi_share", "hot_share", "n_tup_upd", "n_tup_hot_upd")
 
 DESIGNS: tuple[str, ...] = ("doc", "rel")
