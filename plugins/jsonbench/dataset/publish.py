@@ -248,14 +248,16 @@ def publish_confirmations(results_dir: str | Path, run: RunRef) -> tuple[Path, i
     Same schema, partitioning and atomic swap as :func:`publish_run`, in a table of its own: the
     measurement dataset keeps the night as it was measured, and no reader of history meets a run of
     a few re-measured workloads. Returns None when nothing was staged (no suspect, or every
-    confirmation failed).
+    confirmation failed); an earlier attempt's confirmations of the run are then removed, since they
+    confirmed another attempt's suspects.
     """
     confirming = run.confirmation()
     rows = staged_rows(Staging(results_dir, confirming.run_id))
+    target = partition_dir(results_dir, CONFIRMATIONS, confirming.hardware_label, confirming.logical_date, confirming.run_id)
     if not rows:
+        (target / FILE_NAME).unlink(missing_ok=True)
         return None
     table = pa.Table.from_pylist(rows, schema=MEASUREMENT_SCHEMA)
-    target = partition_dir(results_dir, CONFIRMATIONS, confirming.hardware_label, confirming.logical_date, confirming.run_id)
     return replace_run(target, table), table.num_rows
 
 
