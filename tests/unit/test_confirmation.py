@@ -146,3 +146,22 @@ def test_a_statistical_drift_is_confirmed_by_the_same_drift_judgement_on_its_con
     d = json.loads(row["details"].iloc[0])
     assert d["first"]["observed"] == pytest.approx(row["observed"].iloc[0]) and d["confirmation"]["observed"] is not None
     assert any("no_drift:json_big/default/update_time" in line for line in err.value.summary["failures"])
+
+
+def test_the_report_never_shows_a_night_not_judged_as_passed_and_shows_both_measurements(make_cells, results_dir: Path) -> None:
+    from jsonbench.report import build_report
+
+    busy = make_run(make_cells, 0, busy=True)
+    with pytest.raises(ChecksFailed):
+        check_run(busy)
+    page = build_report(results_dir, busy["run_id"]).read_text(encoding="utf-8")
+    assert "NOT JUDGED" in page and "all checks passed" not in page and "judged 0 of" in page
+
+    run = make_run(make_cells, 1, tamper=INVERTED)
+    check_run(run)
+    confirm_run_cells(run_cells(make_cells, 1), {"json_big", "rel_big"}, tamper=INVERTED)
+    with pytest.raises(ChecksFailed):
+        confirm_run(run)
+    page = build_report(results_dir, run["run_id"]).read_text(encoding="utf-8")
+    assert "checks FAILED" in page and "Measured twice before any timing alert" in page
+    assert f"<b>confirmed</b> large_document_update · postgres-16: {SLOWDOWN}: first " in page and ", confirmation " in page
