@@ -80,6 +80,16 @@ def inputs_of(row: dict[str, Any], lib: Library) -> set[tuple[str, str]]:
     return {(str(t.get("engine") or row["engine_id"]), str(t["workload"])) for t in terms(f)}
 
 
+def input_keys(row: dict[str, Any], lib: Library) -> set[tuple[str, str, str, str]]:
+    """``(engine_id, workload, variant, metric)`` of every published value a suspect row is computed from."""
+    if row["check_kind"] == "drift":
+        return {(str(row["engine_id"]), str(row["workload"]), str(row.get("variant") or "default"), str(row["metric"]))}
+    f = _finding(lib, str(row["suite"]), str(row["expectation"]))
+    return {
+        (str(t.get("engine") or row["engine_id"]), str(t["workload"]), str(t.get("variant", "default")), str(t["metric"])) for t in terms(f)
+    }
+
+
 def suspect_cells(results_dir: str | Path, run_id: str, lib: Library | None = None) -> list[dict[str, Any]]:
     """``[{"suite", "engine_id", "workloads": [...]}]``: what the run's suspects need measured again, per cell."""
     lib = lib or load_library()
@@ -92,16 +102,23 @@ def suspect_cells(results_dir: str | Path, run_id: str, lib: Library | None = No
     return [{"suite": s, "engine_id": e, "workloads": sorted(w)} for (s, e), w in sorted(cells.items())]
 
 
-def _substitute(published: pd.DataFrame, confirmations: pd.DataFrame) -> tuple[pd.DataFrame, set[tuple[str, str, str]]]:
-    """Tonight's rows with every re-measured (suite, engine, workload) swapped for its confirmation; and which were."""
-    if confirmations.empty:
+_VALUE_KEY = ["suite", "engine_id", "workload", "variant", "metric"]
+
+
+def _substitute(published: pd.DataFrame, confirmations: pd.DataFrame) -> tuple[pd.DataFrame, set[tuple[str, ...]]]:
+    """Tonight's rows with every re-measured value (suite, engine, workload, variant, metric) swapped for its confirmation.
+
+    Also returns which values were measured again: everything else (the cell's other workloads,
+    the other cells) stays as the night measured it.
+    """
+    if confirmations.empty or published.empty:
         return published, set()
-    keys = ["suite", "engine_id", "workload"]
-    redone = {tuple(k) for k in confirmations[keys].drop_duplicates().itertuples(index=False)}
-    keep = ~published[keys].apply(tuple, axis=1).isin(redone)
+    confirmations = confirmations[confirmations["workload"] != "_cell"]  # the confirmation's own resource rows
+    redone = {tuple(str(x) for x in k) for k in confirmations[_VALUE_KEY].drop_duplicates().itertuples(index=False)}
+    keep = ~published[_VALUE_KEY].astype(str).apply(tuple, axis=1).isin(redone)
     swapped = confirmations.copy()
     swapped["run_id"] = published["run_id"].iloc[0]
-    return pd.concat([published[keep], swapped], ignore_index=True), {(str(a), str(b), str(c)) for a, b, c in redone}
+    return pd.concat([published[keep], swapped], ignore_index=True), redone
 
 
 def _measurement(row: dict[str, Any]) -> dict[str, Any]:
@@ -167,7 +184,7 @@ def _verdict(again: dict[str, Any] | None, redone: bool) -> tuple[str, bool, str
 
 
 def apply_confirmations(
-    rows: list[dict[str, Any]], fresh: dict[Any, dict[str, Any]], redone: set[tuple[str, str, str]], lib: Library, confirm_run_id: str
+    rows: list[dict[str, Any]], fresh: dict[Any, dict[str, Any]], redone: set[tuple[str, ...]], lib: Library, confirm_run_id: str
 ) -> list[dict[str, Any]]:
     """Give every suspect row its final verdict, with both measurements in its details; return the changed rows."""
     changed = []
@@ -175,7 +192,7 @@ def apply_confirmations(
         if r.get("verdict") != "suspect":
             continue
         again = fresh.get((r["check_kind"], _key(r)))
-        complete = all((str(r["suite"]), e, w) in redone for e, w in inputs_of(r, lib))
+        complete = all((str(r["suite"]), *key) in redone for key in input_keys(r, lib))
         verdict, success, why = _verdict(again, complete)
         d = details_of(r)
         d["first"] = _measurement(r)
