@@ -78,7 +78,7 @@ FINDINGS_COLUMNS = [
 STATISTICS = ("value", "min", "max", "median")
 SCALES = ("smoke", "laptop", "full")
 KINDS = ("timing", "deterministic")
-#: Host columns of the measurement rows a finding's ``requires`` may name.
+#: Host columns of the measurement rows a finding may require (contract C2): ``requires: [{"fact": ..., "min"|"max": n, "why": ...}]``.
 HOST_FACTS = ("host_cores", "host_memory_bytes")
 
 Values = dict[tuple[str, ...], tuple[Any, str]]
@@ -154,11 +154,6 @@ def _term_values(values: Values | dict[str, Values], term: dict[str, Any]) -> Va
     return cast(Values, values)
 
 
-def capabilities(finding: dict[str, Any]) -> list[str]:
-    """The optional engine capabilities a finding declares under ``requires`` (plain strings: ``lz4``, ``json_table``)."""
-    return [r for r in finding.get("requires") or [] if isinstance(r, str)]
-
-
 def host_requirements(finding: dict[str, Any]) -> list[dict[str, Any]]:
     """The host requirements a finding declares under ``requires`` (objects naming a ``fact``)."""
     return [r for r in finding.get("requires") or [] if isinstance(r, dict)]
@@ -213,7 +208,7 @@ def unjustified_not_applicable(
     na = not_applicable_input(values, finding)
     if na is None:
         return None
-    needs = [r.lower() for r in capabilities(finding)]
+    needs = [r.lower() for r in finding.get("requires") or [] if isinstance(r, str)]  # capabilities; host facts are dicts
     for term in terms(finding):
         key = term_key(term)
         reason = reasons.get(key, "") or ""
@@ -541,16 +536,18 @@ def _requirement_problems(fid: str, requires: Any) -> list[str]:
         if isinstance(req, str) and req.strip():
             continue
         if not isinstance(req, dict):
-            problems.append(f"{where}: a capability name or an object {{fact, min|max, why}}, got {req!r}")
+            problems.append(f"{where}: a capability (string) or a host fact ({{fact, min, max, why}}), got {req!r}")
             continue
         if req.get("fact") not in HOST_FACTS:
             problems.append(f"{where}.fact: must be one of {HOST_FACTS}, got {req.get('fact')!r}")
-        bounds = [req.get(k) for k in ("min", "max") if k in req]
-        if not bounds or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds):
-            problems.append(f"{where}: needs a numeric min and/or max")
-        if not str(req.get("why") or "").strip():
-            problems.append(f"{where}.why: a host requirement says why the mechanism needs it")
         unknown = sorted(set(req) - {"fact", "min", "max", "why"})
         if unknown:
-            problems.append(f"{where}: unknown key(s) {unknown}")
+            problems.append(f"{where}: unknown keys {unknown} (a host fact takes fact, min, max, why)")
+        for end in ("min", "max"):
+            if req.get(end) is not None and not (isinstance(req[end], (int, float)) and not isinstance(req[end], bool)):
+                problems.append(f"{where}.{end}: must be a number, got {req[end]!r}")
+        if req.get("min") is None and req.get("max") is None:
+            problems.append(f"{where}: a host fact needs a min or a max")
+        if not str(req.get("why") or "").strip():
+            problems.append(f"{where}.why: say why the finding needs it")
     return problems
