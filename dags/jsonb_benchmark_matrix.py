@@ -18,9 +18,13 @@ Runs the JSON-storage benchmark matrix: every selected suite on every selected e
   deployment) from starting an engine next to this one: its provision waits, rescheduled.
 * **sweep** removes any engine a killed task left behind, **publish** adds the run to the Parquet
   dataset in one atomic step (replacing an earlier attempt of the same run only), **check** runs
-  the Great Expectations suites of `include/expectations/` (alerting when one fails), **checked**
-  announces the validations (the report DAG runs on that), and **outcome** fails the run and
-  alerts when any task failed, not only the checks.
+  the Great Expectations suites of `include/expectations/` (a deterministic fact or a sanity check
+  that fails alerts at once; a timing finding or statistical drift that fails is only *suspect*),
+  **suspects** lists the suspect cells and workloads, **reconfirm** (mapped, one task per suspect
+  cell) measures exactly those again on a fresh engine, **confirm_check** judges the suspects on
+  their confirmation and alerts only when it agrees (or when too little of the night could be
+  judged), **checked** announces the validations (the report DAG runs on that), and **outcome**
+  fails the run and alerts when any task failed, not only the checks.
 
 Nightly at 02:00 (`$JSONBENCH_SCHEDULE` changes it, `none` turns it off); `catchup=False`: unpausing
 starts the latest interval's run at once (at the default `laptop` scale). Trigger
@@ -149,6 +153,30 @@ def build(spec: BenchmarkDag) -> Any:
 
             return tasks.check(planned_or_skip())
 
+        @task(trigger_rule="all_done")  # after a failed check too: its suspects still get confirmed
+        def suspects() -> list[dict[str, Any]]:
+            from jsonbench import tasks
+
+            return tasks.suspects(planned_or_skip())
+
+        @task(pool=POOL, queue=spec.queue, execution_timeout=timedelta(hours=6))
+        def reconfirm(suspect: dict[str, Any]) -> dict[str, Any]:
+            from airflow.sdk.exceptions import AirflowRescheduleException
+
+            from jsonbench import hostlease, tasks
+
+            try:
+                return tasks.reconfirm(planned_or_skip(), suspect)
+            except hostlease.HostBusy as exc:
+                print(f"{exc}; waiting (rescheduled)")
+                raise AirflowRescheduleException(datetime.now(UTC) + HOST_RECHECK) from None
+
+        @task(trigger_rule="all_done", retries=0, queue=spec.queue, on_failure_callback=CheckFailureNotifier())
+        def confirm_check() -> dict[str, Any]:
+            from jsonbench import tasks
+
+            return tasks.confirm_check(planned_or_skip())
+
         @task(trigger_rule="all_done", retries=0, outlets=[VALIDATIONS])
         def checked() -> None:
             """Announce the run's validations (passed or failed) so the report is rebuilt, saying which run and where."""
@@ -184,7 +212,9 @@ def build(spec: BenchmarkDag) -> Any:
             previous = stop
         swept = sweep()
         [planned, previous] >> swept
-        swept >> publish() >> check() >> checked() >> outcome()
+        found = suspects()
+        swept >> publish() >> check() >> found
+        found >> reconfirm.expand(suspect=found) >> confirm_check() >> checked() >> outcome()
 
     return benchmark()
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,8 @@ from jsonbench import paths
 
 #: Prefix of every engine folder, container and schema name (the leak checks and sweeps look for it).
 NAME_PREFIX = "jsonbench-"
+#: Appended to a run's id for its confirmation measurements (staged and published apart: jsonbench.checks.confirm).
+CONFIRMATION_SUFFIX = "+confirm"
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,14 @@ class RunRef:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def confirmation(self) -> RunRef:
+        """The same run under the id its confirmation measurements use (own staging, own engines, own host lease)."""
+        return self if self.is_confirmation else replace(self, run_id=self.run_id + CONFIRMATION_SUFFIX)
+
+    @property
+    def is_confirmation(self) -> bool:
+        return self.run_id.endswith(CONFIRMATION_SUFFIX)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> RunRef:

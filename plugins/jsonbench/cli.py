@@ -208,11 +208,29 @@ def summary(results_dir: str | None = None, run_id: str | None = None) -> str:
     na = df[df["status"] == "not_applicable"]
     if not na.empty:
         lines.append(f"\n{len(na)} metrics not applicable on some builds, e.g. {na['metric'].iloc[0]}: {na['reason'].iloc[0]}")
+    lines.append(_checks_line(root, run_id))
     parts = sorted({str(p) for p in (root / "measurements").glob("hardware_label=*/run_date=*/run_key=*")})
     lines.append(
         f"\nParquet dataset: {root / 'measurements'} ({len(parts)} runs); this run: {[p for p in parts if p.endswith(_key(run_id))]}"
     )
     return "\n".join(lines)
+
+
+def _checks_line(root: Path, run_id: str) -> str:
+    """The run's judgement in one line: passed, failed, suspect or NOT JUDGED, the judged share and the confirmations."""
+    from jsonbench.checks.run import check_outcome
+    from jsonbench.checks.verdicts import describe_share
+
+    out = check_outcome(root, run_id)
+    if not out["rows"]:
+        return "\nchecks: not checked"
+    verdicts = out["verdicts"]
+    confirmed = ", ".join(f"{v} {verdicts[v]}" for v in ("confirmed", "cleared", "unconfirmed", "suspect") if verdicts.get(v))
+    return (
+        f"\nchecks: {out['judgement'].upper().replace('_', ' ')}; {len(out['failed'])} of {out['rows']} failed"
+        + (f" (timing measured twice: {confirmed})" if confirmed else "")
+        + f"; {describe_share(out['judged'])}"
+    )
 
 
 def _key(run_id: str) -> str:

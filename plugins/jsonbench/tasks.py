@@ -13,6 +13,7 @@ from another process or deployment waits instead of measuring next to it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -23,13 +24,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jsonbench import hostfacts, hostlease, paths
-from jsonbench.cell import Cell, HostFacts, RunRef
+from jsonbench.cell import Cell, HostFacts, RunRef, cell_id_of
 from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
 from jsonbench.deployment import host_engines
 from jsonbench.engines.base import Engine, Handle, engine_for
 from jsonbench.errors import BenchmarkError, ConfigError
 from jsonbench.hostload import WindowSampler
 from jsonbench.matrix import plan_cells, resolve
+from jsonbench.plant import planted
 from jsonbench.suites import get_suite
 from jsonbench.suites.base import WorkloadContext
 
@@ -265,6 +267,7 @@ def run_workload(planned: dict[str, Any], cell_id: str, handle_json: dict[str, A
         t0 = time.perf_counter()
         suite.run(workload, ctx)
         ctx.phases["task"] = time.perf_counter() - t0
+    ctx.measurements[:] = planted(ctx.measurements, cell, workload)
     staging = Staging(cell.run.results_dir, cell.run.run_id)
     path = staging.write_workload(
         WorkloadRecord(cell, workload, ctx.measurements, ctx.phases, started, _now(), [w.to_json() for w in ctx.windows], peaks)
@@ -370,14 +373,90 @@ def _refresh_views(results_dir: str) -> None:
         log.warning("could not refresh the DuckDB views under %s: %s", results_dir, exc)
 
 
+# -- the confirmation of suspects ---------------------------------------------------------------
+
+
+def confirmation_plan(planned: dict[str, Any]) -> dict[str, Any]:
+    """The plan under the run's confirmation id (:meth:`RunRef.confirmation`): the same cells, with their own
+    staging, engine folders and host lease, so that nothing of the night's measurement is touched."""
+    run = run_of(planned).confirmation()
+    cells = [dataclasses.replace(c, run=run) for c in cells_of(planned)]
+    return {**planned, "run": run.to_json(), "cells": [c.to_json() for c in cells], "resumed": []}
+
+
+def suspects(planned: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cells to measure again and which of their workloads: ``[{"cell_id", "workloads"}]``, in the run's cell order.
+
+    Read from the stored validation rows (verdict ``suspect``), so it works whether or not the check
+    task raised. A suspect whose inputs were measured by the cell's setup (a load time) needs no
+    workload: the provision measures it again. Forgets whatever an earlier attempt staged for the
+    confirmation.
+    """
+    from jsonbench.checks.confirm import suspect_cells
+
+    run = run_of(planned)
+    Staging(run.results_dir, run.confirmation().run_id).reset()
+    by_id = {c.cell_id: c for c in cells_of(planned)}
+    out: list[tuple[int, dict[str, Any]]] = []
+    for s in suspect_cells(run.results_dir, run.run_id):
+        cell = by_id.get(cell_id_of(s["suite"], s["engine_id"]))
+        if cell is None:
+            log.warning("suspect on %s/%s, a cell this run did not plan: not measured again", s["suite"], s["engine_id"])
+            continue
+        workloads = [w for w in get_suite(cell.suite).workloads if w in s["workloads"]]
+        out.append((cell.position, {"cell_id": cell.cell_id, "workloads": workloads}))
+    todo = [s for _, s in sorted(out, key=lambda t: t[0])]
+    log.info("suspects to measure again: %s", "; ".join(f"{s['cell_id']}: {', '.join(s['workloads'])}" for s in todo) or "none")
+    return todo
+
+
+def reconfirm(planned: dict[str, Any], suspect: dict[str, Any]) -> dict[str, Any]:
+    """Measure one suspect cell again: a fresh engine, its suspect workloads only, teardown; staged apart.
+
+    Raises :class:`~jsonbench.hostlease.HostBusy` while another run holds the host (the DAG reschedules).
+    """
+    cplan = confirmation_plan(planned)
+    cell_id = suspect["cell_id"]
+    handle = provision(cplan, cell_id)
+    done = []
+    try:
+        for workload in suspect["workloads"]:
+            run_workload(cplan, cell_id, handle, workload)
+            done.append(workload)
+    finally:
+        teardown(cplan, cell_id, handle)
+    return {"cell_id": cell_id, "workloads": done}
+
+
+def confirm_check(planned: dict[str, Any]) -> dict[str, Any]:
+    """Publish the confirmation measurements and judge the suspects on them (raises ``ChecksFailed`` when one is confirmed).
+
+    Sweeps first: an engine a killed ``reconfirm`` left behind goes, and its host lease with it.
+    """
+    from jsonbench.checks.confirm import confirm_run
+    from jsonbench.dataset.publish import publish_confirmations
+
+    run = run_of(planned)
+    sweep(confirmation_plan(planned))
+    published = publish_confirmations(run.results_dir, run)
+    if published:
+        log.info("published %d confirmation rows of run %s to %s", published[1], run.run_id, published[0])
+    try:
+        return dict(confirm_run(_run_dict(run)))
+    finally:
+        _refresh_views(run.results_dir)
+
+
 #: Task states that mean the run did not do what it should (skips are fine: unselected cells).
 FAILED_STATES = ("failed", "upstream_failed")
 
 
-def outcome(planned: dict[str, Any] | None, run_id: str, states: dict[str, str], alerted: tuple[str, ...] = ("check",)) -> dict[str, Any]:
+def outcome(
+    planned: dict[str, Any] | None, run_id: str, states: dict[str, str], alerted: tuple[str, ...] = ("check", "confirm_check")
+) -> dict[str, Any]:
     """The run's verdict from its tasks' states; raise :class:`RunFailed` (failing the run) if any failed.
 
-    ``alerted`` are tasks whose failure already raised its own alert (the check task's): the run
+    ``alerted`` are tasks whose failure already raised its own alert (the check and confirmation tasks'): the run
     still fails, but the summary says ``already_alerted`` so the run's alert is not sent twice.
     """
     failed = sorted(t for t, s in states.items() if s in FAILED_STATES)

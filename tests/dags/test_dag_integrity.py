@@ -61,7 +61,14 @@ def test_benchmark_dag_shape(dagbag) -> None:
     assert dag.get_task("publish").trigger_rule == "all_done"
     assert any(getattr(o, "name", None) == "jsonbench_measurements" for o in dag.get_task("publish").outlets)
     # The report runs on the validations, announced whether the checks passed or not; the outcome alerts on any failure.
-    assert dag.get_task("checked").trigger_rule == "all_done" and "check" in dag.get_task("checked").upstream_task_ids
+    assert dag.get_task("checked").trigger_rule == "all_done" and "confirm_check" in dag.get_task("checked").upstream_task_ids
+    # A timing failure is suspect until measured again: suspects (after the check, whatever became of it) -> one
+    # mapped reconfirm per suspect cell on the host pool -> confirm_check, which alerts like the check.
+    assert dag.get_task("suspects").trigger_rule == "all_done" and dag.get_task("suspects").upstream_task_ids == {"check"}
+    reconfirm = dag.get_task("reconfirm")
+    assert reconfirm.pool == "benchmark_host" and reconfirm.upstream_task_ids == {"suspects"}
+    confirm = dag.get_task("confirm_check")
+    assert confirm.trigger_rule == "all_done" and confirm.upstream_task_ids == {"reconfirm"} and confirm.on_failure_callback
     assert any(getattr(o, "name", None) == "jsonbench_validations" for o in dag.get_task("checked").outlets)
     assert dag.get_task("outcome").trigger_rule == "all_done" and dag.get_task("outcome").on_failure_callback
 
@@ -70,7 +77,7 @@ def test_benchmark_dag_defaults(dagbag) -> None:
     dag = dagbag.dags["jsonb_benchmark_matrix"]
     assert dag.schedule == "0 2 * * *"  # nightly
     for task in dag.tasks:
-        if task.task_id not in ("plan", "check", "checked", "outcome"):
+        if task.task_id not in ("plan", "check", "confirm_check", "checked", "outcome"):
             assert task.retries >= 1, f"{task.task_id} has no retries"
     params = dag.params
     for name in ("engines", "suites", "backend", "scale", "repetitions", "hardware_label", "results_dir", "server_settings"):

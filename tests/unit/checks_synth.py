@@ -119,12 +119,22 @@ def measurements(workload: str, rng: random.Random, reps: int = 2, scale: str = 
     return out
 
 
-def stage_and_publish(cells: list[Cell], seed: int = 0, tamper: Tamper | None = None) -> dict[str, Any]:
-    """Stage one synthetic run for ``cells`` (all of one run) and publish it; return the run as the checks read it."""
-    rng = random.Random(seed)
-    run = cells[0].run
-    staging = Staging(run.results_dir, run.run_id)
-    staging.reset()
+#: One measure window in which the rest of the machine used 90 % of the CPU (a planted busy night).
+BUSY_WINDOW = {"seconds": 0.05, "other_cpu": 0.9, "steal": 0.0, "load_1m": 3.0, "quiet": False}
+
+
+def _stage(
+    cells: list[Cell],
+    staging: Staging,
+    rng: random.Random,
+    tamper: Tamper | None,
+    workloads: set[str] | None = None,
+    busy: bool = False,
+) -> None:
+    """Stage each cell's engine facts, setup record and workloads (all, or ``workloads``) as the DAG's tasks do.
+
+    ``busy`` gives every workload one window marked busy, so every row it publishes is ``quiet = false``.
+    """
     for cell in cells:
         version = {"16": "16.14", "17": "17.10", "18": "18.4"}.get(cell.version, cell.version)
         staging.write_engine(
@@ -142,13 +152,44 @@ def stage_and_publish(cells: list[Cell], seed: int = 0, tamper: Tamper | None = 
         )
         for workload in SMOKE:
             ms = measurements(workload, rng, scale=cell.scale)
+            if workloads is not None and workload not in workloads:
+                continue
             if tamper:
                 ms = tamper(cell.engine_id, workload, ms)
             staging.write_workload(
-                WorkloadRecord(cell, workload, ms, {"measure": 0.1}, "2026-11-29T02:00:01+00:00", "2026-11-29T02:00:02+00:00")
+                WorkloadRecord(
+                    cell,
+                    workload,
+                    ms,
+                    {"measure": 0.1},
+                    "2026-11-29T02:00:01+00:00",
+                    "2026-11-29T02:00:02+00:00",
+                    [dict(BUSY_WINDOW)] if busy else [],
+                )
             )
+
+
+def stage_and_publish(cells: list[Cell], seed: int = 0, tamper: Tamper | None = None, busy: bool = False) -> dict[str, Any]:
+    """Stage one synthetic run for ``cells`` (all of one run) and publish it; return the run as the checks read it."""
+    rng = random.Random(seed)
+    run = cells[0].run
+    staging = Staging(run.results_dir, run.run_id)
+    staging.reset()
+    _stage(cells, staging, rng, tamper, busy=busy)
     publish_run(run.results_dir, run)
     return run.to_json()
+
+
+def confirm_run_cells(cells: list[Cell], workloads: set[str], seed: int = 100, tamper: Tamper | None = None) -> None:
+    """Stage and publish a confirmation of ``workloads`` of ``cells`` (the DAG's ``reconfirm`` tasks and ``confirm_check``)."""
+    from jsonbench.dataset.publish import publish_confirmations
+
+    run = cells[0].run
+    confirming = [dataclasses.replace(c, run=run.confirmation()) for c in cells]
+    staging = Staging(run.results_dir, run.confirmation().run_id)
+    staging.reset()
+    _stage(confirming, staging, random.Random(seed), tamper, workloads)
+    publish_confirmations(run.results_dir, run)
 
 
 def replace_metric(engine_id: str | None, workload: str, metric: str, fn: Callable[[float], float]) -> Tamper:
@@ -179,6 +220,7 @@ def make_run(
     seed: int | None = None,
     tamper: Tamper | None = None,
     hardware_label: str | None = None,
+    busy: bool = False,
 ) -> dict[str, Any]:
     """Plan and publish synthetic run number ``n`` (logical date 2026-11-<n+1> 02:00)."""
     params: dict[str, Any] = {}
@@ -192,4 +234,13 @@ def make_run(
     )
     logical = f"2026-11-{n + 1:02d}T02:00:00+00:00"
     cells = [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date=logical)) for c in cells]
-    return stage_and_publish(cells, seed=n if seed is None else seed, tamper=tamper)
+    return stage_and_publish(cells, seed=n if seed is None else seed, tamper=tamper, busy=busy)
+
+
+def run_cells(make_cells: Callable[..., list[Cell]], n: int, engines: list[str] | None = None) -> list[Cell]:
+    """The cells :func:`make_run` plans for run number ``n`` (to stage its confirmation)."""
+    cells = make_cells(
+        "large_document_update", engines=engines or ["postgres-16", "postgres-17"], run_id=f"scheduled__2026-11-{n + 1:02d}T02:00:00+00:00"
+    )
+    logical = f"2026-11-{n + 1:02d}T02:00:00+00:00"
+    return [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date=logical)) for c in cells]

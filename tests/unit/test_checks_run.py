@@ -160,25 +160,23 @@ def test_inverted_finding_fails_reproduction_only_there(make_cells, results_dir:
     # The big jsonb update made as fast as a tenth of the column update: the seed's main finding inverted.
     run = make_run(make_cells, 0, tamper=replace_metric("postgres-16", "json_big", "update_time", lambda v: 0.09))
     before = _measurement_files(results_dir)
-    with pytest.raises(ChecksFailed) as err:
-        check_run(run)
+    summary = check_run(run)  # a timing finding failed on one run: suspect, measured again before any alert (test_confirmation)
     assert _measurement_files(results_dir) == before, "a failed check must not touch the published measurements"
     v = _validations(results_dir, run["run_id"])
     failed = v[~v["success"]]
-    assert set(zip(failed["check_kind"], failed["expectation"], failed["engine_id"], strict=True)) == {
-        ("reproduction", "big_document_jsonb_update_slowdown", "postgres-16"),
+    assert set(zip(failed["check_kind"], failed["expectation"], failed["engine_id"], failed["verdict"], strict=True)) == {
+        ("reproduction", "big_document_jsonb_update_slowdown", "postgres-16", "suspect"),
     }  # expression_index_same_cost would catch it too at laptop; at smoke it is not applied
-    assert "big_document_jsonb_update_slowdown" in str(err.value)
+    assert any("big_document_jsonb_update_slowdown" in line for line in summary["suspects"])
 
 
 def test_lost_order_of_magnitude_fails(make_cells, results_dir: Path) -> None:
     # json_big only 10x the column update (seed: 136x): the finding's magnitude is gone.
     run = make_run(make_cells, 0, tamper=replace_metric(None, "json_big", "update_time", lambda v: 9.0))
-    with pytest.raises(ChecksFailed):
-        check_run(run)
+    assert check_run(run)["suspect"] == 2
     v = _validations(results_dir, run["run_id"])
     slow = v[v["expectation"] == "big_document_jsonb_update_slowdown"]
-    assert not slow["success"].any() and (slow["observed"] < 20).all()
+    assert not slow["success"].any() and (slow["observed"] < 20).all() and (slow["verdict"] == "suspect").all()
 
 
 def test_drift_quiet_on_honest_reruns_then_fires_on_a_doubled_timing_and_a_moved_fact(make_cells, results_dir: Path) -> None:
@@ -191,18 +189,17 @@ def test_drift_quiet_on_honest_reruns_then_fires_on_a_doubled_timing_and_a_moved
     assert not any("earlier run(s)" in n for n in summary["notes"])
 
     doubled = make_run(make_cells, 5, tamper=replace_metric("postgres-17", "json_big", "update_time", lambda v: 2 * v))
-    with pytest.raises(ChecksFailed) as err:
-        check_run(doubled)
+    summary = check_run(doubled)  # statistical drift on one run: suspect until its confirmation
     v = _validations(results_dir, doubled["run_id"])
     failed = v[~v["success"]]
-    assert ("drift", "postgres-17", "json_big", "update_time", "drift") in set(
+    assert ("drift", "postgres-17", "json_big", "update_time", "suspect") in set(
         zip(failed["check_kind"], failed["engine_id"], failed["workload"], failed["metric"], failed["verdict"], strict=True)
     )
     row = failed[(failed["check_kind"] == "drift") & (failed["metric"] == "update_time")].iloc[0]
     details = json.loads(row["details"])
     assert details["method"].startswith("otava") and details["change_points"][-1]["run_id"] == doubled["run_id"]
     assert details["history_runs"][0] == "scheduled__2026-11-01T02:00:00+00:00" and len(details["history_runs"]) == 5
-    assert "no_drift:json_big/default/update_time" in str(err.value)
+    assert any("no_drift:json_big/default/update_time" in line for line in summary["suspects"])
 
     moved = make_run(make_cells, 6, tamper=replace_metric("postgres-16", "rel_small", "heap_bytes_after", lambda v: 1.1 * v))
     with pytest.raises(ChecksFailed):

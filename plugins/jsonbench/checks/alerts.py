@@ -82,6 +82,8 @@ def alert_text(facts: dict[str, Any]) -> tuple[str, str]:
             "Clear the failed tasks (or rerun the same run) to repair it: completed cells are kept, not measured again.",
         ]
         return subject, "\n".join(lines) + "\n"
+    if s.get("kind") == "confirmation" or s.get("not_judged"):
+        return _judgement_alert(facts)
     if s:
         subject = f"jsonbench: {s.get('failed')} of {s.get('checked')} checks failed for run {facts['run_id']}"
     else:
@@ -105,11 +107,72 @@ def alert_text(facts: dict[str, Any]) -> tuple[str, str]:
         lines += [f"- {f}" for f in s.get("failures", [])]
         if s.get("failed", 0) > len(s.get("failures", [])):
             lines.append(f"- ... and {s['failed'] - len(s['failures'])} more (see the validation rows)")
+        lines += _judged_lines(s)
         if s.get("notes"):
             lines += ["", "## Notes", ""] + [f"- {n}" for n in s["notes"]]
         lines += ["", "The night's measurements are published and untouched; only the checks failed."]
     else:
         lines += ["", "## Error", "", "```", facts["error"], "```"]
+    return subject, "\n".join(lines) + "\n"
+
+
+def _suspect_lines(s: dict[str, Any]) -> list[str]:
+    """The suspects still waiting for their confirmation (they do not alert by themselves)."""
+    if not s.get("suspects"):
+        return []
+    return ["", "## Suspect (measured again before any timing alert)", ""] + [f"- {x}" for x in s["suspects"]]
+
+
+def _judged_lines(s: dict[str, Any]) -> list[str]:
+    """The judged share, then the suspects."""
+    return (["", "## Judged", "", f"- {s['judged_line']}"] if s.get("judged_line") else []) + _suspect_lines(s)
+
+
+def _judgement_alert(facts: dict[str, Any]) -> tuple[str, str]:
+    """``(subject, markdown)`` of a confirmed timing failure or of a run that judged too little (``not_judged``).
+
+    A confirmed failure shows both measurements (the night's and its confirmation's, with the band);
+    a run not judged says how much it judged and what the threshold is, and never reads as passed.
+    """
+    s = facts["summary"]
+    run = facts["run_id"]
+    if s.get("confirmed"):
+        subject = f"jsonbench: {s['confirmed']} timing check(s) failed twice (confirmed) for run {run}"
+    elif s.get("failed"):
+        subject = f"jsonbench: {s.get('failed')} of {s.get('checked')} checks failed and run {run} is not judged"
+    else:
+        subject = f"jsonbench: run {run} is NOT JUDGED: too little of its timing could be judged"
+    if s.get("not_judged") and s.get("confirmed"):
+        subject += "; the run is not judged"
+    lines = [
+        f"# {subject}",
+        "",
+        f"- DAG `{facts['dag_id']}`, task `{facts['task_id']}`, logical date {facts['logical_date']}",
+        f"- results: `{facts['results_dir']}`",
+        f"- judgement: **{s.get('judgement')}**; {s.get('judged_line')}",
+    ]
+    if s.get("kind") == "confirmation":
+        lines += [
+            f"- suspects measured again: {s.get('suspect', 0)}: confirmed {s.get('confirmed', 0)}, cleared {s.get('cleared', 0)}, "
+            f"unconfirmed {s.get('unconfirmed', 0)}",
+            "",
+            "## Confirmations (first measurement, then its confirmation)",
+            "",
+        ]
+        lines += [f"- {x}" for x in s.get("confirmations", [])] or ["- none"]
+        if s.get("already_alerted"):
+            lines += ["", f"{s['already_alerted']} deterministic or sanity failure(s) alerted at once, from the check task."]
+    else:
+        lines += ["", "## Failed checks", ""] + ([f"- {f}" for f in s.get("failures", [])] or ["- none"])
+        lines += _suspect_lines(s)
+    if s.get("not_judged"):
+        lines += [
+            "",
+            f"Not judged: fewer than {100 * s['judged']['threshold']:.0f} % of the timing findings and drift series that could be "
+            "judged tonight were measured on a quiet host (or confirmed). The run does not count as passed; see the "
+            "`quiet` and `host_other_cpu` columns of its rows for what else used the machine.",
+        ]
+    lines += ["", "The night's measurements are published and untouched; confirmation rows are under `confirmations/`."]
     return subject, "\n".join(lines) + "\n"
 
 
@@ -125,6 +188,8 @@ class FileAlertNotifier(BaseNotifier):
         folder = Path(facts["results_dir"]) / "alerts"
         folder.mkdir(parents=True, exist_ok=True)
         key = run_key(facts["run_id"])  # may contain dots (fractional seconds): no Path.with_suffix here
+        if facts["summary"].get("kind") == "confirmation":  # the run's second alert must not overwrite its first
+            key += ".confirmation"
         write_json_atomic(folder / f"{key}.json", {**facts, "subject": subject, "raised_at": datetime.now(UTC).isoformat()})
         md = folder / f"{key}.md"
         tmp = md.with_name(f".{md.name}.tmp")

@@ -34,6 +34,16 @@ Disturbed windows. A timing finding one of whose inputs was measured while the h
 ``quiet`` column is false, contract 3) is reported with the verdict ``disturbed`` and not judged: a
 busy hour proves nothing either way. Deterministic findings are judged whatever the load.
 
+Host requirements. A finding whose mechanism needs something of the machine lists it under
+``requires`` beside its capabilities: ``{"fact": "host_cores", "min": 3, "why": "..."}`` (``fact``
+names a host column of the measurement rows, :data:`HOST_FACTS`; ``min`` and/or ``max``; ``why``
+says what of the mechanism needs it). On a host whose recorded facts miss it the finding is
+``not_applicable`` with a reason naming the fact, its value and the need: two parallel workers
+and their leader on two cores measure scheduling, not parallelism, and a band calibrated on the
+seed's eight vCPUs would alarm every night there. The same finding is judged again on a host that
+has it. The facts are read from the rows themselves (each row records the host that measured it),
+never from the machine that runs the check.
+
 Applicability. A finding one of whose inputs is recorded ``not_applicable`` on an engine (a
 capability that build lacks) is not applicable there; so is a finding whose input the suite does
 not promise at all (``expected_metrics()``: a metric another change will add). A promised input
@@ -171,6 +181,38 @@ def _term_values(values: Values | dict[str, Values], term: dict[str, Any]) -> Va
     return cast(Values, values)
 
 
+def host_requirements(finding: dict[str, Any]) -> list[dict[str, Any]]:
+    """The host requirements a finding declares under ``requires`` (objects naming a ``fact``)."""
+    return [r for r in finding.get("requires") or [] if isinstance(r, dict)]
+
+
+def unmet_host_requirement(finding: dict[str, Any], host: dict[str, Any]) -> str | None:
+    """Why the recorded ``host`` facts cannot show ``finding`` (fact, value and need), or None when they can.
+
+    A fact the rows do not record (an old file's null) is not held against the finding: it is judged
+    as before, since nothing says the host lacks what it needs.
+    """
+    for req in host_requirements(finding):
+        fact = str(req.get("fact"))
+        value = host.get(fact)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        lo, hi = req.get("min"), req.get("max")
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            need = " and ".join(p for p in (f">= {lo:g}" if lo is not None else "", f"<= {hi:g}" if hi is not None else "") if p)
+            return f"not applicable on this host: {fact} = {value:g}, the finding needs {fact} {need} ({req.get('why', '')})"
+    return None
+
+
+def _host_of(first: pd.Series) -> dict[str, Any]:
+    """The host facts recorded with one engine's rows (:data:`HOST_FACTS`), None where not recorded."""
+    out: dict[str, Any] = {}
+    for fact in HOST_FACTS:
+        value = first.get(fact)
+        out[fact] = None if value is None or pd.isna(value) else float(value)
+    return out
+
+
 def not_applicable_input(values: Values | dict[str, Values], finding: dict[str, Any]) -> str | None:
     """The first input of ``finding`` recorded as not applicable (on its engine), if any."""
     for term in terms(finding):
@@ -298,16 +340,20 @@ def _row(
     promised: set[tuple[str, str]] | None,
     missing_engine: str | None = None,
     reasons: dict[tuple[str, str, str], str] | None = None,
+    host: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     band = band_at(f, scale)
+    unmet = unmet_host_requirement(f, host or {})
     observed, problem, inputs = finding_value(values, f)
     na = None
-    if not band.not_applicable and not missing_engine and f.get("scope", "engine") == "engine":
+    if not band.not_applicable and not unmet and not missing_engine and f.get("scope", "engine") == "engine":
         unjustified = unjustified_not_applicable(values, f, reasons or {})
         if unjustified:
             problem = unjustified
     if band.not_applicable:
         na = band.not_applicable
+    elif unmet:
+        na = unmet
     elif missing_engine:
         na = f"not applicable in this run: {missing_engine}"
     else:
@@ -370,6 +416,7 @@ def _cross_engine_row(
         by_engine,
         promised_set,
         missing_engine=f"engine(s) {', '.join(missing)} not in this run" if missing else None,
+        host=_host_of(next(iter(firsts.values()))) if firsts else None,
     )
 
 
@@ -416,6 +463,7 @@ def findings_frame(
                     values,
                     promised_set,
                     reasons=reasons[engine_id],
+                    host=_host_of(first),
                 )
             )
     rows += [_cross_engine_row(suite, f, scale, by_engine, firsts, promised_set) for f in cross]

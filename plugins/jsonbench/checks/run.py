@@ -3,7 +3,12 @@
 Order of work: read the run's published rows (never written to), build the frames, validate each
 with Great Expectations (Data Docs under ``<results>/data_docs/<run_key>/``), turn the outcomes
 into rows of ``VALIDATION_SCHEMA`` and publish them beside the measurements, and only then raise
-:class:`ChecksFailed` if any sanity, reproduction or drift expectation failed.
+:class:`ChecksFailed` if a check that alerts failed, or the run is ``not_judged``.
+
+A timing finding out of its band and a statistical drift verdict are ``suspect`` on this first
+pass (:mod:`jsonbench.checks.verdicts`): they are stored, listed in the summary's ``suspects`` (lines), and
+alert only once a confirmation measures the same (:func:`jsonbench.checks.confirm.confirm_run`,
+the DAG's ``confirm_check``). Deterministic facts and sanity alert here, at once.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from jsonbench.checks.findings import finding_expectations, findings_frame
 from jsonbench.checks.gxrun import GXSession, Outcome
 from jsonbench.checks.library import Library, load_library
 from jsonbench.checks.sanity import cells_that_ran, completeness_frame, measurements_frame, schema_expectations
+from jsonbench.checks.verdicts import alerting, describe_share, judged_share, judgement, mark_suspects, unjudged
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +40,16 @@ class ChecksFailed(Exception):
 
     def __init__(self, summary: dict[str, Any]) -> None:
         self.summary = summary
-        lines = summary.get("failures", [])
+        lines = list(summary.get("failures", []))
         more = summary["failed"] - len(lines)
+        if summary.get("not_judged"):
+            lines.insert(0, f"NOT JUDGED: {summary.get('judged_line')}")
         super().__init__(
             f"{summary['failed']} of {summary['checked']} checks failed for run {summary['run_id']}"
-            f" (validation rows: {summary.get('validations')}):\n  " + "\n  ".join(lines) + (f"\n  ... and {more} more" if more > 0 else "")
+            + (" and the run is not judged" if summary.get("not_judged") else "")
+            + f" (validation rows: {summary.get('validations')}):\n  "
+            + "\n  ".join(lines)
+            + (f"\n  ... and {more} more" if more > 0 else "")
         )
 
 
@@ -348,6 +359,7 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     suite_rows, suite_notes = _suite_checks(lib, gxs, run, published, dataset)
     rows += suite_rows
     notes += suite_notes
+    suspects = mark_suspects(rows)
 
     pages = gxs.finish() if _docs_enabled() else {}
     docs_index = gxs.build_docs() if _docs_enabled() else None
@@ -355,23 +367,30 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     _stamp(rows, _now(), pages, index_page)
     target = publish_validations(results_dir, run, rows)
 
-    failed = [r for r in rows if not r["success"]]
+    failed = alerting(rows)
+    share = judged_share(rows)
     summary = {
         "run_id": run["run_id"],
         "scale": run.get("scale"),
         "checked": len(rows),
         "failed": len(failed),
+        "suspect": len(suspects),
+        "judged": share,
+        "judged_line": describe_share(share),
+        "judgement": judgement(rows, share),
+        "not_judged": unjudged(share),
         **_counts(rows),
         "damaged_files": [d.path for d in read.damaged],
         "notes": notes,
         "failures": [_failure_line(r) for r in failed[:20]],
+        "suspects": [f"suspect: {_failure_line(r)}" for r in suspects[:20]],
         "validations": str(target),
         "data_docs": str(docs_index) if docs_index else None,
         "data_docs_pages": pages,
         "results_dir": str(results_dir),
     }
     _log_summary(summary)
-    if failed:
+    if failed or summary["not_judged"]:
         raise ChecksFailed(summary)
     return summary
 
@@ -385,6 +404,7 @@ TAGS = ("sanity", "deterministic", "timing")
 def _log_summary(summary: dict[str, Any]) -> None:
     for note in summary["notes"]:
         log.info("check: %s", note)
+    log.info("check: %s; run %s", summary.get("judged_line"), summary.get("judgement"))
     log.info(
         "check of run %s: %d checks, %d failed; %s; Data Docs %s",
         summary["run_id"],
@@ -509,7 +529,9 @@ def check_outcome(results_dir: str | Path, run_id: str) -> dict[str, Any]:
     """What a run's stored validation rows say, by tag: for tests that must not depend on timing.
 
     Returns ``{"rows": n, "by_tag": {"sanity"|"deterministic"|"timing": {"passed", "failed"}},
-    "failed": [lines], "only_timing_failed": bool, "sanity_ok": bool, "facts_ok": bool}``:
+    "failed": [lines], "only_timing_failed": bool, "sanity_ok": bool, "facts_ok": bool, "verdicts":
+    {verdict: n}, "judged": share (see :func:`jsonbench.checks.verdicts.judged_share`), "judgement":
+    passed | suspect | failed | not_judged}``:
     ``sanity_ok`` is true when schema, completeness and dataset files all passed, ``facts_ok`` when
     every deterministic finding and deterministic drift judgement passed too. A DAG test asserts
     those, and accepts a failed check only when ``only_timing_failed`` (a timing band or a timing
@@ -528,9 +550,14 @@ def check_outcome(results_dir: str | Path, run_id: str) -> dict[str, Any]:
             failed.append(
                 f"[{tag}] {r['check_kind']}: {r['engine_id'] or ''} {r['expectation']} observed {r['observed']} expected [{r['min_value']}, {r['max_value']}]"
             )
+    records = [dict(r) for r in v.to_dict("records")]
+    share = judged_share(records)
     return {
         "rows": len(v),
         "by_tag": by_tag,
+        "verdicts": {str(k): int(n) for k, n in v["verdict"].value_counts().items()} if len(v) else {},
+        "judged": share,
+        "judgement": judgement(records, share) if len(v) else "not_checked",
         "failed": failed,
         "sanity_ok": len(v) > 0 and by_tag["sanity"]["passed"] > 0 and by_tag["sanity"]["failed"] == 0,
         "facts_ok": by_tag["deterministic"]["failed"] == 0,

@@ -25,6 +25,7 @@ from jsonbench.cell import Cell, HostFacts, RunRef
 from jsonbench.dataset.fsio import dataset_lock, disk_full_error, fsync_dir, is_disk_full, make_dirs
 from jsonbench.dataset.measurement import CELL_METRICS, CELL_RECORD, Measurement
 from jsonbench.dataset.read import (
+    CONFIRMATIONS,
     FILE_NAME,
     MEASUREMENTS,
     TMP_PREFIX,
@@ -40,10 +41,12 @@ from jsonbench.dataset.schema import MEASUREMENT_SCHEMA, VALIDATION_SCHEMA, run_
 from jsonbench.dataset.staging import Staging
 
 __all__ = [
+    "CONFIRMATIONS",
     "MEASUREMENTS",
     "VALIDATIONS",
     "DamagedFile",
     "DatasetRead",
+    "publish_confirmations",
     "publish_run",
     "publish_validations",
     "quarantine",
@@ -233,6 +236,25 @@ def publish_run(results_dir: str | Path, run: RunRef) -> tuple[Path, int]:
         raise RuntimeError(f"nothing staged for run {run.run_id!r} under {staging.root}; every workload failed or none ran")
     table = pa.Table.from_pylist(rows, schema=MEASUREMENT_SCHEMA)
     target = partition_dir(results_dir, MEASUREMENTS, run.hardware_label, run.logical_date, run.run_id)
+    return replace_run(target, table), table.num_rows
+
+
+def publish_confirmations(results_dir: str | Path, run: RunRef) -> tuple[Path, int] | None:
+    """Publish the confirmation measurements staged for ``run`` (its :meth:`~RunRef.confirmation`) into ``confirmations``.
+
+    Same schema, partitioning and atomic swap as :func:`publish_run`, in a table of its own: the
+    measurement dataset keeps the night as it was measured, and no reader of history meets a run of
+    a few re-measured workloads. Returns None when nothing was staged (no suspect, or every
+    confirmation failed); an earlier attempt's confirmations of the run are then removed, since they
+    confirmed another attempt's suspects.
+    """
+    confirming = run.confirmation()
+    rows = staged_rows(Staging(results_dir, confirming.run_id))
+    target = partition_dir(results_dir, CONFIRMATIONS, confirming.hardware_label, confirming.logical_date, confirming.run_id)
+    if not rows:
+        (target / FILE_NAME).unlink(missing_ok=True)
+        return None
+    table = pa.Table.from_pylist(rows, schema=MEASUREMENT_SCHEMA)
     return replace_run(target, table), table.num_rows
 
 

@@ -39,7 +39,11 @@ log = logging.getLogger(__name__)
 
 MEASUREMENTS = "measurements"
 VALIDATIONS = "validations"
-SCHEMAS: dict[str, pa.Schema] = {MEASUREMENTS: MEASUREMENT_SCHEMA, VALIDATIONS: VALIDATION_SCHEMA}
+#: A run's confirmation measurements (the suspect cells measured again in the same DAG run), apart from
+#: ``measurements`` so that history, drift, the report's trends and the cost estimates never read a
+#: partial run; same schema, rows' run id ``<run id>+confirm`` (jsonbench.checks.confirm).
+CONFIRMATIONS = "confirmations"
+SCHEMAS: dict[str, pa.Schema] = {MEASUREMENTS: MEASUREMENT_SCHEMA, VALIDATIONS: VALIDATION_SCHEMA, CONFIRMATIONS: MEASUREMENT_SCHEMA}
 
 #: DuckDB's ``hive_types`` for the dataset (without it DuckDB guesses: a numeric-looking run key or label becomes a number).
 DUCKDB_HIVE_TYPES = {"hardware_label": "VARCHAR", "run_date": "DATE", "run_key": "VARCHAR"}

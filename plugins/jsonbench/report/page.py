@@ -35,6 +35,7 @@ import pandas as pd
 
 from jsonbench.report import charts, figures
 from jsonbench.report.charts import fmt
+from jsonbench.report.judged import badge_of, judgement_box
 from jsonbench.report.model import (
     Column,
     Dataset,
@@ -595,8 +596,7 @@ def _run_page(root: Path, ds: Dataset, chosen: str, cs: Charts) -> tuple[str, li
     label, scale = str(first["hardware_label"]), str(first["scale"])
     lib = load_library()
     suites = sorted(run["suite"].unique())
-    all_ok = None if vrun.empty else bool(vrun["success"].all())
-    badge = _badge(all_ok, "all checks passed" if all_ok else ("checks FAILED" if all_ok is False else "not checked"))
+    badge = _badge(*badge_of(vrun))  # a run that judged too little is never shown as passed
     title = f"<h1>JSON storage benchmark — run {escape(chosen)} {badge}</h1>"
     index = data_docs_dir(root) / "index.html"
     links = (
@@ -615,6 +615,7 @@ def _run_page(root: Path, ds: Dataset, chosen: str, cs: Charts) -> tuple[str, li
         + (f" Other hardware labels in the dataset: {', '.join(map(escape, others))}." if others else "")
         + "</p>",
         failures_box(vrun),
+        judgement_box(vrun),
         "<nav class='toc'><a href='#scorecard'>Scorecard</a>"
         + "".join(f"<a href='#suite-{escape(s)}'>{escape(s)}</a>" for s in suites)
         + "<a href='#figures'>Figures</a><a href='#sanity'>Sanity</a><a href='#environment'>Environment</a><a href='#runs'>Runs</a></nav>",

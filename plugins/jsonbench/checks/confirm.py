@@ -1,0 +1,278 @@
+"""The confirmation before a timing alert: a suspect judged again on its cell's second measurement.
+
+The first check of a run (:func:`jsonbench.checks.run.check_run`) stores a timing finding out of its
+band, or a statistical drift verdict, as ``suspect`` (:mod:`jsonbench.checks.verdicts`). The DAG then
+lists the suspects' cells and workloads (:func:`suspect_cells`, task ``suspects``), measures exactly
+those again in the same DAG run (task ``reconfirm``, mapped over the cells: a fresh engine, the
+suspect workloads only, teardown), publishes them, and judges them (:func:`confirm_run`, task
+``confirm_check``):
+
+* every suspect is judged again by the very code that judged it first (``_reproduction``, ``_drift``),
+  on the run's published rows with the re-measured workloads of its engine swapped for their
+  confirmation: same bands, same history, same rules;
+* ``confirmed`` when the confirmation fails the same way (it alerts, and the alert shows both
+  measurements), ``cleared`` when it passes (the row passes; its details keep the first
+  measurement), ``unconfirmed`` when it could not be judged (the cell was not measured again, or
+  its confirmation was disturbed): not an alert, but not judged, which lowers the judged share.
+
+Where confirmation rows live: a table of their own, ``<results>/confirmations/`` (same schema and
+partitioning as ``measurements``; run id ``<run id>+confirm``, see
+:data:`jsonbench.cell.CONFIRMATION_SUFFIX`). The measurement dataset keeps the night exactly as it
+was measured, so the history that later nights' drift reads is made of whole runs only, each
+measured once; a partial run of a few re-measured workloads never enters it, and neither does a
+second sample of a suspect cell that would weigh that cell twice. The validation rows of the run
+are rewritten in place (one atomic swap) with the final verdicts, each with both measurements in
+its details (``first`` and ``confirmation``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from jsonbench.checks.findings import terms
+from jsonbench.checks.library import Library, load_library
+from jsonbench.checks.verdicts import alerting, describe_share, details_of, judged_share, judgement, unjudged
+
+log = logging.getLogger(__name__)
+
+_REPRO_KEY = ("expectation", "engine_id")
+_DRIFT_KEY = ("engine_id", "workload", "variant", "metric")
+
+
+def _clean(row: dict[str, Any]) -> dict[str, Any]:
+    """A validation row read back, with pandas' missing values (NaN, NA, NaT) as None again."""
+    out = {}
+    for k, v in row.items():
+        try:
+            missing = v is None or bool(pd.isna(v))
+        except (TypeError, ValueError):  # a list or an array: present
+            missing = False
+        out[k] = None if missing else v
+    return out
+
+
+def stored_rows(results_dir: str | Path, run_id: str) -> list[dict[str, Any]]:
+    """The run's stored validation rows as dicts (details as JSON text), or an empty list."""
+    from jsonbench.dataset.read import VALIDATIONS, read_dataset
+
+    frame = read_dataset(results_dir, VALIDATIONS, run_id=run_id).to_pandas()
+    return [_clean(r) for r in frame.to_dict("records")]
+
+
+def _finding(lib: Library, suite: str, finding_id: str) -> dict[str, Any]:
+    for f in (lib.reproduction.get(suite) or {}).get("findings", []):
+        if f.get("id") == finding_id:
+            return dict(f)
+    return {}
+
+
+def inputs_of(row: dict[str, Any], lib: Library) -> set[tuple[str, str]]:
+    """``(engine_id, workload)`` pairs a suspect row is computed from (a cross-engine finding names both engines)."""
+    if row["check_kind"] == "drift":
+        return {(str(row["engine_id"]), str(row["workload"]))}
+    f = _finding(lib, str(row["suite"]), str(row["expectation"]))
+    return {(str(t.get("engine") or row["engine_id"]), str(t["workload"])) for t in terms(f)}
+
+
+def input_keys(row: dict[str, Any], lib: Library) -> set[tuple[str, str, str, str]]:
+    """``(engine_id, workload, variant, metric)`` of every published value a suspect row is computed from."""
+    if row["check_kind"] == "drift":
+        return {(str(row["engine_id"]), str(row["workload"]), str(row.get("variant") or "default"), str(row["metric"]))}
+    f = _finding(lib, str(row["suite"]), str(row["expectation"]))
+    return {
+        (str(t.get("engine") or row["engine_id"]), str(t["workload"]), str(t.get("variant", "default")), str(t["metric"])) for t in terms(f)
+    }
+
+
+def suspect_cells(results_dir: str | Path, run_id: str, lib: Library | None = None) -> list[dict[str, Any]]:
+    """``[{"suite", "engine_id", "workloads": [...]}]``: what the run's suspects need measured again, per cell."""
+    lib = lib or load_library()
+    cells: dict[tuple[str, str], set[str]] = {}
+    for r in stored_rows(results_dir, run_id):
+        if r.get("verdict") != "suspect":
+            continue
+        for engine_id, workload in inputs_of(r, lib):
+            cells.setdefault((str(r["suite"]), engine_id), set()).add(workload)
+    return [{"suite": s, "engine_id": e, "workloads": sorted(w)} for (s, e), w in sorted(cells.items())]
+
+
+_VALUE_KEY = ["suite", "engine_id", "workload", "variant", "metric"]
+
+
+def _substitute(published: pd.DataFrame, confirmations: pd.DataFrame) -> tuple[pd.DataFrame, set[tuple[str, ...]]]:
+    """Tonight's rows with every re-measured value (suite, engine, workload, variant, metric) swapped for its confirmation.
+
+    Also returns which values were measured again: everything else (the cell's other workloads,
+    the other cells) stays as the night measured it.
+    """
+    if confirmations.empty or published.empty:
+        return published, set()
+    confirmations = confirmations[confirmations["workload"] != "_cell"]  # the confirmation's own resource rows
+    redone = {tuple(str(x) for x in k) for k in confirmations[_VALUE_KEY].drop_duplicates().itertuples(index=False)}
+    keep = ~published[_VALUE_KEY].astype(str).apply(tuple, axis=1).isin(redone)
+    swapped = confirmations.copy()
+    swapped["run_id"] = published["run_id"].iloc[0]
+    return pd.concat([published[keep], swapped], ignore_index=True), redone
+
+
+def _measurement(row: dict[str, Any]) -> dict[str, Any]:
+    """What the details keep of one measurement of a check: observed, bounds, and how it was read."""
+    d = details_of(row)
+    keep = ("inputs", "problem", "relative_change", "reference", "drift_score", "quiet", "host_other_cpu", "method", "note")
+    return {
+        "observed": row.get("observed"),
+        "min_value": row.get("min_value"),
+        "max_value": row.get("max_value"),
+        "verdict": row.get("verdict"),
+        **{k: d[k] for k in keep if k in d},
+    }
+
+
+def _key(row: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(row.get(k) for k in (_REPRO_KEY if row["check_kind"] == "reproduction" else _DRIFT_KEY))
+
+
+def _rejudge(
+    lib: Library, run: dict[str, Any], suspects: list[dict[str, Any]], substituted: pd.DataFrame, dataset: pd.DataFrame
+) -> dict[Any, dict[str, Any]]:
+    """The suspects judged again on ``substituted``: ``{(check_kind, key): fresh row}``."""
+    from jsonbench.checks.changepoints import DetectorUnavailable
+    from jsonbench.checks.gxrun import GXSession
+    from jsonbench.checks.run import _drift, _reproduction
+    from jsonbench.checks.verdicts import mark_suspects
+    from jsonbench.dataset.schema import run_key
+
+    gxs = GXSession(None, run_name=run_key(run["run_id"]) + "-confirm")
+    fresh: dict[Any, dict[str, Any]] = {}
+    for suite in sorted({str(r["suite"]) for r in suspects}):
+        kinds = {r["check_kind"] for r in suspects if r["suite"] == suite}
+        rows: list[dict[str, Any]] = []
+        if "reproduction" in kinds and suite in lib.reproduction:
+            rows += _reproduction(lib, gxs, run, substituted, suite)
+        if "drift" in kinds:
+            try:
+                rows += _drift(lib, gxs, run, substituted, dataset, suite)[0]
+            except DetectorUnavailable as exc:
+                log.warning("confirmation of %s drift not judged: %s", suite, exc)
+        mark_suspects(rows)  # a confirmation that fails again reads "suspect" here: the same failure
+        for r in rows:
+            if r.get("engine_id") is not None:
+                fresh[(r["check_kind"], _key(r))] = r
+    return fresh
+
+
+def _verdict(again: dict[str, Any] | None, redone: bool) -> tuple[str, bool, str]:
+    """``(verdict, success, why)`` of a suspect from its confirmation row."""
+    if not redone or again is None:
+        return "unconfirmed", False, "its cell was not measured again (the confirmation failed or did not run)"
+    verdict = again.get("verdict")
+    if verdict == "suspect":
+        return "confirmed", False, "the confirmation failed the same check"
+    if again.get("success") and verdict in ("pass", "ok"):
+        return "cleared", True, "the confirmation passed: the first measurement was not reproduced"
+    return (
+        "unconfirmed",
+        False,
+        f"the confirmation could not be judged ({verdict}: {details_of(again).get('problem') or details_of(again).get('note') or ''})",
+    )
+
+
+def apply_confirmations(
+    rows: list[dict[str, Any]], fresh: dict[Any, dict[str, Any]], redone: set[tuple[str, ...]], lib: Library, confirm_run_id: str
+) -> list[dict[str, Any]]:
+    """Give every suspect row its final verdict, with both measurements in its details; return the changed rows."""
+    changed = []
+    for r in rows:
+        if r.get("verdict") != "suspect":
+            continue
+        again = fresh.get((r["check_kind"], _key(r)))
+        complete = all((str(r["suite"]), *key) in redone for key in input_keys(r, lib))
+        verdict, success, why = _verdict(again, complete)
+        d = details_of(r)
+        d["first"] = _measurement(r)
+        d["confirmation"] = {**(_measurement(again) if again and complete else {}), "run_id": confirm_run_id, "why": why}
+        r.update(verdict=verdict, success=success, details=json.dumps(d, default=str))
+        changed.append(r)
+    return changed
+
+
+def _g(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) and math.isfinite(value) else str(value)
+
+
+def confirmation_line(row: dict[str, Any]) -> str:
+    """One line with both measurements: ``confirmed: suite/engine: check first X, confirmation Y, expected [a, b]``."""
+    d = details_of(row)
+    first, again = d.get("first") or {}, d.get("confirmation") or {}
+    where = "/".join(str(x) for x in (row.get("suite"), row.get("engine_id")) if x)
+    bounds = f"[{_g(first.get('min_value'))}, {_g(first.get('max_value'))}]"
+    return (
+        f"{row.get('verdict')}: {where}: {row.get('expectation')} first {_g(first.get('observed'))}, "
+        f"confirmation {_g(again.get('observed'))}, expected {bounds} ({again.get('why', '')})"
+    )
+
+
+def confirm_run(run: dict[str, Any]) -> dict[str, Any]:
+    """Judge the run's suspects on their confirmation; store the final verdicts; raise ``ChecksFailed`` if one is confirmed.
+
+    Also raises when the confirmation leaves the run ``not_judged`` (unconfirmed suspects lower the
+    judged share) and the first check had not already alerted as such. Deterministic and sanity
+    failures are not raised again: the first check alerted at once.
+    """
+    from jsonbench.cell import CONFIRMATION_SUFFIX
+    from jsonbench.checks.run import ChecksFailed
+    from jsonbench.dataset.publish import CONFIRMATIONS, MEASUREMENTS, publish_validations, read_dataset, read_dataset_report
+
+    results_dir, run_id = run["results_dir"], run["run_id"]
+    rows = stored_rows(results_dir, run_id)
+    if not rows:  # the check failed before storing anything, and alerted: there is nothing to confirm
+        log.warning("run %s has no validation rows under %s: nothing to confirm", run_id, results_dir)
+        return {"kind": "confirmation", "run_id": run_id, "judgement": "not_checked", "checked": 0, "failed": 0, "suspect": 0}
+    if not run.get("scale"):
+        run = {**run, "scale": rows[0].get("scale")}
+    first_share = judged_share(rows)
+    suspects = [r for r in rows if r.get("verdict") == "suspect"]
+    changed: list[dict[str, Any]] = []
+    confirm_id = run_id + CONFIRMATION_SUFFIX
+    if suspects:
+        lib = load_library()
+        confirmations = read_dataset(results_dir, CONFIRMATIONS, run_id=confirm_id).to_pandas()
+        dataset = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=run["hardware_label"]).table.to_pandas()
+        published = dataset[dataset["run_id"] == run_id]
+        substituted, redone = _substitute(published, confirmations)
+        fresh = _rejudge(lib, run, suspects, substituted, dataset) if redone else {}
+        changed = apply_confirmations(rows, fresh, redone, lib, confirm_id)
+        publish_validations(results_dir, run, rows)
+    share = judged_share(rows)
+    confirmed = [r for r in changed if r["verdict"] == "confirmed"]
+    summary = {
+        "kind": "confirmation",
+        "run_id": run_id,
+        "scale": run.get("scale"),
+        "checked": len(rows),
+        "failed": len(confirmed),
+        "suspect": len(suspects),
+        "confirmed": len(confirmed),
+        "cleared": sum(1 for r in changed if r["verdict"] == "cleared"),
+        "unconfirmed": sum(1 for r in changed if r["verdict"] == "unconfirmed"),
+        "already_alerted": len([r for r in alerting(rows) if r["verdict"] != "confirmed"]),
+        "judged": share,
+        "judged_line": describe_share(share),
+        "judgement": judgement(rows, share),
+        "not_judged": unjudged(share),
+        "confirmations": [confirmation_line(r) for r in changed[:20]],
+        "failures": [confirmation_line(r) for r in confirmed[:20]],
+        "notes": [],
+        "validations": str(results_dir),
+        "results_dir": str(results_dir),
+    }
+    log.info("confirmation of run %s: %s; %s", run_id, "; ".join(summary["confirmations"]) or "no suspect", summary["judged_line"])
+    if confirmed or (unjudged(share) and not unjudged(first_share)):
+        raise ChecksFailed(summary)
+    return summary

@@ -1,0 +1,167 @@
+"""Suspect before alert, and unjudged is visible (contract C3), on synthetic published runs: real GX, no engine.
+
+A timing finding out of its band on one run is ``suspect`` and alerts only when its confirmation (the
+suspect workloads measured again, published under ``confirmations/``) fails the same way; a night
+whose every measurement was busy alerts as not judged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from checks_synth import confirm_run_cells, make_run, replace_metric, run_cells
+
+from jsonbench.checks import ChecksFailed, check_run
+from jsonbench.checks.alerts import alert_text
+from jsonbench.checks.confirm import confirm_run, suspect_cells
+from jsonbench.checks.run import check_outcome
+from jsonbench.dataset.publish import CONFIRMATIONS, MEASUREMENTS, VALIDATIONS, read_dataset
+
+SLOWDOWN = "big_document_jsonb_update_slowdown"
+INVERTED = replace_metric("postgres-16", "json_big", "update_time", lambda v: 0.09)
+
+
+@pytest.fixture(autouse=True)
+def _no_data_docs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JSONBENCH_DATA_DOCS", "0")
+
+
+def _row(results_dir: Path, run_id: str, expectation: str, engine_id: str) -> pd.Series:
+    v = read_dataset(results_dir, VALIDATIONS, run_id=run_id).to_pandas()
+    return v[(v["expectation"] == expectation) & (v["engine_id"] == engine_id)].iloc[0]
+
+
+def _facts(run: dict) -> dict:
+    return {"run_id": run["run_id"], "dag_id": "d", "task_id": "t", "logical_date": None, "results_dir": run["results_dir"]}
+
+
+def test_a_timing_finding_out_of_band_is_suspect_and_names_its_cell_and_workloads(make_cells, results_dir: Path) -> None:
+    run = make_run(make_cells, 0, tamper=INVERTED)
+    summary = check_run(run)  # no alert: a timing finding failed on one run only
+    assert summary["failed"] == 0 and summary["suspect"] == 1 and summary["judgement"] == "suspect"
+    assert any(SLOWDOWN in line for line in summary["suspects"])
+    row = _row(results_dir, run["run_id"], SLOWDOWN, "postgres-16")
+    assert row["verdict"] == "suspect" and not row["success"]
+    assert suspect_cells(results_dir, run["run_id"]) == [
+        {"suite": "large_document_update", "engine_id": "postgres-16", "workloads": ["json_big", "rel_big"]}
+    ]
+    out = check_outcome(results_dir, run["run_id"])
+    assert out["facts_ok"] and out["sanity_ok"] and out["judgement"] == "suspect"
+
+
+def test_a_confirmation_that_fails_the_same_way_alerts_with_both_measurements(make_cells, results_dir: Path) -> None:
+    run = make_run(make_cells, 0, tamper=INVERTED)
+    check_run(run)
+    before = {p: p.read_bytes() for p in (results_dir / MEASUREMENTS).rglob("*.parquet")}
+    confirm_run_cells(run_cells(make_cells, 0), {"json_big", "rel_big"}, tamper=INVERTED)
+    with pytest.raises(ChecksFailed) as err:
+        confirm_run(run)
+    s = err.value.summary
+    assert s["confirmed"] == 1 and s["cleared"] == 0 and s["kind"] == "confirmation"
+    row = _row(results_dir, run["run_id"], SLOWDOWN, "postgres-16")
+    d = json.loads(row["details"])
+    assert row["verdict"] == "confirmed" and not row["success"]
+    assert d["first"]["observed"] == pytest.approx(row["observed"]) and d["confirmation"]["observed"] < 20
+    assert d["confirmation"]["run_id"] == run["run_id"] + "+confirm"
+    subject, text = alert_text({**_facts(run), "summary": s})
+    assert "confirmed" in subject and "first " in text and "confirmation " in text and SLOWDOWN in text
+    # The confirmation lives apart: the night's measurements are untouched and history sees no partial run.
+    assert {p: p.read_bytes() for p in (results_dir / MEASUREMENTS).rglob("*.parquet")} == before
+    redone = read_dataset(results_dir, CONFIRMATIONS).to_pandas()
+    assert set(redone["run_id"]) == {run["run_id"] + "+confirm"} and set(redone["workload"]) - {"_cell"} == {"json_big", "rel_big"}
+    assert set(redone["engine_id"]) == {"postgres-16", "postgres-17"}  # the synthetic helper stages both cells
+    assert check_outcome(results_dir, run["run_id"])["facts_ok"]
+
+
+def test_a_confirmation_that_passes_clears_the_suspect(make_cells, results_dir: Path) -> None:
+    run = make_run(make_cells, 0, tamper=INVERTED)
+    check_run(run)
+    confirm_run_cells(run_cells(make_cells, 0), {"json_big", "rel_big"})  # honest this time
+    summary = confirm_run(run)
+    assert summary["cleared"] == 1 and summary["confirmed"] == 0 and summary["judgement"] == "passed"
+    row = _row(results_dir, run["run_id"], SLOWDOWN, "postgres-16")
+    d = json.loads(row["details"])
+    assert row["verdict"] == "cleared" and row["success"] and d["first"]["observed"] < 20 and d["confirmation"]["observed"] > 20
+
+
+def test_a_suspect_whose_cell_was_not_measured_again_stays_unconfirmed_and_is_not_judged(make_cells, results_dir: Path) -> None:
+    run = make_run(make_cells, 0, tamper=INVERTED)
+    check_run(run)
+    confirm_run_cells(run_cells(make_cells, 0), {"json_small"})  # not the suspect's workloads
+    summary = confirm_run(run)  # 1 of 6 timing findings unjudged: 83 %, above the threshold, still judged
+    row = _row(results_dir, run["run_id"], SLOWDOWN, "postgres-16")
+    assert row["verdict"] == "unconfirmed" and not row["success"]
+    assert "not measured again" in json.loads(row["details"])["confirmation"]["why"]
+    assert (
+        summary["unconfirmed"] == 1
+        and summary["judged"]["timing_findings"]["judged"] == summary["judged"]["timing_findings"]["judgeable"] - 1
+    )
+
+
+def test_a_deterministic_fact_alerts_at_once(make_cells, results_dir: Path) -> None:
+    run = make_run(make_cells, 0, tamper=replace_metric("postgres-17", "rel_small", "n_tup_hot_upd", lambda v: v + 1))
+    with pytest.raises(ChecksFailed) as err:
+        check_run(run)
+    assert err.value.summary["suspect"] == 0 and "rel_small_hot_count" in str(err.value)
+    assert not check_outcome(results_dir, run["run_id"])["facts_ok"]
+
+
+def test_a_night_with_every_measurement_busy_alerts_as_not_judged(make_cells, results_dir: Path) -> None:
+    run = make_run(make_cells, 0, busy=True)
+    with pytest.raises(ChecksFailed) as err:
+        check_run(run)
+    s = err.value.summary
+    assert s["failed"] == 0 and s["not_judged"] and s["judgement"] == "not_judged"
+    assert s["judged"]["timing_findings"]["judged"] == 0 and s["judged"]["timing_findings"]["judgeable"] > 0
+    assert "not judged" in str(err.value)
+    subject, text = alert_text({**_facts(run), "summary": s})
+    assert "NOT JUDGED" in subject and "judged 0 of" in text and "does not count as passed" in text
+    out = check_outcome(results_dir, run["run_id"])
+    assert out["facts_ok"] and out["judgement"] == "not_judged"
+
+
+def test_a_quiet_night_states_its_judged_share(make_cells, results_dir: Path) -> None:
+    summary = check_run(make_run(make_cells, 0))
+    assert summary["judgement"] == "passed" and summary["judged"]["share"] == 1.0 and summary["judged"]["timing_findings"]["judgeable"] == 6
+    assert "timing findings" in summary["judged_line"] and "still building history" in summary["judged_line"]
+
+
+def test_a_statistical_drift_is_confirmed_by_the_same_drift_judgement_on_its_confirmation(make_cells, results_dir: Path) -> None:
+    doubled = replace_metric("postgres-17", "json_big", "update_time", lambda v: 2 * v)
+    for n in range(5):
+        make_run(make_cells, n)
+    run = make_run(make_cells, 5, tamper=doubled)
+    assert check_run(run)["suspect"] >= 1
+    confirm_run_cells(run_cells(make_cells, 5), {"json_big"}, tamper=doubled)
+    with pytest.raises(ChecksFailed) as err:
+        confirm_run(run)
+    v = read_dataset(results_dir, VALIDATIONS, run_id=run["run_id"]).to_pandas()
+    row = v[
+        (v["check_kind"] == "drift") & (v["engine_id"] == "postgres-17") & (v["workload"] == "json_big") & (v["metric"] == "update_time")
+    ]
+    assert row["verdict"].iloc[0] == "confirmed"
+    d = json.loads(row["details"].iloc[0])
+    assert d["first"]["observed"] == pytest.approx(row["observed"].iloc[0]) and d["confirmation"]["observed"] is not None
+    assert any("no_drift:json_big/default/update_time" in line for line in err.value.summary["failures"])
+
+
+def test_the_report_never_shows_a_night_not_judged_as_passed_and_shows_both_measurements(make_cells, results_dir: Path) -> None:
+    from jsonbench.report import build_report
+
+    busy = make_run(make_cells, 0, busy=True)
+    with pytest.raises(ChecksFailed):
+        check_run(busy)
+    page = build_report(results_dir, busy["run_id"]).read_text(encoding="utf-8")
+    assert "NOT JUDGED" in page and "all checks passed" not in page and "judged 0 of" in page
+
+    run = make_run(make_cells, 1, tamper=INVERTED)
+    check_run(run)
+    confirm_run_cells(run_cells(make_cells, 1), {"json_big", "rel_big"}, tamper=INVERTED)
+    with pytest.raises(ChecksFailed):
+        confirm_run(run)
+    page = build_report(results_dir, run["run_id"]).read_text(encoding="utf-8")
+    assert "checks FAILED" in page and "Measured twice before any timing alert" in page
+    assert f"<b>confirmed</b> large_document_update · postgres-16: {SLOWDOWN}: first " in page and ", confirmation " in page
