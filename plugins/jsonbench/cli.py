@@ -383,6 +383,13 @@ def _add_check_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     p.add_argument("--honest", type=int, default=None, help="how many of the latest honest runs to recheck for false alarms (default: all)")
     p.add_argument("--target", help="the run to plant into (default: the latest); its earlier runs are the history")
     p.add_argument("--json", dest="as_json", action="store_true")
+    p.add_argument("--no-power", dest="power", action="store_false", help="skip the planted slowdowns of every size (drift's power)")
+    p.add_argument(
+        "--save-to",
+        dest="save_to",
+        help="the results folder whose report shows these figures (default: the default results folder); "
+        "written to <it>/checkcheck/<label>-<scale>.json",
+    )
     sub.add_parser("install-otava", help="create the venv of Apache Otava, the drift check's change-point detector")
     p = sub.add_parser("damaged", help="list damaged dataset files and leftovers of killed publishes; --quarantine moves them aside")
     p.add_argument("--results-dir")
@@ -442,8 +449,12 @@ def _cmd_checkcheck(args: argparse.Namespace) -> int:
         kinds=[k for k in (args.kinds or "").split(",") if k] or None,
         honest=args.honest,
         target=args.target,
+        measure_power=args.power,
     )
     print(json.dumps(outcome, indent=1, default=str) if args.as_json else render_checkcheck(outcome))
+    from jsonbench.checks.checkcheck import save
+
+    print(f"figures: {save(outcome, args.save_to)}", file=sys.stderr)
     return 0 if outcome.get("ok") else 1
 
 
