@@ -738,6 +738,20 @@ def _keys(df: pd.DataFrame, mask: pd.Series) -> set[tuple[str, ...]]:
     return {(str(r.suite), str(r.engine_id), str(r.workload), str(r.variant), str(r.metric)) for r in df[mask].itertuples(index=False)}
 
 
+def _mask(what: str, target: Any) -> Any:
+    """The rows a plant moves: one engine (``engine``), one engine's suite (``suite``), or a set of series keys (``series``)."""
+
+    def mask_of(df: pd.DataFrame) -> pd.Series:
+        if what == "engine":
+            return df["engine_id"] == target
+        if what == "suite":
+            return (df["suite"] == target[0]) & (df["engine_id"] == target[1])
+        keys = zip(df["suite"], df["engine_id"], df["workload"], df["variant"], df["metric"], strict=True)
+        return pd.Series([tuple(map(str, k)) in target for k in keys], index=df.index)
+
+    return mask_of
+
+
 def power(
     data: pd.DataFrame,
     lib: Library,
@@ -761,9 +775,11 @@ def power(
 
     For each size: plants caught tonight (night 1) and within ``nights`` runs; for ``engine`` also the
     share of its judged planted series caught within ``nights``, overall and among the series whose noise allows
-    it (the record's ``mds_family_3`` at most the planted change). Honest: the alarms of every run judged
+    it (its mds when its whole engine moves, for this many nights and earlier runs, at most the planted change). Honest: the alarms of every run judged
     against the runs before it, nothing planted (before confirmation). The record is the one drift uses.
     """
+    from jsonbench.checks.noise import family_mds
+
     runs = [r for r, _ in _runs(data)]
     nights = max(1, min(nights, len(runs) - 1))
     if len(runs) < 2:
@@ -806,6 +822,8 @@ def power(
             planted_n = caught1 = caught_n = 0
             judged_all: set[tuple[str, ...]] = set()
             caught_all: set[tuple[str, ...]] = set()
+            missed: list[str] = []
+            missed_tonight: list[str] = []
             if level == "engine":
                 targets: list[Any] = [("engine", e) for e in engines]
             elif level == "suite":
@@ -814,31 +832,16 @@ def power(
                 targets = [("series", r) for r in range(series_rounds)]
             for what, t in targets:
                 if what == "series":
+                    last = by_run[runs[-1]]
                     pick: set[tuple[str, ...]] = set()
                     for s, e in families:
-                        cands = sorted(
-                            _keys(
-                                by_run[runs[-1]],
-                                (by_run[runs[-1]]["suite"] == s)
-                                & (by_run[runs[-1]]["engine_id"] == e)
-                                & (by_run[runs[-1]]["unit"].isin(_DURATIONS | {"tps"})),
-                            )
-                        )
+                        fam = (last["suite"] == s) & (last["engine_id"] == e) & last["unit"].isin(_DURATIONS | {"tps"})
+                        cands = sorted(_keys(last, fam))
                         if cands:
                             pick.add(rng.choice(cands))
-
-                    def mask_of(df: pd.DataFrame, pick: set[tuple[str, ...]] = pick) -> pd.Series:
-                        keys = list(zip(df["suite"], df["engine_id"], df["workload"], df["variant"], df["metric"], strict=True))
-                        return pd.Series([tuple(map(str, k)) in pick for k in keys], index=df.index)
-                elif what == "engine":
-
-                    def mask_of(df: pd.DataFrame, e: str = t) -> pd.Series:
-                        return df["engine_id"] == e
+                    mask_of = _mask("series", pick)
                 else:
-
-                    def mask_of(df: pd.DataFrame, f: tuple[str, str] = t) -> pd.Series:
-                        return (df["suite"] == f[0]) & (df["engine_id"] == f[1])
-
+                    mask_of = _mask(what, t)
                 alarms, planted, judged = judge_sequence(mask_of, factor)
                 if not planted:
                     continue
@@ -849,6 +852,11 @@ def power(
                     planted_n += 1
                     caught1 += bool(alarms[0] & u)
                     caught_n += any(a & u for a in alarms)
+                    name = "/".join(next(iter(u))) if what == "series" else (t if what == "engine" else "/".join(t))
+                    if not alarms[0] & u:
+                        missed_tonight.append(name)
+                    if not any(a & u for a in alarms):
+                        missed.append(name)
                 judged_all |= judged
                 caught_all |= set().union(*alarms) if alarms else set()
             entry: dict[str, Any] = {
@@ -857,9 +865,15 @@ def power(
                 "caught_within": caught_n,
                 "share_tonight": caught1 / planted_n if planted_n else None,
                 "share_within": caught_n / planted_n if planted_n else None,
+                "missed_tonight": missed_tonight[:12],
+                "missed": missed[:12],
             }
             if level == "engine" and judged_all:
-                allowed = {k for k in judged_all if (series.get("/".join(k)) or {}).get("mds_family_3", 99) <= factor - 1}
+                allowed = {
+                    k
+                    for k in judged_all
+                    if family_mds(float((series.get("/".join(k)) or {}).get("sigma") or 99), ref_runs=start, nights=nights) <= factor - 1
+                }
                 entry["series_judged"] = len(judged_all)
                 entry["series_share_within"] = len(caught_all & judged_all) / len(judged_all)
                 entry["series_allowed"] = len(allowed)
@@ -909,6 +923,8 @@ def render_power(p: dict[str, Any]) -> str:
                 allowed = "-" if e["series_share_within_allowed"] is None else f"{e['series_share_within_allowed']:.0%}"
                 extra = f"  {e['series_share_within']:.0%} of {e['series_judged']} ({allowed} of {e['series_allowed']})"
             lines.append(f"  {level:<8} {size + 'x':>5} {e['planted']:>7} {t:>8} {w:>9}{extra}")
+            if level != "series" and e.get("missed_tonight"):
+                lines.append(f"      missed tonight: {', '.join(e['missed_tonight'][:6])}")
     for h in p["honest"]:
         lines.append(
             f"  honest {h['run_id']} (history {h['history']}): {h['drift_alarms']} drift alarm(s) of {h['judged']} judged {h['families'][:4]}"
