@@ -2,20 +2,40 @@
 
 One row per (engine, workload, variant, metric) measured tonight. History is every earlier
 published run of the same hardware label, scale and suite (status ok), at most ``window`` runs, of
-the same engine id and engine build. Two kinds of metric, chosen by the policy's ``deterministic``
-patterns (``drift.json``):
+the same engine id and engine build. Three ways to judge a metric, chosen by the policy's ``deterministic``
+patterns (``drift.json``) and the calibration record:
 
 * **deterministic** (counts, sizes, plan facts, matched rows): tonight against the median of the
   history, within a tight relative ``tolerance`` (and an absolute ``floor``); one earlier run is
   enough (``deterministic_min_history``). ``change_points`` lists every run whose value differs
   from the run before it beyond the tolerance. Method ``relative_tolerance``.
-* **statistical** (timings, rates, everything else): Apache Otava's change-point detection
+* **statistical** without a calibration entry (timings, rates, everything else): Apache Otava's change-point detection
   (E-divisive means, Student's t-test significance, ``max_pvalue``, and a minimum relative
   magnitude per unit, ``min_magnitude``) over the series of history plus tonight, each run
   contributing its per-repetition samples (``points: "samples"``) or its published value
   (``"runs"``). A change point counts as drift when it starts at one of the last ``recent_runs``
   runs (tonight included): older ones were reported when they were new, and are listed, not
   alarmed. Method ``otava``.
+
+* **calibrated** (a statistical series, kind ``timed`` or ``sampled``, that has an entry for this very
+  engine build in the calibration record of the run's hardware label and scale, see
+  :mod:`jsonbench.checks.noise`): its threshold follows from its own measured noise, not from one
+  ``min_magnitude``. Tonight, and the mean of the last 2 and 3 runs ending tonight, are tested
+  against the earlier quiet runs of the series' current level (Otava's last change point in the
+  history marks where it starts, once the history has ``min_history`` runs; before that, all of it)
+  with the record's sigma; one earlier run is enough (``calibrated_min_history``). Two ways to a
+  discovery, both with the false-discovery rate controlled across every suite of the run at
+  ``fdr_q``: a lone series whose p-value under the honest runs' heavy tail survives
+  Benjamini-Hochberg over all the run's series; or a series of a *family* (one engine's suite) whose
+  median change the family test finds (BH over the families, then BH within each selected family
+  at ``q * R / F``: Benjamini & Bogomolov 2014), moving the same way. Either way the change must
+  exceed ``min_effect``. Each row carries its ``pvalue``, ``p_adjusted``, ``sigma``, ``threshold``
+  and ``mds`` (the minimum detectable shift of the series alone). Method ``calibrated ...``.
+
+  Why not Otava alone: E-divisive needs several runs on each side of a change to reach its
+  p-value, so a new level cannot be seen the night it starts, and its ``min_magnitude`` of 1.5x for
+  every timing missed every 1.25x regression (issue 19). With the noise measured beforehand, one
+  earlier run and one night are enough for a large change, three nights for a small one.
 
 Disturbed windows: a measurement row whose ``quiet`` column is false (the host was busy beyond the
 matrix's ``quiet_window`` threshold during its measure windows) is left out of every statistical

@@ -665,6 +665,10 @@ def status(results_dir: str | Path | None = None, labels: Iterable[str] = ()) ->
                     "created_at": rec.get("created_at"),
                     "path": str(p),
                     "median_mds": {s: (k.get("timed") or {}).get("median_mds") for s, k in (rec.get("summary") or {}).items()},
+                    "median_mds_engine_3": {
+                        s: (k.get("timed") or {}).get("median_mds_family_3") for s, k in (rec.get("summary") or {}).items()
+                    },
+                    "median_mds_findings": {s: (k.get("findings") or {}).get("median_mds") for s, k in (rec.get("summary") or {}).items()},
                 }
             )
     for label in labels:

@@ -638,12 +638,18 @@ def noise_section(fig: dict[str, Any]) -> str:
     rows = "".join(
         f"<tr><td>{escape(str(c['hardware_label']))}</td><td>{escape(str(c['scale'] or '-'))}</td>"
         f"<td>{'yes' if c['calibrated'] else 'no'}</td><td>{c['runs']}</td><td>{escape(str(c['created_at'] or '-'))}</td>"
-        f"<td>{escape(', '.join(f'{s} {v:.0%}' for s, v in (c.get('median_mds') or {}).items() if v is not None))}</td></tr>"
+        + "".join(
+            f"<td>{escape(', '.join(f'{s} {v:.0%}' for s, v in sorted((c.get(k) or {}).items()) if v is not None))}</td>"
+            for k in ("median_mds_findings", "median_mds_engine_3", "median_mds")
+        )
+        + "</tr>"
         for c in fig["calibration"]
     )
     out = [
-        "<section id='noise'><h2>Noise model and the checks of the checks</h2><table><tr><th>hardware</th><th>scale</th>"
-        f"<th>calibrated</th><th>runs</th><th>when</th><th>median mds of timings (lone series)</th></tr>{rows}</table>"
+        "<section id='noise'><h2>Noise model and the checks of the checks</h2><p class='note'>Median minimum detectable shift (mds) "
+        "per suite: of its timing findings; of its timings when a whole engine version moves for 3 nights; of one timing alone.</p>"
+        "<table><tr><th>hardware</th><th>scale</th><th>calibrated</th><th>runs</th><th>when</th><th>mds of timing findings</th>"
+        f"<th>mds, whole engine, 3 nights</th><th>mds, one series alone</th></tr>{rows}</table>"
     ]
     for f in fig["checkcheck"]:
         sizes = sorted({s for per in f["levels"].values() for s in per}, key=float)
