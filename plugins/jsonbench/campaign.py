@@ -6,19 +6,20 @@ engine at a time), then writes the calibration record (:mod:`jsonbench.checks.no
 those runs. Nothing else should use the machine meanwhile: the record is what honest noise looks
 like, and every drift threshold of the label follows from it.
 
-It is resumable like any run. The campaign's state (its parameters and its runs, each named before
-it starts: the command picks the logical date, so a killed campaign knows which run it was in) is
-``<results>/calibration/campaigns/<label>-<scale>.json``. Run the same command again: a run already
-published is kept; one that started and did not publish is resumed (its completed cells are kept,
-the rest measured, as ``run --resume`` does); then new runs until N are published. A run counts as
+It is resumable like any run. The campaign's state (its parameters and its runs) is
+``<results>/calibration/campaigns/<label>-<scale>.json``; Airflow names each run, so an entry records
+the staged attempts that existed before it started, and the new staging folder names its run even
+when the campaign was killed mid-run. Run the same command again: a run already published is kept;
+one that staged and did not publish is resumed (its completed cells are kept, the rest measured:
+``run --resume``'s own path); then new runs until N are published. A run counts as
 complete once its measurements are published, whatever its checks said: an honest run whose timing
 checks fail is exactly what the noise model must see.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +44,25 @@ def _save(path: Path, state: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
-def _new_logical_date(taken: list[str]) -> str:
-    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
-    while f"manual__{now.isoformat()}" in taken:
-        now += dt.timedelta(seconds=1)
-    return now.isoformat()
+def _staged(results_dir: str | Path | None) -> set[str]:
+    """The run keys with a staged attempt under the results (each run's tasks stage there before it publishes)."""
+    root = paths.results_dir(results_dir) / "_staging"
+    return {p.name for p in root.iterdir() if (p / "params.json").exists()} if root.exists() else set()
+
+
+def _run_id_of(key: str) -> str:
+    """The run id behind a staging folder's run key (``manual__2026-12-01T09_02_43.703028_00_00``)."""
+    m = re.fullmatch(r"(\w+__\d{4}-\d\d-\d\dT\d\d)_(\d\d)_(\d\d(?:\.\d+)?)_(\d\d)_(\d\d)", key)
+    return f"{m.group(1)}:{m.group(2)}:{m.group(3)}+{m.group(4)}:{m.group(5)}" if m else key
+
+
+def _identify(entry: dict[str, Any], results_dir: str | Path | None) -> None:
+    """Name the run an entry started: the staging folder that appeared after it began (Airflow picks the run id)."""
+    if entry.get("identified"):
+        return
+    new = sorted(_staged(results_dir) - set(entry.get("staged_before") or []))
+    if new:
+        entry["run_id"], entry["identified"] = _run_id_of(new[0]), True
 
 
 def campaign(conf: dict[str, Any], runs: int, run_dag: Any = None, log: Any = print) -> int:
@@ -67,25 +82,38 @@ def campaign(conf: dict[str, Any], runs: int, run_dag: Any = None, log: Any = pr
         log(f"campaign: parameters differ from the campaign in {path}; keeping its parameters {json.dumps(state['conf'])}")
     conf = state["conf"]
     for entry in state["runs"]:
+        _identify(entry, results)
         if _published(results, entry["run_id"]):
             entry["state"] = "published"
             continue
+        if not entry.get("identified"):
+            log(f"campaign: {entry['run_id']} never staged anything; starting a new run instead")
+            entry["state"] = "abandoned"
+            continue
         log(f"campaign: resuming {entry['run_id']} (started, not published)")
-        rid, st, wall, _ = run_dag(conf, logical_date=entry["run_id"].removeprefix("manual__"))
+        from jsonbench.cli import resume_args
+
+        params, ld = resume_args(entry["run_id"], results)
+        rid, st, wall, _ = run_dag(params, logical_date=ld)
         entry.update(state=st, wall_s=round(wall, 1))
         _save(path, state)
+        if not _published(results, entry["run_id"]):
+            log(f"campaign: {entry['run_id']} still published nothing ({st}); run the same command again to resume it")
+            return 1
     while sum(_published(results, e["run_id"]) for e in state["runs"]) < runs:
-        ld = _new_logical_date([e["run_id"] for e in state["runs"]])
-        entry = {"run_id": f"manual__{ld}", "state": "started"}
+        done = sum(_published(results, e["run_id"]) for e in state["runs"])
+        entry = {"run_id": "(not yet named)", "state": "started", "staged_before": sorted(_staged(results))}
         state["runs"].append(entry)
         _save(path, state)
-        done = sum(_published(results, e["run_id"]) for e in state["runs"])
-        log(f"campaign: run {done + 1} of {runs}: {entry['run_id']}")
-        rid, st, wall, _ = run_dag(conf, logical_date=ld)
-        if rid and rid != entry["run_id"]:
-            entry["run_id"] = rid
+        log(f"campaign: run {done + 1} of {runs}")
+        rid, st, wall, _ = run_dag(conf)
+        _identify(entry, results)
+        if rid and not entry.get("identified"):
+            entry["run_id"], entry["identified"] = rid, True
         entry.update(state=st, wall_s=round(wall, 1))
+        entry.pop("staged_before", None)
         _save(path, state)
+        log(f"campaign: {entry['run_id']}: {st} in {wall:.0f} s")
         if not _published(results, entry["run_id"]):
             log(f"campaign: {entry['run_id']} published nothing ({st}); run the same command again to resume it")
             return 1

@@ -155,17 +155,22 @@ def test_exclusions_name_a_run_and_optionally_suites() -> None:
 
 def test_campaign_keeps_published_runs_resumes_the_unfinished_and_calibrates(make_cells: Any, results_dir: Path) -> None:
     from jsonbench import campaign
+    from jsonbench.dataset.staging import Staging
 
     calls: list[str | None] = []
 
     def fake_run_dag(conf: dict[str, Any], logical_date: str | None = None, **_: Any) -> tuple[str, str, float, dict[str, float]]:
+        """Like the DAG: Airflow names a new run; a resume passes the run's date; the second run dies before publishing."""
         calls.append(logical_date)
-        rid = f"manual__{logical_date}"
-        if len(calls) == 2:  # the second run dies before it publishes
+        ld = logical_date or f"2026-11-{len(calls):02d}T02:00:00+00:00"
+        rid = f"manual__{ld}"
+        Staging(results_dir, rid).write_params(conf)
+        if len(calls) == 2:
             return rid, "failed", 1.0, {}
         cells = make_cells("large_document_update", engines=["postgres-16"], run_id=rid, hardware_label=LABEL)
-        cells = [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date=logical_date)) for c in cells]
+        cells = [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date=ld)) for c in cells]
         stage_and_publish(cells, seed=len(calls))
+        Staging(results_dir, rid).write_params(conf)
         return rid, "success", 1.0, {}
 
     conf = {
@@ -179,9 +184,13 @@ def test_campaign_keeps_published_runs_resumes_the_unfinished_and_calibrates(mak
     state = json.loads(campaign.state_path(str(results_dir), LABEL, "smoke").read_text())
     assert [e["state"] for e in state["runs"]] == ["success", "failed"]
     unfinished = state["runs"][1]["run_id"]
+    assert unfinished == "manual__2026-11-02T02:00:00+00:00", "the run is named by its staging folder"
     assert campaign.campaign(conf, 3, run_dag=fake_run_dag, log=lambda *_: None) == 0
-    assert calls[2] == unfinished.removeprefix("manual__"), "the unfinished run is resumed under its own logical date, not replaced"
+    assert calls[2] == unfinished.removeprefix("manual__"), "the unfinished run is resumed under its own date, not replaced"
     assert len(calls) == 4, "one published run kept, one resumed, one new"
     rec = noise.load_record(LABEL, "smoke", results_dir)
     assert rec is not None and len(rec["runs"]) == 3 and unfinished in [r["run_id"] for r in rec["runs"]]
     assert "campaign" in rec["command"]
+    assert campaign.campaign(conf, 3, run_dag=fake_run_dag, log=lambda *_: None) == 0 and len(calls) == 4, (
+        "a finished campaign only calibrates"
+    )
