@@ -290,8 +290,6 @@ def _history_series(hist: pd.DataFrame) -> dict[tuple[Any, ...], list[Any]]:
 
 def _tonight_row(suite: str, r: Any, rule: Rule) -> dict[str, Any]:
     """Tonight's row as it stands before judging: not judged, ``insufficient_history`` until a check says otherwise."""
-    from jsonbench.checks.noise import kind_of
-
     return {
         "suite": suite,
         "engine_id": r.engine_id,
@@ -312,9 +310,7 @@ def _tonight_row(suite: str, r: Any, rule: Rule) -> dict[str, Any]:
         "judged": "no",
         "verdict": "insufficient_history",
         "method": "relative_tolerance" if rule.kind == "deterministic" else "otava",
-        "metric_kind": "deterministic"
-        if rule.kind == "deterministic"
-        else kind_of(suite, r.workload, r.metric, r.unit, getattr(r, "metric_kind", None), False),
+        "metric_kind": "deterministic" if rule.kind == "deterministic" else "timing",
         "history_runs": "[]",
         "change_points": "[]",
         "quiet": _quiet(r),
