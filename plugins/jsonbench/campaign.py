@@ -7,7 +7,7 @@ those runs. Nothing else should use the machine meanwhile: the record is what ho
 like, and every drift threshold of the label follows from it.
 
 It is resumable like any run. The campaign's state (its parameters and its runs) is
-``<results>/calibration/campaigns/<label>-<scale>.json``; Airflow names each run, so an entry records
+``<results>/calibration/_campaigns/<label>-<scale>.json``; Airflow names each run, so an entry records
 the staged attempts that existed before it started, and the new staging folder names its run even
 when the campaign was killed mid-run. Run the same command again: a run already published is kept;
 one that staged and did not publish is resumed (its completed cells are kept, the rest measured:
@@ -27,7 +27,7 @@ from jsonbench import paths
 
 
 def state_path(results_dir: str | Path | None, label: str, scale: str) -> Path:
-    return paths.results_dir(results_dir) / "calibration" / "campaigns" / f"{label}-{scale}.json"
+    return paths.results_dir(results_dir) / "calibration" / "_campaigns" / f"{label}-{scale}.json"
 
 
 def _published(results_dir: str | Path | None, run_id: str) -> bool:

@@ -649,13 +649,15 @@ def status(results_dir: str | Path | None = None, labels: Iterable[str] = ()) ->
     for root, _committed in roots:
         for p in sorted(root.glob("*/*.json")):
             label, scale = p.parent.name, p.stem
-            if (label, scale) in seen or (label == "local") != _committed:
+            if label.startswith("_") or (label, scale) in seen or (label == "local") != _committed:
                 continue
-            seen.add((label, scale))
             try:
                 rec = json.loads(p.read_text())
             except (OSError, ValueError):
                 continue
+            if not isinstance(rec, dict) or "series" not in rec:
+                continue
+            seen.add((label, scale))
             out.append(
                 {
                     "hardware_label": label,
