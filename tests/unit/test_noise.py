@@ -194,3 +194,24 @@ def test_campaign_keeps_published_runs_resumes_the_unfinished_and_calibrates(mak
     assert campaign.campaign(conf, 3, run_dag=fake_run_dag, log=lambda *_: None) == 0 and len(calls) == 4, (
         "a finished campaign only calibrates"
     )
+
+
+def test_the_report_block_shows_each_label_and_the_latest_checkcheck(make_cells: Any, results_dir: Path) -> None:
+    from jsonbench.checks.checkcheck import save
+    from jsonbench.report.model import noise_figures
+    from jsonbench.report.page import noise_section
+
+    _history(make_cells, 3)
+    noise.write_record(noise.build_record(results_dir, "smoke", LABEL), results_dir)
+    power = {
+        "nights": 3,
+        "honest": [{"drift_alarms": 0}],
+        "levels": {"engine": {"1.25": {"share_within": 1.0}, "1.1": {"share_within": 0.5}}},
+    }
+    save({"hardware_label": LABEL, "scale": "smoke", "false_alarms": 0, "power": power}, results_dir)
+    fig = noise_figures(results_dir, [LABEL, "never-calibrated"])
+    mine = [c for c in fig["calibration"] if c["hardware_label"] == LABEL]
+    assert mine[0]["runs"] == 3 and mine[0]["calibrated"]
+    assert [c["calibrated"] for c in fig["calibration"] if c["hardware_label"] == "never-calibrated"] == [False]
+    html = noise_section(fig)
+    assert "id='noise'" in html and "never-calibrated" in html and "<th>1.1x</th><th>1.25x</th>" in html and "50%" in html
