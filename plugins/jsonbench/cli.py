@@ -19,6 +19,8 @@
 * ``checkcheck``: checks of the checks: plants wrong results into copies of a real run, reruns the
   real check on a copy of the real history, and reports the share caught and the false alarms
   (see :mod:`jsonbench.checks.checkcheck`).
+* ``campaign``: N honest reruns one after another (resumable), then the noise model of the hardware
+  label and scale (see :mod:`jsonbench.campaign` and :mod:`jsonbench.checks.noise`).
 * ``link-engines`` / ``install-sqlite`` / ``install-otava``: setup steps used by ``./bin/setup``.
 """
 
@@ -28,6 +30,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -379,6 +382,31 @@ def _add_check_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     p.add_argument(
         "--include-disturbed", action="store_true", help="also use timing findings measured while the host was busy (quiet false)"
     )
+    p.add_argument(
+        "--record",
+        action="store_true",
+        help="write the noise model (calibration record) of the label and scale instead: include/calibration/local/<scale>.json "
+        "for label local, <results>/calibration/<label>/<scale>.json otherwise",
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="RUN_ID[::SUITE,...]",
+        help="with --record: leave a disturbed run (or some of its suites) out of the noise model; repeatable",
+    )
+    p.add_argument("--why", default="", help="with --record: why these runs (stored in the record)")
+    p = sub.add_parser(
+        "campaign",
+        help="N honest reruns through the DAG one after another (resumable), then the calibration record of the label and scale",
+    )
+    p.add_argument("--scale", required=True)
+    p.add_argument("--runs", type=int, required=True, help="how many honest runs the record is made of")
+    p.add_argument("--hardware-label", dest="hardware_label")
+    p.add_argument("--results-dir", dest="results_dir")
+    p.add_argument("--engines", help="comma-separated engine ids (default: the matrix's)")
+    p.add_argument("--suites", help="comma-separated suite names (default: the matrix's)")
+    p.add_argument("--conf", help="extra DAG params as JSON")
     p = sub.add_parser(
         "checkcheck", help="plant wrong results into copies of real runs, rerun the real check, report the share caught and false alarms"
     )
@@ -390,6 +418,13 @@ def _add_check_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     p.add_argument("--honest", type=int, default=None, help="how many of the latest honest runs to recheck for false alarms (default: all)")
     p.add_argument("--target", help="the run to plant into (default: the latest); its earlier runs are the history")
     p.add_argument("--json", dest="as_json", action="store_true")
+    p.add_argument("--no-power", dest="power", action="store_false", help="skip the planted slowdowns of every size (drift's power)")
+    p.add_argument(
+        "--save-to",
+        dest="save_to",
+        help="the results folder whose report shows these figures (default: the default results folder); "
+        "written to <it>/checkcheck/<label>-<scale>.json",
+    )
     sub.add_parser("install-otava", help="create the venv of Apache Otava, the drift check's change-point detector")
     p = sub.add_parser("damaged", help="list damaged dataset files and leftovers of killed publishes; --quarantine moves them aside")
     p.add_argument("--results-dir")
@@ -411,6 +446,20 @@ def _cmd_damaged(args: argparse.Namespace) -> int:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from jsonbench.checks.calibrate import as_json, calibrate, render
 
+    if args.record:
+        from jsonbench.checks.noise import build_record, parse_exclude, render_record, write_record
+
+        record = build_record(
+            paths.results_dir(args.results_dir),
+            args.scale,
+            args.hardware_label or "local",
+            exclude=parse_exclude(args.exclude),
+            why=args.why,
+            command="python -m jsonbench.cli " + shlex.join(sys.argv[1:]),
+        )
+        print(render_record(record))
+        print(f"record: {write_record(record, args.results_dir)}")
+        return 0
     cals = calibrate(
         paths.results_dir(args.results_dir),
         args.scale,
@@ -435,9 +484,19 @@ def _cmd_checkcheck(args: argparse.Namespace) -> int:
         kinds=[k for k in (args.kinds or "").split(",") if k] or None,
         honest=args.honest,
         target=args.target,
+        measure_power=args.power,
     )
     print(json.dumps(outcome, indent=1, default=str) if args.as_json else render_checkcheck(outcome))
+    from jsonbench.checks.checkcheck import save
+
+    print(f"figures: {save(outcome, args.save_to)}", file=sys.stderr)
     return 0 if outcome.get("ok") else 1
+
+
+def _cmd_campaign(args: argparse.Namespace) -> int:
+    from jsonbench.campaign import campaign
+
+    return campaign(_conf(args), args.runs)
 
 
 def _cmd_install_otava(args: argparse.Namespace) -> int:
@@ -598,6 +657,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "figures": _cmd_figures,
     "calibrate": _cmd_calibrate,
     "checkcheck": _cmd_checkcheck,
+    "campaign": _cmd_campaign,
     "install-otava": _cmd_install_otava,
     "damaged": _cmd_damaged,
 }

@@ -54,3 +54,31 @@ def test_checkcheck_catches_every_planted_kind_and_no_honest_run(make_cells, res
     assert report["ok"] and report["false_alarms"] == 0
     text = render_checkcheck(report)
     assert "reversed_comparison" in text and "result: ok" in text
+
+
+def test_checkcheck_measures_power_per_size_with_the_labels_record(make_cells, results_dir: Path, tmp_path: Path) -> None:
+    """Slowdowns of every size planted per engine, per suite and per series, judged with the label's calibration record."""
+    import json
+
+    from jsonbench.checks.checkcheck import POWER_FACTORS, save
+    from jsonbench.checks.noise import build_record, write_record
+
+    for n in range(6):
+        make_run(make_cells, n, hardware_label="synth")
+    write_record(build_record(results_dir, "smoke", "synth"), results_dir)
+    before = _tree(results_dir)
+    report = checkcheck(results_dir, work_dir=tmp_path / "work", kinds=["slowdown_2x"], honest=1, series_rounds=1)
+    assert _tree(results_dir) == before
+    p = report["power"]
+    assert p["nights"] == 3 and len(p["planted_into"]) == 3 and len(p["history"]) == 3
+    assert p["record"] is not None and set(p["levels"]) == {"engine", "suite", "series"}
+    for level in ("engine", "suite", "series"):
+        assert set(p["levels"][level]) == {f"{f:g}" for f in POWER_FACTORS}
+    for size in ("1.5", "2"):
+        e = p["levels"]["engine"][size]
+        assert e["planted"] == 2 and e["caught_within"] == 2, e
+    assert [h["history"] for h in p["honest"]] == [1, 2, 3, 4, 5]
+    assert report["power_ok"]
+    saved = save(report, tmp_path / "shown")
+    assert json.loads(saved.read_text())["power"]["levels"]["engine"]["2"]["planted"] == 2
+    assert "power of drift" in render_checkcheck(report)

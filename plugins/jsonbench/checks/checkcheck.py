@@ -507,8 +507,15 @@ def checkcheck(
     seed: int = 7,
     sample: int = 12,
     target: str | None = None,
+    measure_power: bool = True,
+    series_rounds: int = 2,
 ) -> dict[str, Any]:
-    """Plant every kind into copies of the target run, check them, recheck honest runs; return the report."""
+    """Plant every kind into copies of the target run, check them, recheck honest runs; return the report.
+
+    With ``measure_power`` the report also holds ``power`` (:func:`power`): slowdowns of every size in
+    ``POWER_FACTORS`` planted per engine, per suite and per series, judged by the real drift check with
+    the label's calibration record.
+    """
     src = Path(results_dir)
     data, label, scale, runs = _select_runs(src, hardware_label, scale)
     lib = load_library()
@@ -550,6 +557,12 @@ def checkcheck(
         busy = _busy_hour(src, data, label, history_ids, target_df, own, baseline)
         if busy:
             report["busy_hour"] = busy
+        if measure_power:
+            from jsonbench.checks.noise import load_record
+
+            record = load_record(label, scale, src)
+            report["power"] = power(data[data["run_id"].isin(history_ids)], lib, record, src, series_rounds=series_rounds, seed=seed)
+            report["power"]["record"] = None if record is None else {"scale": record.get("scale"), "created_at": record.get("created_at")}
     finally:
         if not work_dir:
             shutil.rmtree(own, ignore_errors=True)
@@ -562,7 +575,14 @@ def _conclude(report: dict[str, Any]) -> None:
     kinds_ok = all(k["caught"] == k["planted"] for k in report["kinds"].values())
     false_alarms = sum(h["failed"] for h in report["honest"]) + (report.get("busy_hour", {}).get("failed", 0))
     report["false_alarms"] = false_alarms
-    report["ok"] = kinds_ok and false_alarms == 0
+    power_ok = True
+    levels = (report.get("power") or {}).get("levels") or {}
+    for size in ("1.5", "2"):  # issue 19: every 2x and 1.5x per-version slowdown is caught
+        e = (levels.get("engine") or {}).get(size)
+        if e and e["planted"] and e["caught_within"] < e["planted"]:
+            power_ok = False
+    report["power_ok"] = power_ok
+    report["ok"] = kinds_ok and false_alarms == 0 and power_ok
 
 
 def _record(report: dict[str, Any], kind: str, plants: list[Plant]) -> None:
@@ -655,5 +675,258 @@ def render_checkcheck(report: dict[str, Any]) -> str:
     if "busy_hour" in report:
         b = report["busy_hour"]
         lines.append(f"busy hour: {b.get('skipped') or str(b['failed']) + ' new failure(s) ' + str(b.get('failures', []))}")
+    if "power" in report:
+        lines.append(render_power(report["power"]))
     lines.append(f"result: {'ok' if report['ok'] else 'NOT ok'} ({report['false_alarms']} false alarm(s))")
+    return "\n".join(lines)
+
+
+def save(report: dict[str, Any], results_dir: str | Path | None = None) -> Path:
+    """Keep the report where the HTML report finds the latest figures: ``<results>/checkcheck/<label>-<scale>.json``."""
+    import time
+
+    from jsonbench import paths
+
+    p = paths.results_dir(results_dir) / "checkcheck" / f"{report['hardware_label']}-{report['scale']}.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_suffix(".tmp")
+    tmp.write_text(json.dumps({**report, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1, default=str))
+    tmp.replace(p)
+    return p
+
+
+# -- power: planted slowdowns of several sizes, judged by the real drift check ------------------------------------------
+
+#: The sizes of the planted slowdowns (issue 19): durations times the factor, rates divided by it.
+POWER_FACTORS = (1.1, 1.25, 1.5, 2.0)
+_DURATIONS = {"ms", "s", "us", "ns", "ns/row"}
+
+
+def _slow(df: pd.DataFrame, mask: pd.Series, factor: float) -> pd.Series:
+    """Slow the masked rows down by ``factor`` (in place); the mask of the rows it moved (durations and rates only)."""
+    dur = mask & df["unit"].isin(_DURATIONS) & (df["status"] == "ok")
+    rate = mask & (df["unit"] == "tps") & (df["status"] == "ok")
+    _scale_rows(df, dur, factor)
+    _scale_rows(df, rate, 1.0 / factor)
+    return dur | rate
+
+
+def _drift_all(
+    tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any], lib: Library, record: dict[str, Any] | None
+) -> pd.DataFrame:
+    """Every suite's drift frame of ``tonight`` (the real drift check, the run's false-discovery control included)."""
+    from jsonbench.checks.drift import drift_frame
+
+    frames = [
+        drift_frame(tonight, dataset, run, str(s), lib.drift_policy(str(s)), calibration=record, policies=lib.drift_policy)
+        for s in sorted(tonight["suite"].unique())
+    ]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _alarms(frame: pd.DataFrame) -> set[tuple[str, ...]]:
+    d = frame[frame["verdict"] == "drift"] if not frame.empty else frame
+    return {(str(r.suite), str(r.engine_id), str(r.workload), str(r.variant), str(r.metric)) for r in d.itertuples(index=False)}
+
+
+def _judged(frame: pd.DataFrame) -> set[tuple[str, ...]]:
+    d = frame[frame["judged"] == "yes"] if not frame.empty else frame
+    return {(str(r.suite), str(r.engine_id), str(r.workload), str(r.variant), str(r.metric)) for r in d.itertuples(index=False)}
+
+
+def _keys(df: pd.DataFrame, mask: pd.Series) -> set[tuple[str, ...]]:
+    return {(str(r.suite), str(r.engine_id), str(r.workload), str(r.variant), str(r.metric)) for r in df[mask].itertuples(index=False)}
+
+
+def _mask(what: str, target: Any) -> Any:
+    """The rows a plant moves: one engine (``engine``), one engine's suite (``suite``), or a set of series keys (``series``)."""
+
+    def mask_of(df: pd.DataFrame) -> pd.Series:
+        if what == "engine":
+            return df["engine_id"] == target
+        if what == "suite":
+            return (df["suite"] == target[0]) & (df["engine_id"] == target[1])
+        keys = zip(df["suite"], df["engine_id"], df["workload"], df["variant"], df["metric"], strict=True)
+        return pd.Series([tuple(map(str, k)) in target for k in keys], index=df.index)
+
+    return mask_of
+
+
+def power(
+    data: pd.DataFrame,
+    lib: Library,
+    record: dict[str, Any] | None,
+    results_dir: Path,
+    *,
+    factors: tuple[float, ...] = POWER_FACTORS,
+    nights: int = 3,
+    series_rounds: int = 2,
+    seed: int = 7,
+) -> dict[str, Any]:
+    """Plant slowdowns into the latest runs of real history and count what the drift check catches, per size.
+
+    ``data`` is every published row of one label and scale. A slowdown starts ``nights`` runs before
+    the latest (the runs before it are the history) and lasts: night 1 is judged with the first
+    planted run as tonight, night 2 with two, and so on. Three levels:
+
+    * ``engine``: every timing of one engine version (a per-version regression), one plant per engine;
+    * ``suite``: every timing of one engine in one suite, one plant per family;
+    * ``series``: one series per family at once (one random series of each engine's suite), ``series_rounds`` times.
+
+    For each size: plants caught tonight (night 1) and within ``nights`` runs; for ``engine`` also the
+    share of its judged planted series caught within ``nights``, overall and among the series whose noise allows
+    it (its mds when its whole engine moves, for this many nights and earlier runs, at most the planted change). Honest: the alarms of every run judged
+    against the runs before it, nothing planted (before confirmation). The record is the one drift uses.
+    """
+    from jsonbench.checks.noise import family_mds
+
+    runs = [r for r, _ in _runs(data)]
+    nights = max(1, min(nights, len(runs) - 1))
+    if len(runs) < 2:
+        return {"skipped": f"{len(runs)} run(s): a planted slowdown needs at least one earlier run"}
+    start = len(runs) - nights
+    by_run = {r: data[data["run_id"] == r].copy() for r in runs}
+    rng = random.Random(seed)
+    families = sorted({(str(s), str(e)) for s, e in data[["suite", "engine_id"]].drop_duplicates().itertuples(index=False)})
+    engines = sorted({e for _, e in families})
+    series = record.get("series", {}) if record else {}
+
+    def judge_sequence(mask_of: Any, factor: float) -> tuple[list[set[tuple[str, ...]]], set[tuple[str, ...]], set[tuple[str, ...]]]:
+        """Alarms on each night, the planted keys and the keys judged on any night."""
+        planted_runs: dict[str, pd.DataFrame] = {}
+        planted: set[tuple[str, ...]] = set()
+        out, judged = [], set()
+        for n in range(nights):
+            rid = runs[start + n]
+            df = by_run[rid].copy()
+            moved = _slow(df, mask_of(df), factor)
+            planted |= _keys(df, moved)
+            planted_runs[rid] = df
+            dataset = pd.concat([*(by_run[r] for r in runs[:start]), *planted_runs.values()], ignore_index=True)
+            run = {
+                "run_id": rid,
+                "logical_date": pd.Timestamp(df["logical_date"].iloc[0]).isoformat(),
+                "hardware_label": str(df["hardware_label"].iloc[0]),
+                "scale": str(df["scale"].iloc[0]),
+                "results_dir": str(results_dir),
+            }
+            frame = _drift_all(df, dataset, run, lib, record)
+            out.append(_alarms(frame) & planted)
+            judged |= _judged(frame) & planted
+        return out, planted, judged
+
+    report: dict[str, Any] = {"history": runs[:start], "planted_into": runs[start:], "nights": nights, "levels": {}}
+    for level in ("engine", "suite", "series"):
+        per: dict[str, Any] = {}
+        for factor in factors:
+            planted_n = caught1 = caught_n = 0
+            judged_all: set[tuple[str, ...]] = set()
+            caught_all: set[tuple[str, ...]] = set()
+            missed: list[str] = []
+            missed_tonight: list[str] = []
+            if level == "engine":
+                targets: list[Any] = [("engine", e) for e in engines]
+            elif level == "suite":
+                targets = [("suite", f) for f in families]
+            else:
+                targets = [("series", r) for r in range(series_rounds)]
+            for what, t in targets:
+                if what == "series":
+                    last = by_run[runs[-1]]
+                    pick: set[tuple[str, ...]] = set()
+                    for s, e in families:
+                        fam = (last["suite"] == s) & (last["engine_id"] == e) & last["unit"].isin(_DURATIONS | {"tps"})
+                        cands = sorted(_keys(last, fam))
+                        if cands:
+                            pick.add(rng.choice(cands))
+                    mask_of = _mask("series", pick)
+                else:
+                    mask_of = _mask(what, t)
+                alarms, planted, judged = judge_sequence(mask_of, factor)
+                if not planted:
+                    continue
+                units = [{k} for k in planted] if what == "series" else [planted]
+                for u in units:
+                    if not (u & judged):
+                        continue
+                    planted_n += 1
+                    caught1 += bool(alarms[0] & u)
+                    caught_n += any(a & u for a in alarms)
+                    name = "/".join(next(iter(u))) if what == "series" else (t if what == "engine" else "/".join(t))
+                    if not alarms[0] & u:
+                        missed_tonight.append(name)
+                    if not any(a & u for a in alarms):
+                        missed.append(name)
+                judged_all |= judged
+                caught_all |= set().union(*alarms) if alarms else set()
+            entry: dict[str, Any] = {
+                "planted": planted_n,
+                "caught_tonight": caught1,
+                "caught_within": caught_n,
+                "share_tonight": caught1 / planted_n if planted_n else None,
+                "share_within": caught_n / planted_n if planted_n else None,
+                "missed_tonight": missed_tonight[:12],
+                "missed": missed[:12],
+            }
+            if level == "engine" and judged_all:
+                allowed = {
+                    k
+                    for k in judged_all
+                    if family_mds(float((series.get("/".join(k)) or {}).get("sigma") or 99), ref_runs=start, nights=nights) <= factor - 1
+                }
+                entry["series_judged"] = len(judged_all)
+                entry["series_share_within"] = len(caught_all & judged_all) / len(judged_all)
+                entry["series_allowed"] = len(allowed)
+                entry["series_share_within_allowed"] = len(caught_all & allowed) / len(allowed) if allowed else None
+            per[f"{factor:g}"] = entry
+        report["levels"][level] = per
+    honest = []
+    for i in range(1, len(runs)):
+        df = by_run[runs[i]]
+        dataset = pd.concat([by_run[r] for r in runs[: i + 1]], ignore_index=True)
+        run = {
+            "run_id": runs[i],
+            "logical_date": pd.Timestamp(df["logical_date"].iloc[0]).isoformat(),
+            "hardware_label": str(df["hardware_label"].iloc[0]),
+            "scale": str(df["scale"].iloc[0]),
+            "results_dir": str(results_dir),
+        }
+        frame = _drift_all(df, dataset, run, lib, record)
+        a = _alarms(frame)
+        honest.append(
+            {
+                "run_id": runs[i],
+                "history": i,
+                "judged": len(_judged(frame)),
+                "drift_alarms": len(a),
+                "families": sorted({f"{k[0]}/{k[1]}" for k in a}),
+            }
+        )
+    report["honest"] = honest
+    return report
+
+
+def render_power(p: dict[str, Any]) -> str:
+    """The power table: per level and size, the share caught tonight and within the nights, and the honest alarms."""
+    if "skipped" in p:
+        return f"power: skipped ({p['skipped']})"
+    lines = [f"power of drift: slowdowns planted into {len(p['planted_into'])} run(s) after {len(p['history'])} earlier run(s)"]
+    lines.append(
+        f"  {'level':<8} {'size':>5} {'planted':>7} {'tonight':>8} {'within ' + str(p['nights']):>9}  series caught (noise allows)"
+    )
+    for level, per in p["levels"].items():
+        for size, e in per.items():
+            t = "-" if e["share_tonight"] is None else f"{e['share_tonight']:.0%}"
+            w = "-" if e["share_within"] is None else f"{e['share_within']:.0%}"
+            extra = ""
+            if "series_judged" in e:
+                allowed = "-" if e["series_share_within_allowed"] is None else f"{e['series_share_within_allowed']:.0%}"
+                extra = f"  {e['series_share_within']:.0%} of {e['series_judged']} ({allowed} of {e['series_allowed']})"
+            lines.append(f"  {level:<8} {size + 'x':>5} {e['planted']:>7} {t:>8} {w:>9}{extra}")
+            if level != "series" and e.get("missed_tonight"):
+                lines.append(f"      missed tonight: {', '.join(e['missed_tonight'][:6])}")
+    for h in p["honest"]:
+        lines.append(
+            f"  honest {h['run_id']} (history {h['history']}): {h['drift_alarms']} drift alarm(s) of {h['judged']} judged {h['families'][:4]}"
+        )
     return "\n".join(lines)

@@ -22,6 +22,26 @@ row's ``metric_kind`` column, or for rows written before that column existed the
   runs (tonight included): older ones were reported when they were new, and are listed, not
   alarmed. Method ``otava``.
 
+* **calibrated** (a statistical series, kind ``timed`` or ``sampled``, that has an entry for this very
+  engine build in the calibration record of the run's hardware label and scale, see
+  :mod:`jsonbench.checks.noise`): its threshold follows from its own measured noise, not from one
+  ``min_magnitude``. Tonight, and the mean of the last 2 and 3 runs ending tonight, are tested
+  against the earlier quiet runs of the series' current level (Otava's last change point in the
+  history marks where it starts, once the history has ``min_history`` runs; before that, all of it)
+  with the record's sigma; one earlier run is enough (``calibrated_min_history``). Two ways to a
+  discovery, both with the false-discovery rate controlled across every suite of the run at
+  ``fdr_q``: a lone series whose p-value under the honest runs' heavy tail survives
+  Benjamini-Hochberg over all the run's series; or a series of a *family* (one engine's suite) whose
+  median change the family test finds (BH over the families, then BH within each selected family
+  at ``q * R / F``: Benjamini & Bogomolov 2014), moving the same way. Either way the change must
+  exceed ``min_effect``. Each row carries its ``pvalue``, ``p_adjusted``, ``sigma``, ``threshold``
+  and ``mds`` (the minimum detectable shift of the series alone). Method ``calibrated ...``.
+
+  Why not Otava alone: E-divisive needs several runs on each side of a change to reach its
+  p-value, so a new level cannot be seen the night it starts, and its ``min_magnitude`` of 1.5x for
+  every timing missed every 1.25x regression (issue 19). With the noise measured beforehand, one
+  earlier run and one night are enough for a large change, three nights for a small one.
+
 Disturbed windows: a measurement row whose ``quiet`` column is false (the host was busy beyond the
 matrix's ``quiet_window`` threshold during its measure windows) is left out of every statistical
 history, and tonight's disturbed timing rows are reported as ``disturbed``, not judged: a busy hour
@@ -74,6 +94,11 @@ DRIFT_COLUMNS = [
     "change_points",
     "quiet",
     "host_other_cpu",
+    "pvalue",
+    "p_adjusted",
+    "sigma",
+    "threshold",
+    "mds",
     "note",
 ]
 
@@ -257,6 +282,10 @@ class _Settings:
     mode: str
     include: Any
     exclude: set[Any]
+    calibrated_min_history: int = 1
+    windows: int = 3
+    q: float = 0.01
+    min_effect: float = 0.05
 
     @classmethod
     def of(cls, policy: dict[str, Any]) -> _Settings:
@@ -268,6 +297,10 @@ class _Settings:
             mode=str(policy.get("points", "samples")),
             include=policy.get("include_metrics"),
             exclude=set(policy.get("exclude_metrics") or []),
+            calibrated_min_history=int(policy.get("calibrated_min_history", 1)),
+            windows=int(policy.get("calibrated_windows", 3)),
+            q=float(policy.get("fdr_q", 0.01)),
+            min_effect=float(policy.get("min_effect", 0.05)),
         )
 
 
@@ -319,6 +352,11 @@ def _tonight_row(suite: str, r: Any, rule: Rule) -> dict[str, Any]:
         "change_points": "[]",
         "quiet": _quiet(r),
         "host_other_cpu": _num(getattr(r, "host_other_cpu", None)),
+        "pvalue": None,
+        "p_adjusted": None,
+        "sigma": None,
+        "threshold": None,
+        "mds": None,
         "note": "",
     }
 
@@ -455,6 +493,11 @@ def _missing_rows(tonight: pd.DataFrame, suite: str, groups: dict[tuple[Any, ...
                 "change_points": "[]",
                 "quiet": None,
                 "host_other_cpu": None,
+                "pvalue": None,
+                "p_adjusted": None,
+                "sigma": None,
+                "threshold": None,
+                "mds": None,
                 "note": f"published by the previous run of this build ({x.run_id}) and missing tonight",
             }
         )
@@ -506,32 +549,223 @@ def _apply_change_points(
 def _typed_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The rows as a frame of ``DRIFT_COLUMNS`` with numeric columns as float64 and ``quiet`` as yes/no/unknown."""
     frame = pd.DataFrame(rows, columns=DRIFT_COLUMNS)
-    for col in ("value", "spread", "reference", "lower", "upper", "relative_change", "drift_score", "host_other_cpu"):
+    for col in (
+        "value",
+        "spread",
+        "reference",
+        "lower",
+        "upper",
+        "relative_change",
+        "drift_score",
+        "host_other_cpu",
+        "pvalue",
+        "p_adjusted",
+        "sigma",
+        "threshold",
+        "mds",
+    ):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
     frame["history_n"] = frame["history_n"].astype("int64")
     frame["quiet"] = frame["quiet"].map(lambda v: "unknown" if v is None else ("yes" if v else "no"))
     return frame
 
 
-def drift_frame(
+@dataclass
+class _Calibrated:
+    """One statistical series judged against its calibrated noise: its runs (log statistic, oldest first) and the record's entry."""
+
+    row: int
+    logs: list[float]
+    tonight: float
+    sigma: float
+    entry: dict[str, Any]
+    segment_sid: str | None = None
+    base: int = 0
+    pvalue: float = 1.0
+    log_change: float = 0.0
+    nights: int = 1
+    ref_n: int = 0
+    windows: list[tuple[int, float, float, int]] | None = None  # (nights, log change, standard error, reference runs)
+    p_family: float = 1.0  # the window test's normal p-value at the window its family moved in (set when the family is selected)
+    family_selected: bool = False
+    family_sign: float = 0.0
+
+
+@dataclass
+class _Prepared:
+    """One suite's drift rows before the run's false-discovery control: what every later step needs."""
+
+    rows: list[dict[str, Any]]
+    calibrated: list[_Calibrated]
+    record: dict[str, Any] | None
+
+
+def _calibration_entry(record: dict[str, Any] | None, suite: str, r: Any) -> dict[str, Any] | None:
+    """The record's entry of this series, when the record has it for this very engine build."""
+    if not record:
+        return None
+    from jsonbench.checks.noise import series_key
+
+    e = (record.get("series") or {}).get(series_key(suite, r.engine_id, r.workload, r.variant, r.metric))
+    if not e or str(e.get("engine_build") or "") != str(r.engine_build or "") or not e.get("sigma"):
+        return None
+    return dict(e)
+
+
+def _calibrated_series(row: dict[str, Any], idx: int, g: list[Any], r: Any, entry: dict[str, Any], s: _Settings) -> _Calibrated | None:
+    """Quiet history's log statistics and tonight's for a calibrated series, or None when it is not judged (updates ``row``)."""
+    from jsonbench.checks.noise import log_of, statistic
+
+    usable = [x for x in g if _quiet(x) is not False][-s.window :]
+    pts = [(x, lv) for x in usable if (lv := log_of(statistic(x.unit, x.value, x.samples))) is not None]
+    row["history_n"] = len(pts)
+    row["history_runs"] = json.dumps([str(x.run_id) for x, _ in pts])
+    row["sigma"] = float(entry["sigma"])
+    row["method"] = "calibrated"
+    if row["quiet"] is False:
+        row.update(
+            verdict="disturbed",
+            note=f"measured while the host was busy (host_other_cpu {row['host_other_cpu']}); not judged, left out of later histories",
+        )
+        return None
+    tonight = log_of(statistic(r.unit, r.value, r.samples))
+    if tonight is None:
+        row.update(verdict="excluded", note="no positive value: a log-scale noise model has nothing to compare")
+        return None
+    if len(pts) < s.calibrated_min_history:
+        row["note"] = f"{len(pts)} quiet earlier run(s); a calibrated series needs {s.calibrated_min_history}"
+        return None
+    return _Calibrated(idx, [lv for _, lv in pts], tonight, float(entry["sigma"]), entry)
+
+
+def _window_test(c: _Calibrated, recent: int, min_ref: int, tail: dict[str, Any] | None) -> None:
+    """Tonight, and the mean of the last 2 .. ``recent`` runs ending tonight, against the reference runs before them.
+
+    The reference starts at the last change point Otava found in the history (``c.base``): an old
+    change is the new normal. Each window is a z-test on the log statistic with the calibrated
+    ``sigma``; the lone series' p-value is the smallest under the honest runs' tail (``tail``, see
+    :func:`jsonbench.checks.noise.tail_p`), times the number of windows tried (Bonferroni: the
+    windows overlap, so this is conservative).
+    """
+    from jsonbench.checks.noise import tail_p
+
+    series = [*c.logs, c.tonight]
+    n = len(series)
+    c.windows = []
+    for k in range(1, max(recent, 1) + 1):
+        ref = series[c.base : n - k]
+        if len(ref) < min_ref:
+            break
+        d = statistics.fmean(series[n - k :]) - statistics.fmean(ref)
+        c.windows.append((k, d, c.sigma * math.sqrt(1.0 / k + 1.0 / len(ref)), len(ref)))
+    if not c.windows:
+        return
+    ps = [(tail_p(d / se, tail), k, d, nref) for k, d, se, nref in c.windows]
+    p, k, d, nref = min(ps)
+    c.pvalue = min(1.0, p * len(ps))
+    c.log_change, c.nights, c.ref_n = d, k, nref
+
+
+def _slower(unit: str) -> int:
+    """+1 when a larger value of ``unit`` is slower (a duration), -1 when smaller is (a rate), 0 when it has no direction."""
+    from jsonbench.checks.noise import DURATION_UNITS, RATE_UNITS
+
+    return 1 if unit in DURATION_UNITS else (-1 if unit in RATE_UNITS else 0)
+
+
+def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: float) -> None:
+    """Did a whole family (one engine's suite) move? Benjamini-Bogomolov: BH over the families, then within each selected one.
+
+    A per-version regression moves every timing of an engine a little; one series' heavy-tailed noise
+    hides a 1.25x there, the median of a hundred does not. Per family and window (1 .. 3 nights), the
+    median log change of its timed series against the record's family sigma (how much honest runs
+    move a whole family) is a z-test; BH at ``q`` over the run's families selects R of F. In a
+    selected family each series is tested at the normal p of that window, BH at ``q * R / F``
+    (Benjamini & Bogomolov 2014, selective inference on families), and must move the same way.
+    """
+    from jsonbench.checks.noise import norm_sf
+
+    fams = record.get("families") or {}
+    tests: list[tuple[str, str, float, int, float]] = []  # suite, engine, p, window, median change
+    members: dict[tuple[str, str], list[_Calibrated]] = {}
+    for suite, pr in prepared.items():
+        for c in pr.calibrated:
+            members.setdefault((suite, str(pr.rows[c.row]["engine_id"])), []).append(c)
+    for (suite, engine), cs in members.items():
+        fam = fams.get(f"{suite}/{engine}")
+        build = str(prepared[suite].rows[cs[0].row]["engine_build"] or "")
+        if not fam or str(fam.get("engine_build") or "") != build:
+            continue
+        best: tuple[float, int, float] | None = None
+        tried = 0
+        for k in range(1, 4):
+            ds = [
+                (_slower(prepared[suite].rows[c.row]["unit"]) * d, nref)
+                for c in cs
+                if c.entry.get("kind") == "timed" and _slower(prepared[suite].rows[c.row]["unit"])
+                for kk, d, _, nref in (c.windows or [])
+                if kk == k
+            ]
+            if len(ds) < 5:
+                continue
+            tried += 1
+            med = statistics.median(d for d, _ in ds)
+            nref = statistics.median(n for _, n in ds)
+            p = 2 * norm_sf(abs(med) / (float(fam["sigma"]) * math.sqrt(1.0 / k + 1.0 / nref)))
+            if best is None or p < best[0]:
+                best = (p, k, med)
+        if best is not None:
+            tests.append((suite, engine, min(1.0, best[0] * tried), best[1], best[2]))
+    if not tests:
+        return
+    adj = benjamini_hochberg([t[2] for t in tests])
+    selected = [t for t, a in zip(tests, adj, strict=True) if a <= q]
+    level = q * len(selected) / len(tests)
+    for suite, engine, _, k, med in selected:
+        cs = [c for c in members[(suite, engine)] if any(kk == k for kk, *_ in (c.windows or []))]
+        ps = []
+        for c in cs:
+            _, d, se, _ = next(w for w in (c.windows or []) if w[0] == k)
+            way = _slower(prepared[suite].rows[c.row]["unit"])
+            ps.append(2 * norm_sf(abs(d) / se) if way == 0 or way * d * med > 0 else 1.0)
+        for c, a in zip(cs, benjamini_hochberg(ps), strict=True):
+            c.family_selected, c.family_sign = True, med
+            c.p_family = a / level if level > 0 else 1.0  # <= 1 exactly when discovered at q * R / F
+            if a <= level:
+                w = next(w for w in (c.windows or []) if w[0] == k)
+                c.log_change, c.nights, c.ref_n = w[1], w[0], w[3]
+
+
+def benjamini_hochberg(pvalues: list[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (step-up; a discovery at q is every adjusted p <= q)."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adj = [1.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, pvalues[i] * m / rank)
+        adj[i] = running
+    return adj
+
+
+def _prepare(
     tonight: pd.DataFrame,
     dataset: pd.DataFrame,
     run: dict[str, Any],
     suite: str,
     policy: dict[str, Any],
-    detector: Any = None,
+    detector: Any,
+    record: Any,
     kinds: Callable[[str, str], MetricKind | None] | None = None,
-) -> pd.DataFrame:
-    """Judge every measured metric of ``suite`` in tonight's rows against ``dataset``'s history.
+) -> _Prepared:
+    """Every row of ``suite`` judged as far as it can be before the run's false-discovery control.
 
-    A row's kind is its ``metric_kind`` column, else ``kinds(workload, metric)`` (default: the
-    suite's declaration, :func:`declared_kind`; a test may pass another).
-    ``detector`` is :func:`jsonbench.checks.changepoints.detect` unless a test passes another. Deterministic
-    metrics are judged row by row; statistical ones are collected and handed to the detector in one call
-    (Otava runs in its own venv: one subprocess serves every series), then judged by its change points.
+    Deterministic rows are judged; uncalibrated statistical rows are judged by Otava as before; calibrated ones
+    get their window test's p-value (their reference segment from Otava's change points in their own history).
     """
-    if detector is None:
-        from jsonbench.checks.changepoints import detect as detector
+    from jsonbench.checks.noise import thresholds
+
     s = _Settings.of(policy)
     now = _fill_quiet(tonight[(tonight["suite"] == suite) & (tonight["status"] == "ok")].copy())
     hist = _fill_quiet(history_of(dataset, run, suite).copy())
@@ -544,6 +778,8 @@ def drift_frame(
     pending_meta: dict[str, _SeriesMeta] = {}
     ask = kinds or declared_kinds(suite)
     declared: dict[tuple[str, str], MetricKind | None] = {}
+    calibrated: list[_Calibrated] = []
+    m = int(((record or {}).get("method") or {}).get("m_series") or 1)
     for r in now.itertuples(index=False):
         kind = _kind_of(getattr(r, "metric_kind", None))
         if kind is None:
@@ -561,6 +797,16 @@ def drift_frame(
         if rule.kind == "deterministic":
             _judge_deterministic(row, g, rule, value, run, s)
             continue
+        entry = _calibration_entry(record, suite, r)
+        if entry is not None:
+            c = _calibrated_series(row, len(rows) - 1, g, r, entry, s)
+            if c is not None:
+                calibrated.append(c)
+                if len(c.logs) >= s.min_history:  # Otava segments the history: where the current level starts
+                    c.segment_sid = f"seg{len(calibrated)}"
+                    thr, _ = thresholds(c.sigma, m)
+                    pending[c.segment_sid] = ([math.exp(v) for v in c.logs], max(thr, s.min_effect))
+            continue
         series = _statistical_series(row, g, r, rule, value, run, s)
         if series is not None:
             values, owner, runs_meta = series
@@ -571,11 +817,155 @@ def drift_frame(
     rows += _missing_rows(tonight, suite, groups, s.window)
     if pending:
         version, found = detector(pending, window_len=int(policy.get("window_len", 30)), max_pvalue=float(policy.get("max_pvalue", 0.001)))
-        _apply_change_points(rows, pending, pending_meta, found, version, s.recent)
+        _apply_change_points(rows, pending, pending_meta, {k: v for k, v in found.items() if k in pending_meta}, version, s.recent)
+        for c in calibrated:
+            if c.segment_sid is None:
+                continue
+            cuts = [cp.index for cp in found.get(c.segment_sid, []) if 0 < cp.index < len(c.logs) - (s.windows - 1)]
+            c.base = max(cuts) if cuts else 0
+            if cuts:
+                rows[c.row]["change_points"] = json.dumps([{"index_in_history": i} for i in cuts])
     for row in rows:
         if row["declared_kind"] is None and row["verdict"] != "missing":
             row["note"] = f"{UNDECLARED}; {row['note']}" if row["note"] else UNDECLARED
-    return _typed_frame(rows)
+    tails = (record or {}).get("tails") or {}
+    for c in calibrated:
+        _window_test(c, s.windows, s.calibrated_min_history, tails.get(suite) or tails.get("*"))
+    return _Prepared(rows, calibrated, record)
+
+
+def _finish(prep: _Prepared, adjusted: dict[int, float], m: int, s: _Settings) -> None:
+    """Judge the calibrated rows: drift when the lone test (BH over the run) or the family test discovers the series.
+
+    And in either case only when the change exceeds the minimum effect (``min_effect``).
+    """
+    from jsonbench.checks.noise import family_mds, shift_for, tail_z
+
+    rec = prep.record or {}
+    when = rec.get("created_at", "?")
+    n_runs = sum(1 for x in rec.get("runs", []) if x.get("used") != "not used")
+    tails = rec.get("tails") or {}
+    for c in prep.calibrated:
+        row = prep.rows[c.row]
+        tail = tails.get(row["suite"]) or tails.get("*")
+        p_adj = adjusted.get(c.row, 1.0)
+        n_ref = max(len(c.logs) - c.base, 1)
+        se1 = c.sigma * math.sqrt(1.0 + 1.0 / n_ref)
+        z = tail_z(s.q / m, tail)
+        thr = min(max(s.min_effect, shift_for(z, se1)), 99.0)
+        mds = min(max(s.min_effect, shift_for(z + 0.8416, se1)), 99.0)
+        ref = math.exp(statistics.fmean(c.logs[c.base :]))
+        change = math.exp(c.log_change) - 1.0
+        big = abs(c.log_change) / math.log1p(s.min_effect)
+        lone = s.q / p_adj if p_adj > 0 else 1e9
+        fam = 1.0 / c.p_family if c.family_selected and c.p_family > 0 else (1e9 if c.family_selected else 0.0)
+        score = min(max(lone, fam), big, 1e9)
+        row.update(
+            reference=ref,
+            lower=ref / (1 + thr),
+            upper=ref * (1 + thr),
+            relative_change=change,
+            pvalue=c.pvalue,
+            p_adjusted=p_adj,
+            threshold=thr,
+            mds=mds,
+            drift_score=score,
+            judged="yes",
+            verdict="drift" if score > 1 else "ok",
+            method=f"calibrated window test, BH q={s.q:g} over {m} series and over families (record {rec.get('scale')} of {when}, {n_runs} runs)",
+            note=(
+                f"{c.nights} night(s) {change:+.1%} against {c.ref_n} earlier run(s); lone p {c.pvalue:.2g}, BH-adjusted {p_adj:.2g}; "
+                + (
+                    f"its family moved {math.exp(c.family_sign) - 1:+.1%}, family test {min(c.p_family, 1e9):.2g} of its level; "
+                    if c.family_selected
+                    else ""
+                )
+                + f"sigma {c.sigma:.1%}, lone threshold {thr:.1%}, lone mds {mds:.1%}, mds if its whole engine moves {family_mds(c.sigma, n_ref):.1%}"
+            ),
+        )
+
+
+_CACHE: dict[str, Any] = {}
+
+
+def _run_prepared(
+    tonight: pd.DataFrame,
+    dataset: pd.DataFrame,
+    run: dict[str, Any],
+    policy: dict[str, Any],
+    detector: Any,
+    record: Any,
+    policies: Any,
+    kinds: Callable[[str, str], MetricKind | None] | None = None,
+    suite: str | None = None,
+) -> tuple[dict[str, _Prepared], dict[tuple[str, int], float], int]:
+    """Every suite of the run prepared, and the run's Benjamini-Hochberg adjusted p-values (cached for the run's frames).
+
+    The false-discovery rate is controlled across the run, not per suite: check_run judges one suite
+    at a time, so the first suite's call prepares all of them and the others read the result.
+    """
+    import weakref
+
+    key = f"{run.get('run_id')}|{run.get('hardware_label')}|{run.get('scale')}|{(record or {}).get('created_at')}|{len((record or {}).get('series') or {})}"
+    hit = _CACHE.get("entry")
+    if hit and hit[0] == key and hit[1]() is tonight and hit[2]() is dataset:
+        return hit[3]
+    suites = sorted(str(x) for x in tonight.loc[tonight["status"] == "ok", "suite"].unique())
+    prepared = {
+        sx: _prepare(tonight, dataset, run, sx, policies(sx) if policies else policy, detector, record, kinds if sx == suite else None)
+        for sx in suites
+    }
+    _family_tests(prepared, record, float(policy.get("fdr_q", 0.01)))
+    flat = [(sx, c.row, c.pvalue) for sx, pr in prepared.items() for c in pr.calibrated]
+    adj = benjamini_hochberg([p for _, _, p in flat]) if flat else []
+    adjusted = {(sx, row): a for (sx, row, _), a in zip(flat, adj, strict=True)}
+    m = max(len(flat), 1)
+    result = (prepared, adjusted, m)
+    try:
+        _CACHE["entry"] = (key, weakref.ref(tonight), weakref.ref(dataset), result)
+    except TypeError:
+        pass
+    return result
+
+
+def drift_frame(
+    tonight: pd.DataFrame,
+    dataset: pd.DataFrame,
+    run: dict[str, Any],
+    suite: str,
+    policy: dict[str, Any],
+    detector: Any = None,
+    calibration: dict[str, Any] | None | bool = True,
+    policies: Any = None,
+    kinds: Callable[[str, str], MetricKind | None] | None = None,
+) -> pd.DataFrame:
+    """Judge every measured metric of ``suite`` in tonight's rows against ``dataset``'s history.
+
+    ``detector`` is :func:`jsonbench.checks.changepoints.detect` unless a test passes another. Deterministic
+    metrics are judged row by row. Statistical (``timed`` and ``sampled``) ones with an entry in the
+    calibration record of the run's hardware label and scale (``calibration``: True loads it, a dict is
+    the record, None/False judges without one) are judged by a window test against their own noise
+    with the false-discovery rate controlled across every suite of the run (Benjamini-Hochberg at
+    ``fdr_q``; ``policies(suite)`` gives the other suites' policies, default: this one); Otava only
+    segments their history. Statistical ones without an entry are handed to Otava (one subprocess serves
+    every series) and judged by its change points with the unit's ``min_magnitude``.
+    """
+    if detector is None:
+        from jsonbench.checks.changepoints import detect as detector
+    record: dict[str, Any] | None
+    if calibration is True:
+        from jsonbench.checks.noise import load_record
+
+        record = load_record(str(run.get("hardware_label")), str(run.get("scale")), run.get("results_dir"))
+    else:
+        record = calibration or None
+    if record is None or not policy.get("calibrated", True):
+        prep = _prepare(tonight, dataset, run, suite, policy, detector, None, kinds)
+        return _typed_frame(prep.rows)
+    prepared, adjusted, m = _run_prepared(tonight, dataset, run, policy, detector, record, policies, kinds, suite)
+    prep = prepared.get(suite) or _prepare(tonight, dataset, run, suite, policy, detector, record, kinds)
+    _finish(prep, {row: a for (sx, row), a in adjusted.items() if sx == suite}, m, _Settings.of(policy))
+    return _typed_frame(prep.rows)
 
 
 def drift_expectations(policy: dict[str, Any]) -> list[dict[str, Any]]:

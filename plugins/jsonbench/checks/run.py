@@ -209,7 +209,7 @@ def _drift(
     lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, dataset: pd.DataFrame, suite: str
 ) -> tuple[list[dict[str, Any]], list[str]]:
     policy = lib.drift_policy(suite)
-    frame = drift_frame(published, dataset, run, suite, policy)
+    frame = drift_frame(published, dataset, run, suite, policy, policies=lib.drift_policy)
     notes: list[str] = []
     if frame.empty:
         return [], notes
@@ -219,7 +219,7 @@ def _drift(
     failed = _failed_keys(generated, keys)
     need = int(policy.get("min_history", 4))
     for engine_id, g in frame.groupby("engine_id"):
-        timing = g[g["metric_kind"] == "timing"]
+        timing = g[g["metric_kind"].isin(["timing", "timed", "sampled"]) & ~g["method"].astype(str).str.startswith("calibrated")]
         have = int(timing["history_n"].max()) if not timing.empty else need
         if have < need:
             notes.append(
@@ -267,6 +267,11 @@ def _drift_row(r: Any, suite: str, ok: bool, run: dict[str, Any]) -> dict[str, A
             "drift_score": None if pd.isna(r.drift_score) else float(r.drift_score),
             "quiet": r.quiet,
             "host_other_cpu": None if pd.isna(r.host_other_cpu) else float(r.host_other_cpu),
+            "pvalue": None if pd.isna(r.pvalue) else float(r.pvalue),
+            "p_adjusted": None if pd.isna(r.p_adjusted) else float(r.p_adjusted),
+            "sigma": None if pd.isna(r.sigma) else float(r.sigma),
+            "threshold": None if pd.isna(r.threshold) else float(r.threshold),
+            "mds": None if pd.isna(r.mds) else float(r.mds),
             "note": r.note or None,
             "scale": run.get("scale"),
         },
@@ -458,6 +463,8 @@ def row_tag(row: dict[str, Any] | pd.Series) -> str:
     tag = details.get("finding_kind") or details.get("metric_kind")
     if tag in ("deterministic", "timing"):
         return tag
+    if tag in ("timed", "sampled"):  # the metric kinds (C1): both vary run to run, and are judged statistically
+        return "timing"
     # A raw expectation of a reproduction file or a broken detector: as strict as a fact.
     return "deterministic"
 

@@ -463,3 +463,38 @@ def drift_verdicts(v: pd.DataFrame, run_id: str, suite: str) -> pd.DataFrame:
     if v.empty:
         return v
     return v[(v["run_id"] == run_id) & (v["check_kind"] == "drift") & (v["suite"] == suite)]
+
+
+def noise_figures(root: Path, labels: list[str]) -> dict[str, Any]:
+    """Per hardware label and scale: is it calibrated, from how many runs, when; and the latest checks-of-the-checks figures.
+
+    The calibration records come from :func:`jsonbench.checks.noise.status`; the figures from the
+    latest ``python -m jsonbench.cli checkcheck`` saved under ``<results>/checkcheck/`` (planted
+    slowdowns caught per size and level, false alarms of honest reruns).
+    """
+    import json
+
+    from jsonbench.checks.noise import status
+
+    cal = status(root, labels)
+    figures = []
+    for p in sorted((root / "checkcheck").glob("*.json")):
+        try:
+            r = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        power = r.get("power") or {}
+        figures.append(
+            {
+                "hardware_label": r.get("hardware_label"),
+                "scale": r.get("scale"),
+                "saved_at": r.get("saved_at"),
+                "false_alarms": r.get("false_alarms"),
+                "honest_drift_alarms": [h.get("drift_alarms") for h in power.get("honest", [])],
+                "levels": {
+                    level: {size: e.get("share_within") for size, e in per.items()} for level, per in (power.get("levels") or {}).items()
+                },
+                "nights": power.get("nights"),
+            }
+        )
+    return {"calibration": cal, "checkcheck": figures}

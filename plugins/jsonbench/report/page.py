@@ -50,6 +50,7 @@ from jsonbench.report.model import (
     history,
     load,
     natural_key,
+    noise_figures,
     num,
     scorecard,
     seed_figures,
@@ -633,7 +634,43 @@ def _run_page(root: Path, ds: Dataset, chosen: str, cs: Charts) -> tuple[str, li
     body.append(sanity_section(root, vrun))
     body.append(environment_section(run))
     body.append(runs_section(ds, chosen))
+    body.append(noise_section(noise_figures(root, sorted(set(ds.m["hardware_label"])))))
     return title, body
+
+
+def noise_section(fig: dict[str, Any]) -> str:
+    """Calibration per label (records, runs, when) and the latest checks-of-the-checks figures: one small table each."""
+    rows = "".join(
+        f"<tr><td>{escape(str(c['hardware_label']))}</td><td>{escape(str(c['scale'] or '-'))}</td>"
+        f"<td>{'yes' if c['calibrated'] else 'no'}</td><td>{c['runs']}</td><td>{escape(str(c['created_at'] or '-'))}</td>"
+        + "".join(
+            f"<td>{escape(', '.join(f'{s} {v:.0%}' for s, v in sorted((c.get(k) or {}).items()) if v is not None))}</td>"
+            for k in ("median_mds_findings", "median_mds_engine_3", "median_mds")
+        )
+        + "</tr>"
+        for c in fig["calibration"]
+    )
+    out = [
+        "<section id='noise'><h2>Noise model and the checks of the checks</h2><p class='note'>Median minimum detectable shift (mds) "
+        "per suite: of its timing findings; of its timings when a whole engine version moves for 3 nights; of one timing alone.</p>"
+        "<table><tr><th>hardware</th><th>scale</th><th>calibrated</th><th>runs</th><th>when</th><th>mds of timing findings</th>"
+        f"<th>mds, whole engine, 3 nights</th><th>mds, one series alone</th></tr>{rows}</table>"
+    ]
+    for f in fig["checkcheck"]:
+        sizes = sorted({s for per in f["levels"].values() for s in per}, key=float)
+        head = "".join(f"<th>{escape(s)}x</th>" for s in sizes)
+        body = "".join(
+            f"<tr><td>{escape(level)}</td>"
+            + "".join(f"<td>{'-' if per.get(s) is None else format(per[s], '.0%')}</td>" for s in sizes)
+            + "</tr>"
+            for level, per in f["levels"].items()
+        )
+        out.append(
+            f"<p>checkcheck {escape(str(f['hardware_label']))} at {escape(str(f['scale']))} ({escape(str(f['saved_at']))}): "
+            f"slowdowns caught within {f['nights']} run(s); honest reruns: {f['false_alarms']} false alarm(s), drift alarms per run "
+            f"before confirmation {escape(str(f['honest_drift_alarms']))}</p><table><tr><th>planted per</th>{head}</tr>{body}</table>"
+        )
+    return "".join(out) + "</section>"
 
 
 def build_report(results_dir: str | Path | None = None, run_id: str | None = None) -> Path:

@@ -1,0 +1,217 @@
+"""The noise model (calibration record), drift judged against it, and the campaign command, on synthetic history.
+
+Runs of large_document_update on PostgreSQL 16 and 17 are staged and published as the DAG does
+(checks_synth, seeded noise: the same numbers every time), under the hardware label ``synth`` so the
+record goes under the results folder. Nothing here measures a timing: the assertions are about what
+the record names and holds, and what the statistics decide on fixed inputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from checks_synth import make_run, replace_metric, stage_and_publish
+
+from jsonbench.checks import noise
+from jsonbench.checks.drift import benjamini_hochberg, drift_frame
+from jsonbench.checks.library import load_library
+from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
+
+LABEL = "synth"
+
+
+def _no_detector(series: dict[str, Any], **_: Any) -> tuple[str, dict[str, Any]]:
+    """Otava stands aside (its own tests cover it): no change points in any history."""
+    return "none", {k: [] for k in series}
+
+
+def _history(make_cells: Any, n: int, tamper: Any = None) -> list[dict[str, Any]]:
+    runs = [make_run(make_cells, i, hardware_label=LABEL) for i in range(n - 1)]
+    runs.append(make_run(make_cells, n - 1, hardware_label=LABEL, tamper=tamper))
+    return runs
+
+
+def _drift(results_dir: Path, run: dict[str, Any], record: dict[str, Any]) -> pd.DataFrame:
+    lib = load_library()
+    ds = read_dataset_report(results_dir, MEASUREMENTS).table.to_pandas()
+    tonight = ds[ds["run_id"] == run["run_id"]]
+    suite = "large_document_update"
+    return drift_frame(tonight, ds, run, suite, lib.drift_policy(suite), detector=_no_detector, calibration=record)
+
+
+def test_the_record_names_its_runs_and_holds_each_series_noise(make_cells: Any, results_dir: Path) -> None:
+    runs = _history(make_cells, 5)
+    rec = noise.build_record(results_dir, "smoke", LABEL, exclude=noise.parse_exclude([f"{runs[4]['run_id']}::large_document_update"]))
+    assert [r["run_id"] for r in rec["runs"]] == [r["run_id"] for r in runs]
+    assert rec["runs"][4]["used"] == "all but large_document_update" and rec["runs"][0]["used"] == "all suites"
+    s = rec["series"]["large_document_update/postgres-16/json_big/default/update_time"]
+    assert s["kind"] == "timed" and s["runs"] == 4 and s["run_df"] == 3 and s["engine_build"] == "synthetic-postgres-16"
+    assert s["within_df"] == 4 and s["within_sd"] > 0, "2 repetitions in each of 4 runs"
+    assert s["sigma"] >= noise.SIGMA_FLOOR and s["threshold"] >= noise.MIN_EFFECT and s["mds"] >= s["threshold"]
+    assert s["mds_family_3"] <= s["mds_family"], "three nights of a shift are easier to see than one"
+    # Deterministic metrics have no noise to model: sizes and counts are not series of the record.
+    assert not any(k.endswith("/heap_bytes_before") for k in rec["series"])
+    assert set(rec["families"]) == {"large_document_update/postgres-16", "large_document_update/postgres-17"}
+    assert rec["families"]["large_document_update/postgres-16"]["sigma"] >= noise.FAMILY_FLOOR
+    assert rec["summary"]["large_document_update"]["timed"]["series"] == sum(1 for x in rec["series"].values() if x["kind"] == "timed")
+    path = noise.write_record(rec, results_dir)
+    assert path == results_dir / "calibration" / LABEL / "smoke.json"
+    assert noise.load_record(LABEL, "smoke", results_dir) == json.loads(json.dumps(rec))
+    st = noise.status(results_dir, [LABEL, "rack-9"])
+    mine = [x for x in st if x["hardware_label"] == LABEL]
+    assert mine and mine[0]["calibrated"] and mine[0]["runs"] == 5 and mine[0]["created_at"] == rec["created_at"]
+    assert [x["calibrated"] for x in st if x["hardware_label"] == "rack-9"] == [False]
+
+
+def test_label_local_is_committed_in_include(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("JSONBENCH_INCLUDE_DIR", str(tmp_path / "inc"))
+    assert noise.record_path("local", "laptop", tmp_path / "results") == tmp_path / "inc" / "calibration" / "local" / "laptop.json"
+    assert (
+        noise.record_path("rack-7", "laptop", tmp_path / "results")
+        == (tmp_path / "results").resolve() / "calibration" / "rack-7" / "laptop.json"
+    )
+
+
+def test_honest_run_passes_and_a_slower_engine_drifts(make_cells: Any, results_dir: Path) -> None:
+    runs = _history(make_cells, 6)
+    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r["run_id"] for r in runs[:5]])
+    honest = _drift(results_dir, runs[5], rec)
+    cal = honest[honest["method"].str.startswith("calibrated")]
+    assert len(cal) > 0 and (cal["judged"] == "yes").all() and (cal["history_n"] == 5).all()
+    assert (cal["verdict"] == "ok").all(), cal[cal["verdict"] != "ok"][["engine_id", "workload", "metric", "note"]]
+    assert cal["mds"].notna().all() and cal["sigma"].notna().all() and cal["p_adjusted"].notna().all()
+    assert (cal["drift_score"] <= 1).all()
+
+
+def test_a_whole_engine_moving_is_found_by_its_family(make_cells: Any, results_dir: Path) -> None:
+    runs = _history(make_cells, 5)
+    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r["run_id"] for r in runs])
+
+    def twice(eid: str, w: str, ms: list[Any]) -> list[Any]:
+        from jsonbench.dataset.measurement import Measurement
+
+        if eid != "postgres-16":
+            return ms
+        return [Measurement.of(m.workload, m.variant, m.metric, m.unit, [s * 2 for s in m.samples]) if m.unit == "ms" else m for m in ms]
+
+    cells = make_cells(
+        "large_document_update", engines=["postgres-16", "postgres-17"], run_id="scheduled__2026-11-06T02:00:00+00:00", hardware_label=LABEL
+    )
+    cells = [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date="2026-11-06T02:00:00+00:00")) for c in cells]
+    run = stage_and_publish(cells, seed=5, tamper=twice)
+    frame = _drift(results_dir, run, rec)
+    timed = frame[frame["method"].str.startswith("calibrated") & (frame["unit"] == "ms")]
+    pg16, pg17 = timed[timed["engine_id"] == "postgres-16"], timed[timed["engine_id"] == "postgres-17"]
+    assert (pg16["verdict"] == "drift").all() and len(pg16) >= 5
+    assert (pg17["verdict"] == "ok").all()
+    assert all("its family moved" in n for n in pg16["note"])
+    assert (pg16["drift_score"] > 1).all() and (pg16["relative_change"] > 0.5).all()
+
+
+def test_one_series_far_beyond_its_tail_drifts_alone(make_cells: Any, results_dir: Path) -> None:
+    runs = _history(make_cells, 5)
+    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r["run_id"] for r in runs])
+    cells = make_cells(
+        "large_document_update", engines=["postgres-16", "postgres-17"], run_id="scheduled__2026-11-06T02:00:00+00:00", hardware_label=LABEL
+    )
+    cells = [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date="2026-11-06T02:00:00+00:00")) for c in cells]
+    run = stage_and_publish(cells, seed=5, tamper=replace_metric("postgres-17", "json_big", "update_time", lambda v: v * 50))
+    frame = _drift(results_dir, run, rec).set_index(["engine_id", "workload", "metric"])
+    row = frame.loc[("postgres-17", "json_big", "update_time")]
+    assert row["verdict"] == "drift" and row["p_adjusted"] <= 0.01 and "its family moved" not in row["note"]
+    others = frame[frame["method"].str.startswith("calibrated")].drop(index=("postgres-17", "json_big", "update_time"))
+    assert (others["verdict"] == "ok").all()
+
+
+def test_benjamini_hochberg_matches_the_step_up_by_hand() -> None:
+    p = [0.01, 0.04, 0.03, 0.005, 0.5]
+    # sorted: 0.005 (x5/1 = 0.025), 0.01 (x5/2 = 0.025), 0.03 (x5/3 = 0.05), 0.04 (x5/4 = 0.05), 0.5 (x5/5 = 0.5)
+    assert benjamini_hochberg(p) == pytest.approx([0.025, 0.05, 0.05, 0.025, 0.5])
+    assert benjamini_hochberg([]) == []
+
+
+def test_tail_and_thresholds_are_consistent() -> None:
+    tail = {"z0": 3.0, "beta": 2.0, "share": 0.05}
+    for p in (0.05, 1e-3, 1e-6):
+        assert noise.tail_p(noise.tail_z(p, tail), tail) == pytest.approx(p)
+    assert noise.tail_z(1e-6, tail) > noise.tail_z(1e-6, None), "the honest runs' tail is heavier than the normal one"
+    thr, mds = noise.thresholds(0.03, 1000)
+    assert noise.MIN_EFFECT <= thr < mds
+    assert noise.thresholds(0.03, 1000, nights=3)[1] < mds
+    assert noise.shift_for(1e6, 1.0) == pytest.approx(99.0), "quoted shifts stop at 100x"
+    assert math.isclose(noise.norm_sf(0.0), 0.5)
+
+
+def test_exclusions_name_a_run_and_optionally_suites() -> None:
+    got = noise.parse_exclude(["manual__2026-12-01T06:14:12+00:00::a,b", "manual__2026-12-02T06:14:12+00:00"])
+    assert got == {"manual__2026-12-01T06:14:12+00:00": {"a", "b"}, "manual__2026-12-02T06:14:12+00:00": None}
+
+
+def test_campaign_keeps_published_runs_resumes_the_unfinished_and_calibrates(make_cells: Any, results_dir: Path) -> None:
+    from jsonbench import campaign
+    from jsonbench.dataset.staging import Staging
+
+    calls: list[str | None] = []
+
+    def fake_run_dag(conf: dict[str, Any], logical_date: str | None = None, **_: Any) -> tuple[str, str, float, dict[str, float]]:
+        """Like the DAG: Airflow names a new run; a resume passes the run's date; the second run dies before publishing."""
+        calls.append(logical_date)
+        ld = logical_date or f"2026-11-{len(calls):02d}T02:00:00+00:00"
+        rid = f"manual__{ld}"
+        Staging(results_dir, rid).write_params(conf)
+        if len(calls) == 2:
+            return rid, "failed", 1.0, {}
+        cells = make_cells("large_document_update", engines=["postgres-16"], run_id=rid, hardware_label=LABEL)
+        cells = [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date=ld)) for c in cells]
+        stage_and_publish(cells, seed=len(calls))
+        Staging(results_dir, rid).write_params(conf)
+        return rid, "success", 1.0, {}
+
+    conf = {
+        "scale": "smoke",
+        "hardware_label": LABEL,
+        "results_dir": str(results_dir),
+        "engines": ["postgres-16"],
+        "suites": ["large_document_update"],
+    }
+    assert campaign.campaign(conf, 3, run_dag=fake_run_dag, log=lambda *_: None) == 1, "a run that published nothing stops the campaign"
+    state = json.loads(campaign.state_path(str(results_dir), LABEL, "smoke").read_text())
+    assert [e["state"] for e in state["runs"]] == ["success", "failed"]
+    unfinished = state["runs"][1]["run_id"]
+    assert unfinished == "manual__2026-11-02T02:00:00+00:00", "the run is named by its staging folder"
+    assert campaign.campaign(conf, 3, run_dag=fake_run_dag, log=lambda *_: None) == 0
+    assert calls[2] == unfinished.removeprefix("manual__"), "the unfinished run is resumed under its own date, not replaced"
+    assert len(calls) == 4, "one published run kept, one resumed, one new"
+    rec = noise.load_record(LABEL, "smoke", results_dir)
+    assert rec is not None and len(rec["runs"]) == 3 and unfinished in [r["run_id"] for r in rec["runs"]]
+    assert "campaign" in rec["command"]
+    assert campaign.campaign(conf, 3, run_dag=fake_run_dag, log=lambda *_: None) == 0 and len(calls) == 4, (
+        "a finished campaign only calibrates"
+    )
+
+
+def test_the_report_block_shows_each_label_and_the_latest_checkcheck(make_cells: Any, results_dir: Path) -> None:
+    from jsonbench.checks.checkcheck import save
+    from jsonbench.report.model import noise_figures
+    from jsonbench.report.page import noise_section
+
+    _history(make_cells, 3)
+    noise.write_record(noise.build_record(results_dir, "smoke", LABEL), results_dir)
+    power = {
+        "nights": 3,
+        "honest": [{"drift_alarms": 0}],
+        "levels": {"engine": {"1.25": {"share_within": 1.0}, "1.1": {"share_within": 0.5}}},
+    }
+    save({"hardware_label": LABEL, "scale": "smoke", "false_alarms": 0, "power": power}, results_dir)
+    fig = noise_figures(results_dir, [LABEL, "never-calibrated"])
+    mine = [c for c in fig["calibration"] if c["hardware_label"] == LABEL]
+    assert mine[0]["runs"] == 3 and mine[0]["calibrated"]
+    assert [c["calibrated"] for c in fig["calibration"] if c["hardware_label"] == "never-calibrated"] == [False]
+    html = noise_section(fig)
+    assert "id='noise'" in html and "never-calibrated" in html and "<th>1.1x</th><th>1.25x</th>" in html and "50%" in html
