@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from leakcheck import Proc, Tracker
+from tests.leakcheck import Proc, Tracker
 
 DAG_ID = "jsonb_benchmark_matrix"
 _STARTED = re.compile(r"\[DAG TEST\] starting task_id=(\S+) map_index=(-?\d+)")

@@ -36,7 +36,7 @@ from typing import Any
 
 import pyarrow.dataset as ds
 import pytest
-from docker_support import ROOT, require_docker
+from tests.docker.docker_support import ROOT, require_docker
 
 sys.path.insert(0, str(ROOT / "bin"))
 import airflow_api  # bin/ is not a package; the same client users run

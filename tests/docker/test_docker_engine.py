@@ -28,7 +28,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from docker_support import require_docker
+from tests.docker.docker_support import require_docker
 
 ENGINES = ["postgres-16", "postgres-17", "postgres-18"]
 SUITES = ["large_document_update", "json_vs_jsonb", "catalogue"]

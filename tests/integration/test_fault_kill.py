@@ -26,8 +26,7 @@ from jsonbench.dataset.publish import read_dataset, read_dataset_report
 from jsonbench.matrix import load_matrix
 from jsonbench.suites import get_suite
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from faultkit import DagRun, active_statement, pgbench_clients, postmasters, wait_for
+from tests.faultkit import DagRun, active_statement, pgbench_clients, postmasters, wait_for
 
 pytestmark = pytest.mark.dag
 

@@ -27,8 +27,7 @@ from jsonbench.dataset.publish import MEASUREMENTS, partition_dir, read_dataset,
 from jsonbench.dataset.repair import find_leftovers
 from jsonbench.dataset.staging import Staging, WorkloadRecord
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from test_dataset_faults import every_reader_count  # the same readers a user runs
+from tests.unit.test_dataset_faults import every_reader_count  # the same readers a user runs
 
 SIZE = "8m"
 

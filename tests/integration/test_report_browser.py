@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from report_synth import build_once
+from tests.unit.report_synth import build_once
 
 from jsonbench.report import build_report
 

@@ -20,8 +20,7 @@ from types import SimpleNamespace
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from report_synth import build_once
+from tests.unit.report_synth import build_once
 
 from jsonbench.report import build_report
 from jsonbench.report.bench import external_references

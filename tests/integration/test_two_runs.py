@@ -24,8 +24,7 @@ from jsonbench.dataset.publish import read_dataset_report
 from jsonbench.matrix import load_matrix
 from jsonbench.suites import get_suite
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from faultkit import postmasters
+from tests.faultkit import postmasters
 
 pytestmark = pytest.mark.dag
 

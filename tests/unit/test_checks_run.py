@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from checks_synth import drop_metric, make_run, replace_metric
+from tests.unit.checks_synth import drop_metric, make_run, replace_metric
 
 from jsonbench.checks import ChecksFailed, check_run
 from jsonbench.dataset.measurement import Measurement

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from checks_synth import make_run
+from tests.unit.checks_synth import make_run
 
 from jsonbench.checks import ChecksFailed, check_run
 from jsonbench.dataset.publish import MEASUREMENTS, partition_dir, read_dataset_report

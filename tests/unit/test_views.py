@@ -10,7 +10,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from report_synth import build_once
+from tests.unit.report_synth import build_once
 
 from jsonbench.dataset import views
 
