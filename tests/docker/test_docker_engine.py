@@ -28,6 +28,7 @@ from typing import Any
 
 import psycopg
 import pytest
+
 from tests.docker.docker_support import require_docker
 
 ENGINES = ["postgres-16", "postgres-17", "postgres-18"]

@@ -18,6 +18,7 @@ from typing import Any
 
 import psycopg
 import pytest
+
 from tests.docker.docker_support import require_docker
 
 IMAGES = {

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,6 @@ import pytest
 from jsonbench.dataset.publish import read_dataset, read_dataset_report
 from jsonbench.matrix import load_matrix
 from jsonbench.suites import get_suite
-
 from tests.faultkit import DagRun, active_statement, pgbench_clients, postmasters, wait_for
 
 pytestmark = pytest.mark.dag

@@ -13,7 +13,6 @@ import hashlib
 import os
 import random
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,6 @@ from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.publish import MEASUREMENTS, partition_dir, read_dataset, read_dataset_report
 from jsonbench.dataset.repair import find_leftovers
 from jsonbench.dataset.staging import Staging, WorkloadRecord
-
 from tests.unit.test_dataset_faults import every_reader_count  # the same readers a user runs
 
 SIZE = "8m"

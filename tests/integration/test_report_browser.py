@@ -14,14 +14,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.unit.report_synth import build_once
-
 from jsonbench.report import build_report
+from tests.unit.report_synth import build_once
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = [

@@ -23,7 +23,6 @@ import pytest
 from jsonbench.dataset.publish import read_dataset_report
 from jsonbench.matrix import load_matrix
 from jsonbench.suites import get_suite
-
 from tests.faultkit import postmasters
 
 pytestmark = pytest.mark.dag

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests.unit.checks_synth import drop_metric, make_run, replace_metric
 
 from jsonbench.checks import ChecksFailed, check_run
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.publish import VALIDATIONS, read_dataset
+from tests.unit.checks_synth import drop_metric, make_run, replace_metric
 
 
 @pytest.fixture(autouse=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+
 from tests.unit.report_synth import build_once
 
 ROOT = Path(__file__).resolve().parents[2]
