@@ -3,7 +3,8 @@
 * the smoke matrix (every PostgreSQL suite on 16, 17, 18 with ``backend=docker``) through
   ``airflow dags test``, while a census samples ``docker ps`` every 0.3 s: the run completes, publishes and
   is checked, its sanity checks and every deterministic fact pass (HOT counts, sizes, plans: the same
-  validation rows as on the embedded backend, ``tests.runcheck``), every metric of every suite published per engine, engine facts naming the image (its registry digest, or its id when it has none),
+  validation rows as on the embedded backend, ``tests.runcheck``), every metric of every suite published
+  per engine, engine facts naming the image (its registry digest, or its id when it has none),
   at most one benchmark container alive at any moment, none left afterwards (nor its volume);
 * a container killed while a workload's statement runs: that task fails, the run fails and alerts,
   teardown removes the container and its volume; a rerun of the same run measures the cell again and
