@@ -33,7 +33,7 @@ def _lz4_findings() -> list[dict[str, Any]]:
 def on_debian(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Measured, dict[str, Any]]:
     engine = request.param
     require_docker(ENGINES[engine])
-    measured, facts, _ = _run(tmp_path_factory.mktemp(engine), engine, SHAPES, f"lz4_{engine.replace('-', '_')}")
+    measured, facts, _ = _run(tmp_path_factory.mktemp(engine), engine, SHAPES, f"lz4_{engine.replace('-', '_')}", backend="docker")
     return engine, measured, facts
 
 

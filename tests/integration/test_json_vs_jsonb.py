@@ -33,9 +33,12 @@ TOAST_THRESHOLD = 2032
 Measured = dict[tuple[str, str, str], Measurement]
 
 
-def _run(results: Path, engine: str, workloads: tuple[str, ...], run_id: str) -> tuple[Measured, dict[str, Any], dict[str, Any]]:
+def _run(
+    results: Path, engine: str, workloads: tuple[str, ...], run_id: str, backend: str | None = None
+) -> tuple[Measured, dict[str, Any], dict[str, Any]]:
     """Provision ``engine``, run ``workloads`` as the DAG's tasks do, tear down; return measurements, facts, cell."""
-    cfg = resolve({"scale": "smoke", "engines": [engine], "suites": [SUITE], "results_dir": str(results)}, env={})
+    params = {"scale": "smoke", "engines": [engine], "suites": [SUITE], "results_dir": str(results)}
+    cfg = resolve({**params, **({"backend": backend} if backend else {})}, env={})
     run = RunRef(run_id=run_id, logical_date="2026-11-29T02:00:00+00:00", hardware_label="t", results_dir=str(results), scale=cfg.scale)
     cell = plan_cells(cfg, run)[0]
     handle = tasks.provision(planned_of(cell), cell.cell_id)
