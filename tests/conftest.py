@@ -32,10 +32,49 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
+# -- no silent skip in CI -------------------------------------------------------------------------
+
+#: Tests that may skip under CI because they are genuinely not for this platform, by node id, each with
+#: why. Empty: whatever a test needs on a fresh Debian machine, ./bin/setup (or --docker) installs.
+CI_SKIP_ALLOWED: dict[str, str] = {}
+
+
+def _skip_fails() -> bool:
+    """Under CI (``CI`` set, as in .ci/run) a skipped test is a failure: a fresh machine must run them all."""
+    return bool(os.environ.get("CI"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if not (report.skipped and _skip_fails()) or hasattr(report, "wasxfail"):
+        return
+    if item.nodeid in CI_SKIP_ALLOWED:
+        return
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    report.outcome = "failed"
+    report.longrepr = f"skipped under CI, which counts as a failure (tests/conftest.py CI_SKIP_ALLOWED): {reason}"
+
+
+_COLLECT_SKIPS: list[str] = []
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A whole module skipped at collection (``pytest.skip(allow_module_level=True)``) counts too."""
+    if report.skipped and _skip_fails() and report.nodeid not in CI_SKIP_ALLOWED:
+        _COLLECT_SKIPS.append(f"{report.nodeid}: {report.longrepr}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _COLLECT_SKIPS:
+        print("\nskipped at collection under CI (a failure):\n  " + "\n  ".join(_COLLECT_SKIPS))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 # -- leak check ---------------------------------------------------------------------------------
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from leakcheck import LEASE_DIR, TOKEN_VAR, Leak, Tracker  # noqa: E402  (tests/ is not a package)
+from tests.leakcheck import LEASE_DIR, TOKEN_VAR, Leak, Tracker  # noqa: E402  (after plugins/ is on the path)
 
 #: How long a test's end waits for processes that are already exiting (a stopped server's last children).
 EXIT_GRACE_S = 10.0

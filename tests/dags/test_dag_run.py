@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from jsonbench.dataset.publish import read_dataset
+from jsonbench.dataset.publish import MEASUREMENTS, VALIDATIONS, read_dataset
 from jsonbench.dataset.staging import Staging
 from jsonbench.matrix import load_matrix
 from jsonbench.suites import get_suite
+from tests.runcheck import assert_run_correct
 
 pytestmark = pytest.mark.dag
 
@@ -65,21 +69,85 @@ def smoke_run(tmp_path_factory, airflow_env, scratch_dir: Path) -> dict:
     }
 
 
-def test_smoke_run_completes_publishes_and_checks(smoke_run: dict) -> None:
-    """Every task but the checks succeeded (or was skipped), the run published, and it was checked.
-
-    The run's own state is not asserted: a timing band may miss on a busy machine, which fails the
-    check (and so the run) and alerts, as it should; that is measured by the benchmark commands.
-    """
-    states = smoke_run["states"]
-    bad = {t: s for t, s in states.items() if t not in ("check", "outcome") and s not in ("success", "skipped")}
-    assert not bad, f"tasks that did not succeed: {bad}\n" + smoke_run["log"][-6000:]
-    assert states["publish"] == "success" and states["checked"] == "success"
-    assert states["check"] in ("success", "failed") and (states["outcome"] == "failed") == (states["check"] == "failed")
-    v = read_dataset(smoke_run["results"], "validations").to_pandas()
+def test_smoke_run_completes_publishes_and_its_facts_hold(smoke_run: dict) -> None:
+    """Completion, publication, sanity and the deterministic facts of all 12 cells (see ``assert_run_correct``)."""
+    try:
+        out = assert_run_correct(smoke_run["results"], smoke_run["run_id"], smoke_run["states"])
+    except AssertionError:
+        print(smoke_run["log"][-6000:])
+        raise
+    # Exact facts read back from the stored rows, per engine (the check compares them to the same numbers).
+    v = read_dataset(smoke_run["results"], VALIDATIONS).to_pandas()
     v = v[v.run_id == smoke_run["run_id"]]
-    sanity = v[v.check_kind == "sanity"]
-    assert len(sanity) > 0 and sanity.success.all(), sanity[~sanity.success][["expectation", "details"]].to_string()
+    assert set(v["check_kind"]) == {"sanity", "reproduction", "drift"}
+    rep = v[v["check_kind"] == "reproduction"]
+    for engine in ("postgres-16", "postgres-17", "postgres-18"):
+        mine = rep[rep.engine_id == engine].set_index("expectation")
+        assert mine.loc["rel_small_hot_count", "observed"] == 119 and mine.loc["expression_index_no_hot", "observed"] == 0, engine
+    assert out["rows"] == len(v)
+    assert (smoke_run["results"] / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html").is_file()  # GX Data Docs
+
+
+def _plant(results: Path, run_id: str, pick: Any, change: Callable[[float], float]) -> int:
+    """Rewrite the run's published measurements with ``change`` applied to the rows ``pick(df)`` selects; return how many."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from jsonbench.dataset.publish import replace_run
+
+    for path in sorted((results / MEASUREMENTS).rglob("part-0.parquet")):
+        table = pq.read_table(path)
+        df = table.to_pandas()
+        if not (df.run_id == run_id).any():
+            continue
+        rows = (df.run_id == run_id) & pick(df)
+        df.loc[rows, "value"] = df.loc[rows, "value"].map(change)
+        df.loc[rows, "samples"] = df.loc[rows, "samples"].map(lambda s: None if s is None else [change(x) for x in s])
+        replace_run(path.parent, pa.Table.from_pandas(df, schema=table.schema, preserve_index=False))
+        return int(rows.sum())
+    raise AssertionError(f"no published file holds run {run_id}")
+
+
+def _row(engine: str | None, workload: str, metric: str, variant: str | None = None) -> Callable[[Any], Any]:
+    def pick(df: Any) -> Any:
+        rows = (df.workload == workload) & (df.metric == metric)
+        if engine is None:  # the first engine of the family that has the row
+            engine_id = df[rows].engine_id.min()
+            rows &= df.engine_id == engine_id
+        else:
+            rows &= df.engine_id == engine
+        return rows & (df.variant == variant) if variant is not None else rows
+
+    return pick
+
+
+PLANTS = {
+    "hot_count": (_row("postgres-17", "rel_small", "n_tup_hot_upd"), lambda x: x - 1, "rel_small_hot_count"),
+    "heap_size": (_row("postgres-18", "storage", "heap_bytes", "products_doc"), lambda x: x * 1.05, "document_heap_bytes"),
+    "sqlite_page_ratio": (_row(None, "keys_10", "file_pages", "jsonb"), lambda x: x * 1.1, "keys_10_jsonb_fewer_pages"),
+}
+
+
+def test_planted_wrong_facts_fail_the_assertion(smoke_run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The smoke run's published rows with three deterministic facts made wrong (a HOT count on PostgreSQL 17, a heap
+    size on 18, an SQLite page ratio), checked again: the assertion above (``assert_run_correct``) fails and names each.
+    One check of the three plants (each on its own cell and finding): a test that passed any run would pass this."""
+    from jsonbench.checks.run import ChecksFailed, check_run
+
+    monkeypatch.setenv("JSONBENCH_DATA_DOCS", "0")  # the pages take seconds and prove nothing here
+    results = tmp_path / "results"
+    shutil.copytree(smoke_run["results"], results, ignore=shutil.ignore_patterns("gx", "alerts", VALIDATIONS))
+    for pick, change, _ in PLANTS.values():
+        assert _plant(results, smoke_run["run_id"], pick, change) >= 1
+    run = next(iter(Staging(results, smoke_run["run_id"]).records())).cell.run.to_json()
+    run = json.loads(json.dumps({**run, "results_dir": str(results)}, default=str))
+    with pytest.raises(ChecksFailed):
+        check_run(run)
+    states = {**smoke_run["states"], "check": "failed"}
+    with pytest.raises(AssertionError) as caught:
+        assert_run_correct(results, smoke_run["run_id"], states)
+    for plant, (_, _, finding) in PLANTS.items():
+        assert finding in str(caught.value), (plant, str(caught.value)[:2000])
 
 
 def test_one_engine_at_a_time(smoke_run: dict) -> None:

@@ -1,8 +1,10 @@
 """The Docker backend for real: the benchmark DAG on PostgreSQL 16, 17 and 18 in real containers.
 
 * the smoke matrix (every PostgreSQL suite on 16, 17, 18 with ``backend=docker``) through
-  ``airflow dags test``, while a census samples ``docker ps`` every 0.3 s: every metric of every suite
-  published per engine, engine facts naming the image (its registry digest, or its id when it has none),
+  ``airflow dags test``, while a census samples ``docker ps`` every 0.3 s: the run completes, publishes and
+  is checked, its sanity checks and every deterministic fact pass (HOT counts, sizes, plans: the same
+  validation rows as on the embedded backend, ``tests.runcheck``), every metric of every suite published
+  per engine, engine facts naming the image (its registry digest, or its id when it has none),
   at most one benchmark container alive at any moment, none left afterwards (nor its volume);
 * a container killed while a workload's statement runs: that task fails, the run fails and alerts,
   teardown removes the container and its volume; a rerun of the same run measures the cell again and
@@ -28,7 +30,9 @@ from typing import Any
 
 import psycopg
 import pytest
-from docker_support import require_docker
+
+from tests.docker.docker_support import require_docker
+from tests.runcheck import assert_run_correct
 
 ENGINES = ["postgres-16", "postgres-17", "postgres-18"]
 SUITES = ["large_document_update", "json_vs_jsonb", "catalogue"]
@@ -148,10 +152,11 @@ def test_smoke_matrix_runs_in_real_containers_and_publishes_every_metric(smoke_r
     from jsonbench.matrix import load_matrix
     from jsonbench.suites import get_suite
 
-    states = smoke_run["states"]
-    bad = {t: s for t, s in states.items() if t not in ("check", "outcome") and s not in ("success", "skipped")}
-    assert not bad, f"tasks that did not succeed: {bad}\n" + smoke_run["log"][-6000:]
-    assert states["publish"] == "success" and states["checked"] == "success"
+    try:  # completion, publication, sanity and every deterministic fact of the 9 cells (never the run's state)
+        assert_run_correct(smoke_run["results"], smoke_run["run_id"], smoke_run["states"])
+    except AssertionError:
+        print(smoke_run["log"][-6000:])
+        raise
     df = read_dataset(smoke_run["results"]).to_pandas()
     df = df[df.run_id == smoke_run["run_id"]]
     m = load_matrix()
@@ -281,6 +286,7 @@ def test_container_killed_mid_statement_fails_the_task_and_a_rerun_succeeds(dock
     assert states["publish"] == "success" and all(s in ("success", "skipped") for t, s in states.items() if t.startswith(f"{group}.")), (
         states
     )
+    assert_run_correct(results, second["run_id"], states)
     df = read_dataset(results).to_pandas()
     df = df[df.run_id == second["run_id"]]
     expected = set(get_suite(suite).expected_metrics(load_matrix().scales["smoke"][suite]))

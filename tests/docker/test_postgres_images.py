@@ -18,7 +18,8 @@ from typing import Any
 
 import psycopg
 import pytest
-from docker_support import require_docker
+
+from tests.docker.docker_support import require_docker
 
 IMAGES = {
     "jsonbench/postgres:16": ("16.", False),

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,7 @@ import pytest
 from jsonbench.dataset.publish import read_dataset, read_dataset_report
 from jsonbench.matrix import load_matrix
 from jsonbench.suites import get_suite
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from faultkit import DagRun, active_statement, pgbench_clients, postmasters, wait_for
+from tests.faultkit import DagRun, active_statement, pgbench_clients, postmasters, wait_for
 
 pytestmark = pytest.mark.dag
 

@@ -1,4 +1,4 @@
-"""A real full disk: the results folder on an 8 MB tmpfs, filled up while a run is being published.
+"""A real full disk: the results folder on an 8 MB tmpfs (or a loop-mounted ext2 image where no tmpfs can be mounted), filled up while a run is being published.
 
 No monkeypatch: the Parquet writer runs out of space on a real filesystem. The earlier runs must stay
 readable and byte-for-byte intact, the error must say what is full (the file, the filesystem, "No
@@ -13,7 +13,6 @@ import hashlib
 import os
 import random
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,21 +25,43 @@ from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.publish import MEASUREMENTS, partition_dir, read_dataset, read_dataset_report
 from jsonbench.dataset.repair import find_leftovers
 from jsonbench.dataset.staging import Staging, WorkloadRecord
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from test_dataset_faults import every_reader_count  # the same readers a user runs
+from tests.unit.test_dataset_faults import every_reader_count  # the same readers a user runs
 
 SIZE = "8m"
 
 
+def _mount_small(mnt: Path, image: Path) -> list[str]:
+    """Mount a small filesystem at ``mnt``: an 8 MB tmpfs, else an 8 MB ext2 image on a loop device; return why each failed."""
+    why = []
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SIZE},mode=0755", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if res.returncode == 0:
+        return []
+    why.append(f"tmpfs: {(res.stderr or res.stdout).strip()}")
+    steps = (
+        ["truncate", "-s", SIZE.upper(), str(image)],
+        ["mkfs.ext2", "-q", "-F", "-m", "0", str(image)],
+        ["mount", "-o", "loop", str(image), str(mnt)],
+    )
+    for argv in steps:
+        try:
+            res = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        except OSError as exc:
+            return [*why, f"loop image: {argv[0]}: {exc}"]
+        if res.returncode != 0:
+            return [*why, f"loop image: {' '.join(argv[:2])}: {(res.stderr or res.stdout).strip()}"]
+    os.chmod(mnt, 0o755)
+    return []
+
+
 @pytest.fixture
 def small_fs(tmp_path: Path) -> Iterator[Path]:
-    """An 8 MB tmpfs mounted for this test only (we are root); skipped only if the kernel refuses the mount."""
+    """A real 8 MB filesystem mounted for this test only (we are root): a tmpfs, or where the kernel refuses one, an ext2
+    image on a loop device. Skipped only when neither can be mounted, which under CI fails the run (tests/conftest.py)."""
     mnt = tmp_path / "small"
     mnt.mkdir()
-    res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SIZE},mode=0755", "tmpfs", str(mnt)], capture_output=True, text=True)
-    if res.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here ({(res.stderr or res.stdout).strip()}); a real full disk needs one (run as root)")
+    why = _mount_small(mnt, tmp_path / "small.img")
+    if why:
+        pytest.skip("cannot mount a small filesystem here (a real full disk needs one; run as root): " + "; ".join(why))
     try:
         yield mnt
     finally:
@@ -86,16 +107,24 @@ def _stage(results: Path, run_id: str, n_metrics: int, seed: int) -> dict[str, A
 
 
 def _fill(folder: Path, leave: int) -> Path:
-    """Fill the filesystem of ``folder`` until about ``leave`` bytes are free; return the ballast file."""
+    """Fill the filesystem of ``folder`` until about ``leave`` bytes are free; return the ballast file.
+
+    Unbuffered writes of ever smaller pieces (64 kB down to one byte), so that no free block is left
+    behind a partial write, on a tmpfs (pages) as on a block filesystem (1 kB blocks of a small ext2).
+    """
     ballast = folder / "ballast"
-    with open(ballast, "wb") as fh:
-        chunk = os.urandom(64 * 1024)
-        try:
-            while True:
-                fh.write(chunk)
-                fh.flush()
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC
+    fd = os.open(ballast, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for size in (64 * 1024, 4096, 512, 1):
+            chunk = os.urandom(size)
+            try:
+                while True:
+                    os.write(fd, chunk)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC, exc
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     with open(ballast, "r+b") as fh:
         fh.truncate(max(0, ballast.stat().st_size - leave))
     return ballast

@@ -1,8 +1,9 @@
 """Suite "json vs jsonb" (seed 001) on real servers: every metric, the size physics, and lz4 gating both ways.
 
 The workloads run through the DAG's own task functions (provision, run_workload, teardown) at the
-smoke scale: all six shapes on the embedded PostgreSQL 17 (built without lz4), and two shapes on
-Debian's PostgreSQL 15 (built with lz4), so both paths of the lz4 capability are exercised. No
+smoke scale: all six shapes on the embedded PostgreSQL 17 (built without lz4: the lz4 rows are not
+applicable, with the reason). The lz4 path runs on Debian's PostgreSQL 17 and 18 (built with lz4) in the
+Docker tier's images: tests/docker/test_lz4_debian.py. No
 assertion looks at a timing; sizes and compression are decided by PostgreSQL's storage format
 and its TOAST threshold, so those are asserted.
 """
@@ -19,7 +20,7 @@ from jsonbench import tasks
 from jsonbench.cell import RunRef
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.staging import Staging
-from jsonbench.matrix import load_matrix, plan_cells, resolve
+from jsonbench.matrix import plan_cells, resolve
 from jsonbench.suites import get_suite
 from jsonbench.suites.json_vs_jsonb import COMPRESSIONS, LAYOUT_METRICS, LAYOUTS, STORAGE_METRICS, TYPE_METRICS, TYPES
 from tests.conftest import planned_of
@@ -28,14 +29,16 @@ SUITE = "json_vs_jsonb"
 #: Below PostgreSQL's TOAST threshold (TOAST_TUPLE_THRESHOLD, about 2 kB for 8 kB pages) a row is
 #: stored as it is; the tuple header and the id column take about 28 bytes of it.
 TOAST_THRESHOLD = 2032
-DEBIAN_15 = "postgres-15-debian"
 
 Measured = dict[tuple[str, str, str], Measurement]
 
 
-def _run(results: Path, engine: str, workloads: tuple[str, ...], run_id: str) -> tuple[Measured, dict[str, Any], dict[str, Any]]:
+def _run(
+    results: Path, engine: str, workloads: tuple[str, ...], run_id: str, backend: str | None = None
+) -> tuple[Measured, dict[str, Any], dict[str, Any]]:
     """Provision ``engine``, run ``workloads`` as the DAG's tasks do, tear down; return measurements, facts, cell."""
-    cfg = resolve({"scale": "smoke", "engines": [engine], "suites": [SUITE], "results_dir": str(results)}, env={})
+    params = {"scale": "smoke", "engines": [engine], "suites": [SUITE], "results_dir": str(results)}
+    cfg = resolve({**params, **({"backend": backend} if backend else {})}, env={})
     run = RunRef(run_id=run_id, logical_date="2026-11-29T02:00:00+00:00", hardware_label="t", results_dir=str(results), scale=cfg.scale)
     cell = plan_cells(cfg, run)[0]
     handle = tasks.provision(planned_of(cell), cell.cell_id)
@@ -60,17 +63,6 @@ def _run(results: Path, engine: str, workloads: tuple[str, ...], run_id: str) ->
 def on_17(tmp_path_factory: pytest.TempPathFactory) -> tuple[Measured, dict[str, Any], dict[str, Any]]:
     """Every workload once on the embedded PostgreSQL 17 (no lz4)."""
     return _run(tmp_path_factory.mktemp("jvj17"), "postgres-17", get_suite(SUITE).workloads, "jvj_test_17")
-
-
-@pytest.fixture(scope="module")
-def on_15(tmp_path_factory: pytest.TempPathFactory) -> tuple[Measured, dict[str, Any], dict[str, Any]]:
-    """Two shapes on Debian's PostgreSQL 15, the local build with lz4 (skipped where it is not installed)."""
-    bin_dir = Path(load_matrix().engines[DEBIAN_15]["backends"]["embedded"]["bin_dir"])
-    if not (bin_dir / "postgres").is_file():
-        pytest.skip(
-            f"Debian's PostgreSQL 15 (the local build with lz4) is not installed at {bin_dir}: the lz4-measured path cannot run here"
-        )
-    return _run(tmp_path_factory.mktemp("jvj15"), DEBIAN_15, ("medium", "array"), "jvj_test_15")
 
 
 def _variants(kind: str) -> list[str]:
@@ -197,28 +189,6 @@ def test_lz4_rows_not_applicable_without_lz4(on_17) -> None:
                 assert m.status == "not_applicable" and "lz4" in (m.reason or ""), m
             for typ in TYPES:
                 assert measured[(workload, f"{layout}.{typ}.pglz", "table_bytes")].status == "ok"
-
-
-def test_lz4_rows_measured_where_the_build_has_lz4(on_15, on_17) -> None:
-    measured, facts, _ = on_15
-    assert facts["capabilities"]["lz4"] is True
-    for workload in ("medium", "array"):
-        for layout in LAYOUTS:
-            for typ in TYPES:
-                for metric, _ in STORAGE_METRICS:
-                    m = measured[(workload, f"{layout}.{typ}.lz4", metric)]
-                    assert m.status == "ok" and m.value is not None and m.value >= 0, (workload, layout, typ, metric)
-                assert measured[(workload, f"{layout}.{typ}.lz4", "table_bytes")].value > 0
-            assert measured[(workload, layout, "table_size_ratio_lz4")].value > 0
-    # The threshold decides compression whatever the method: compact medium json stays raw, jsonb is compressed.
-    assert measured[("medium", "compact.json.lz4", "compressed_share")].value == 0
-    assert measured[("medium", "compact.jsonb.lz4", "compressed_share")].value == 1
-    # The same generator builds the same documents on another major version and build.
-    measured_17 = on_17[0]
-    for workload in ("medium", "array"):
-        for layout in LAYOUTS:
-            key = (workload, layout, "avg_input_bytes")
-            assert measured[key].value == measured_17[key].value
 
 
 def test_size_and_threshold_findings_reproduce_at_smoke(on_17) -> None:

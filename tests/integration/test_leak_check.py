@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 
 from jsonbench.engines.base import engine_for
 
@@ -117,36 +116,3 @@ def test_sockets_in_the_scratch_folder_are_seen(leak_tracker: Any, scratch_dir: 
         assert [leak.key for leak in found["socket"]] == [str(path)]
     leak_tracker.reap(leak_tracker.leaks())
     assert _kinds(leak_tracker) == {}
-
-
-def test_labelled_containers_of_this_session_are_seen(leak_tracker: Any, scratch_dir: Path) -> None:
-    """A container (created, never started: no image registry is needed) labelled with a workdir under the scratch folder."""
-    client = leak_tracker._docker_client()
-    if client is None:
-        pytest.skip("no Docker engine answers on this machine (./bin/setup --docker starts one)")
-    import io
-    import tarfile
-
-    empty = io.BytesIO()
-    with tarfile.open(fileobj=empty, mode="w"):
-        pass
-    tag = "jsonbench-leakcheck:empty"
-    client.api.import_image_from_data(empty.getvalue(), repository="jsonbench-leakcheck", tag="empty")
-    other = None
-    try:
-        mine = client.containers.create(
-            tag, command=["/nothing"], labels={LABEL: "true", "io.jsonbench.workdir": str(scratch_dir / "jsonbench-x")}
-        )
-        other = client.containers.create(
-            tag, command=["/nothing"], labels={LABEL: "true", "io.jsonbench.workdir": "/tmp/someone-else/jsonbench-y"}
-        )
-        found = _kinds(leak_tracker)
-        assert [leak.key for leak in found.get("container", [])] == [mine.id], found  # not another session's
-        assert leak_tracker.reap(found["container"]) == []
-        assert _kinds(leak_tracker) == {}
-    finally:
-        if other is not None:
-            other.remove(force=True)
-        for c in client.containers.list(all=True, filters={"ancestor": tag}):
-            c.remove(force=True)
-        client.images.remove(tag, force=True)

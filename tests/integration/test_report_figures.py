@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from report_synth import build_once  # noqa: E402
-
 from jsonbench.cli import main
 from jsonbench.report.figures import figures, report_section
+from tests.unit.report_synth import build_once
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from checks_synth import make_run, replace_metric
+from tests.unit.checks_synth import make_run, replace_metric
 
 LAST = "scheduled__2026-11-{:02d}T02:00:00+00:00"
 

@@ -1,6 +1,6 @@
 """bin/airflow_api.py against a stand-in API server: the requests a user's script sends, in order.
 
-The real API server answers the same calls in tests/stack/ (and the smoke flag of bin/airflow-standalone);
+The real API server answers the same calls in tests/docker/test_compose_stack.py (./bin/stack selftest) (and the smoke flag of bin/airflow-standalone);
 this checks the request shapes quickly: the JWT from /auth/token on every /api/v2 call, the run created in
 the DAG's next scheduled slot, errors reported with the server's message.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -26,6 +27,8 @@ NEXT_SLOT = "2026-11-30T02:00:00Z"
 
 class FakeAirflow(BaseHTTPRequestHandler):
     calls: list[tuple[str, str, Any, str | None]] = []
+    #: The states a run reports, one per GET, the last one repeated: set by each test (the client must poll until finished).
+    states: dict[str, list[str]] = {}
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -65,7 +68,12 @@ class FakeAirflow(BaseHTTPRequestHandler):
                 },
             )
         if method == "GET" and self.path.startswith("/api/v2/dags/jsonb_benchmark_matrix/dagRuns/"):
-            return self._answer(200, {"dag_run_id": self.path.rsplit("/", 1)[1], "state": "success"})
+            run_id = urllib.parse.unquote(self.path.rsplit("/", 1)[1])
+            left = type(self).states.get(run_id)
+            if not left:
+                return self._answer(404, {"detail": f"DagRun {run_id} not found"})
+            state = left.pop(0) if len(left) > 1 else left[0]
+            return self._answer(200, {"dag_run_id": run_id, "state": state})
         return self._answer(404, {"detail": f"no route {method} {self.path}"})
 
     def do_GET(self) -> None:  # http.server's naming
@@ -81,6 +89,7 @@ class FakeAirflow(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[str]:
     FakeAirflow.calls = []
+    FakeAirflow.states = {}
     httpd = HTTPServer(("127.0.0.1", 0), FakeAirflow)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -91,12 +100,18 @@ def server() -> Iterator[str]:
         httpd.server_close()
 
 
+def _gets_of(run_id: str) -> int:
+    return sum(1 for m, path, _, _ in FakeAirflow.calls if m == "GET" and urllib.parse.unquote(path).endswith(f"/dagRuns/{run_id}"))
+
+
 def test_trigger_into_the_next_slot_then_unpause(server: str) -> None:
     api = airflow_api.AirflowApi(server, "admin", "pw")
     run = api.trigger("jsonb_benchmark_matrix", {"scale": "smoke"}, logical_date="next")
     assert run["dag_run_id"] == f"manual__{NEXT_SLOT}"
     assert api.set_paused("jsonb_benchmark_matrix", False)["is_paused"] is False
-    assert api.wait("jsonb_benchmark_matrix", run["dag_run_id"], timeout=5, poll=0.1)["state"] == "success"
+    FakeAirflow.states[run["dag_run_id"]] = ["queued", "running", "running", "success"]
+    assert api.wait("jsonb_benchmark_matrix", run["dag_run_id"], timeout=5, poll=0.01)["state"] == "success"
+    assert _gets_of(run["dag_run_id"]) == 4  # asked until the run had finished, not once
     calls = [(m, p, b) for m, p, b, _ in FakeAirflow.calls]
     assert calls[:4] == [
         ("POST", "/auth/token", {"username": "admin", "password": "pw"}),  # once, then reused
@@ -105,6 +120,14 @@ def test_trigger_into_the_next_slot_then_unpause(server: str) -> None:
         ("PATCH", "/api/v2/dags/jsonb_benchmark_matrix", {"is_paused": False}),
     ]
     assert all(auth == "Bearer jwt-1" for _, path, _, auth in FakeAirflow.calls if path.startswith("/api/v2"))
+
+
+def test_wait_returns_a_failed_run_and_times_out_on_a_running_one(server: str) -> None:
+    api = airflow_api.AirflowApi(server, "admin", "pw")
+    FakeAirflow.states = {"broken": ["running", "failed"], "endless": ["running"]}
+    assert api.wait("jsonb_benchmark_matrix", "broken", timeout=5, poll=0.01)["state"] == "failed"
+    with pytest.raises(TimeoutError, match="endless still running"):
+        api.wait("jsonb_benchmark_matrix", "endless", timeout=0.2, poll=0.01)
 
 
 def test_errors_carry_the_servers_words(server: str) -> None:
@@ -119,6 +142,7 @@ def test_command_line_reads_the_password_from_a_file_and_exits_by_the_runs_state
 ) -> None:
     passwords = tmp_path / "simple_auth_manager_passwords.json.generated"
     passwords.write_text('{"admin": "pw"}')  # the file airflow standalone writes
+    FakeAirflow.states = {f"manual__{NEXT_SLOT}": ["success"], "broken": ["failed"]}
     code = airflow_api.main(
         [
             "--url",
@@ -138,3 +162,5 @@ def test_command_line_reads_the_password_from_a_file_and_exits_by_the_runs_state
     assert code == 0
     assert f"created run manual__{NEXT_SLOT}" in capsys.readouterr().out
     assert airflow_api.main(["--url", server, "--password-file", str(passwords), "state", "missing", "x"]) == 2
+    assert airflow_api.main(["--url", server, "--password-file", str(passwords), "wait", "jsonb_benchmark_matrix", "broken"]) == 1
+    assert capsys.readouterr().out.strip().endswith("failed")

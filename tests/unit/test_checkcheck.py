@@ -12,10 +12,10 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from checks_synth import make_run
 
 from jsonbench.checks.changepoints import ready
 from jsonbench.checks.checkcheck import checkcheck, render_checkcheck
+from tests.unit.checks_synth import make_run
 
 
 @pytest.fixture(autouse=True)

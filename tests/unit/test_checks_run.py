@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from checks_synth import drop_metric, make_run, replace_metric
 
 from jsonbench.checks import ChecksFailed, check_run
 from jsonbench.checks.findings import band_at
 from jsonbench.checks.library import load_library
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.publish import VALIDATIONS, read_dataset
+from tests.unit.checks_synth import drop_metric, make_run, replace_metric
 
 
 @pytest.fixture(autouse=True)

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from checks_synth import confirm_run_cells, make_run, replace_metric, run_cells
 
 from jsonbench.checks import ChecksFailed, check_run
 from jsonbench.checks.alerts import alert_text
 from jsonbench.checks.confirm import confirm_run, suspect_cells
 from jsonbench.checks.run import check_outcome
 from jsonbench.dataset.publish import CONFIRMATIONS, MEASUREMENTS, VALIDATIONS, read_dataset
+from tests.unit.checks_synth import confirm_run_cells, make_run, replace_metric, run_cells
 
 SLOWDOWN = "big_document_jsonb_update_slowdown"
 INVERTED = replace_metric("postgres-16", "json_big", "update_time", lambda v: 0.09)

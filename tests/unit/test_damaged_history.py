@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from checks_synth import make_run
 
 from jsonbench.checks import ChecksFailed, check_run
 from jsonbench.dataset.publish import MEASUREMENTS, partition_dir, read_dataset_report
 from jsonbench.report import build_report
+from tests.unit.checks_synth import make_run
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from report_synth import build_once
+
+from tests.unit.report_synth import build_once
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

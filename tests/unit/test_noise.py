@@ -16,12 +16,12 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from checks_synth import make_run, replace_metric, stage_and_publish
 
 from jsonbench.checks import noise
 from jsonbench.checks.drift import benjamini_hochberg, drift_frame
 from jsonbench.checks.library import load_library
 from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
+from tests.unit.checks_synth import make_run, replace_metric, stage_and_publish
 
 LABEL = "synth"
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from report_synth import build_once
 
 from jsonbench.dataset import views
+from tests.unit.report_synth import build_once
 
 
 @pytest.fixture(scope="module")
