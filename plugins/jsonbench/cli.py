@@ -10,12 +10,12 @@
   ``--quarantine`` moves the damaged files under ``<results>/_quarantine/`` (with a note each, never
   deleted) and sweeps the leftovers (see :mod:`jsonbench.dataset.repair`).
 * ``pgbench-overhead``: one catalogue pgbench script through the pipeline and by hand against the
-  same server, both tps and their ratio (see :mod:`jsonbench.pgbench_overhead`).
+  same server, both tps and their ratio (see :mod:`jsonbench.tools.pgbench_overhead`).
 * ``calibrate``: per finding and engine, what the recorded runs of one scale observed and the band
-  a stated rule proposes (see :mod:`jsonbench.checks.calibrate`).
+  a stated rule proposes (see :mod:`jsonbench.tools.calibrate`).
 * ``checkcheck``: checks of the checks: plants wrong results into copies of a real run, reruns the
   real check on a copy of the real history, and reports the share caught and the false alarms
-  (see :mod:`jsonbench.checks.checkcheck`).
+  (see :mod:`jsonbench.tools.checkcheck`).
 * ``link-engines`` / ``install-sqlite`` / ``install-otava``: setup steps used by ``./bin/setup``.
 """
 
@@ -95,9 +95,9 @@ def _duration(seconds: float) -> str:
 
 def preview(conf: dict[str, Any]) -> tuple[str, dict[str, float]]:
     """The plan's cost table for ``conf`` (nothing starts) and the expected seconds per cell."""
-    from jsonbench import costs
     from jsonbench.cell import RunRef
-    from jsonbench.matrix import plan_cells, resolve
+    from jsonbench.orchestration import costs
+    from jsonbench.orchestration.plan import plan_cells, resolve
 
     cfg = resolve(conf)
     run = RunRef(run_id="preview", logical_date=None, hardware_label=cfg.hardware_label, results_dir=cfg.results_dir, scale=cfg.scale)
@@ -374,7 +374,7 @@ def _cmd_damaged(args: argparse.Namespace) -> int:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from jsonbench.checks.calibrate import as_json, calibrate, render
+    from jsonbench.tools.calibrate import as_json, calibrate, render
 
     cals = calibrate(
         paths.results_dir(args.results_dir),
@@ -390,7 +390,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def _cmd_checkcheck(args: argparse.Namespace) -> int:
-    from jsonbench.checks.checkcheck import checkcheck, render_checkcheck
+    from jsonbench.tools.checkcheck import checkcheck, render_checkcheck
 
     outcome = checkcheck(
         paths.results_dir(args.results_dir),
@@ -413,21 +413,21 @@ def _cmd_install_otava(args: argparse.Namespace) -> int:
 
 
 def _cmd_handcheck(args: argparse.Namespace) -> int:
-    from jsonbench.handcheck import handcheck
+    from jsonbench.tools.handcheck import handcheck
 
     print(handcheck(args.engine, args.rows, args.repetitions))
     return 0
 
 
 def _cmd_fat_update_handcheck(args: argparse.Namespace) -> int:
-    from jsonbench.handcheck import fat_update_handcheck
+    from jsonbench.tools.handcheck import fat_update_handcheck
 
     print(fat_update_handcheck(args.engine, args.scale, args.rounds))
     return 0
 
 
 def _cmd_load_handcheck(args: argparse.Namespace) -> int:
-    from jsonbench.handcheck import load_handcheck
+    from jsonbench.tools.handcheck import load_handcheck
 
     print(load_handcheck(args.engine, args.scale, args.rounds))
     return 0
@@ -444,7 +444,7 @@ def _cmd_install_sqlite(args: argparse.Namespace) -> int:
 
 
 def _cmd_pgbench_overhead(args: argparse.Namespace) -> int:
-    from jsonbench.pgbench_overhead import measure, report
+    from jsonbench.tools.pgbench_overhead import measure, report
 
     print(report(measure(args.engine, args.script, args.seconds, args.rounds, args.scale)))
     return 0
@@ -463,7 +463,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
 
 def _cmd_host(args: argparse.Namespace) -> int:
-    from jsonbench import hostlease
+    from jsonbench.host import lease as hostlease
 
     lease = hostlease.holder() if args.action == "status" else hostlease.force_release()
     what = "holds" if args.action == "status" else "released; it held"
@@ -476,9 +476,9 @@ def _cmd_host(args: argparse.Namespace) -> int:
 
 
 def _cmd_scheduler_run(args: argparse.Namespace) -> int:
-    from jsonbench.matrix import resolve
-    from jsonbench.scheduler_run import report as run_report
-    from jsonbench.scheduler_run import scheduler_run
+    from jsonbench.orchestration.plan import resolve
+    from jsonbench.tools.scheduler_trial import report as run_report
+    from jsonbench.tools.scheduler_trial import scheduler_run
 
     conf = _conf(args)
     resolve(conf)  # a bad parameter fails here, before Airflow starts

@@ -292,9 +292,10 @@ def test_container_killed_mid_statement_fails_the_task_and_a_rerun_succeeds(dock
 def test_killed_provision_is_swept_container_volume_folder_and_lease(
     docker_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jsonbench import hostlease, tasks
     from jsonbench.cell import Cell
     from jsonbench.engines.base import engine_for
+    from jsonbench.host import lease as hostlease
+    from jsonbench.orchestration import tasks
 
     for key in ("AIRFLOW_HOME", "AIRFLOW__CORE__DAGS_FOLDER"):
         monkeypatch.setenv(key, docker_env[key])

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from report_synth import build_once
 
 from jsonbench.report import build_report
-from jsonbench.report.bench import external_references
+from jsonbench.tools.report_bench import external_references
 
 LAST = "scheduled__2026-11-05T02:00:00+00:00"
 

@@ -15,7 +15,7 @@ import pytest
 from checks_synth import make_run
 
 from jsonbench.checks.changepoints import ready
-from jsonbench.checks.checkcheck import checkcheck, render_checkcheck
+from jsonbench.tools.checkcheck import checkcheck, render_checkcheck
 
 
 @pytest.fixture(autouse=True)

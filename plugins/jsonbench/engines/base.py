@@ -5,7 +5,7 @@ An *engine* is a database build a suite can run against: an embedded PostgreSQL 
 small adapter class; ``include/matrix.yaml`` registers it under its family
 (``families.<family>.backends.<backend>: module:Class``), the planner copies that import path into
 the :class:`~jsonbench.cell.Cell`, and :func:`engine_for` imports it. The driver
-(:mod:`jsonbench.tasks`) only ever calls the methods below, and suites only ever see a
+(:mod:`jsonbench.orchestration.tasks`) only ever calls the methods below, and suites only ever see a
 :class:`Session`.
 
 Lifecycle, one cell at a time on a host (each step may run in a different process, even on a
@@ -168,14 +168,14 @@ class Engine(abc.ABC, Generic[H, S]):
         The quiet-window sampler subtracts it from the host's busy time to see what *else* ran.
         The default sums ``/proc/<pid>/stat`` (utime, stime, cutime, cstime) over :meth:`pids`.
         """
-        from jsonbench import hostload
+        from jsonbench.host import load as hostload
 
         pids = self.pids(handle)
         return hostload.cpu_seconds_of(pids) if pids else None
 
     def usage(self, handle: H) -> ResourceUsage:
         """Memory and disk the engine holds now (the driver records the peaks per cell)."""
-        from jsonbench import hostload
+        from jsonbench.host import load as hostload
 
         return ResourceUsage(hostload.pss_bytes_of(self.pids(handle)), hostload.folder_bytes(Path(handle.workdir)))
 

@@ -59,7 +59,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from jsonbench.cell import Cell
 from jsonbench.dataset.measurement import Aggregate, Measurement
 from jsonbench.engines.base import Session
-from jsonbench.hostload import WindowLoad, WindowSampler
+from jsonbench.host.load import WindowLoad, WindowSampler
 
 S = TypeVar("S", bound=Session)
 T = TypeVar("T")

@@ -45,8 +45,8 @@ class ServerSizes:
 
 def server_sizes(cell: Cell) -> ServerSizes:
     """The cell's memory settings as the adapter will start the server with them (capped to this machine)."""
-    from jsonbench import hostfacts
     from jsonbench.engines.postgres_common import scaled_settings, size_bytes
+    from jsonbench.host import facts as hostfacts
 
     pg = cell.postgres
     settings, _ = scaled_settings(cell.server_settings, pg.memory_caps if pg else {}, hostfacts.memory_bytes())

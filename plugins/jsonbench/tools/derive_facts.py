@@ -1,6 +1,6 @@
 """Derive the catalogue's deterministic facts at each scale by running the suite's own SQL.
 
-``python -m jsonbench.checks.derive_facts --build pg17 --products 20000,200000,1000000`` starts a
+``python -m jsonbench.tools.derive_facts --build pg17 --products 20000,200000,1000000`` starts a
 throwaway server of one pinned build (as the unprivileged ``postgres`` user when run as root), loads
 the catalogue exactly as the suite does (``include/sql/catalogue/``: source, both designs, tags,
 foreign key, indexes, VACUUM ANALYZE), and prints, per product count, what the reproduction bands

@@ -123,8 +123,8 @@ def handcheck(engine_id: str = "postgres-16", rows: int = 5000, repetitions: int
     """Run the comparison and return the printed report."""
     import tempfile
 
-    from jsonbench import tasks
     from jsonbench.cell import Cell
+    from jsonbench.orchestration import tasks
 
     with tempfile.TemporaryDirectory(prefix="jsonbench-handcheck-") as results:
         planned = tasks.plan(
@@ -189,8 +189,8 @@ def fat_update_handcheck(engine_id: str = "postgres-17", scale: str = "laptop", 
     """
     import tempfile
 
-    from jsonbench import tasks
     from jsonbench.cell import Cell
+    from jsonbench.orchestration import tasks
     from jsonbench.suites.catalogue import NAME as CATALOGUE
 
     with tempfile.TemporaryDirectory(prefix="jsonbench-fat-handcheck-") as results:
@@ -239,8 +239,8 @@ def fat_update_handcheck(engine_id: str = "postgres-17", scale: str = "laptop", 
 
 def _fat_matrix_side(planned: dict[str, Any], cell: Any, handle_json: dict[str, Any]) -> dict[str, list[float]]:
     """The fat_update task as the DAG runs it; its staged tps per design."""
-    from jsonbench import tasks
     from jsonbench.dataset.staging import Staging
+    from jsonbench.orchestration import tasks
 
     tasks.run_workload(planned, cell.cell_id, handle_json, "fat_update")
     rec = [r for r in Staging(cell.run.results_dir, cell.run.run_id).records(cell.cell_id) if r.workload == "fat_update"][-1]
@@ -250,9 +250,9 @@ def _fat_matrix_side(planned: dict[str, Any], cell: Any, handle_json: dict[str, 
 def _fat_hand_side(cell: Any, engine: Any, handle_json: dict[str, Any]) -> dict[str, list[float]]:
     """As many hand runs per design as the workload's repetitions, each on a fresh copy after a CHECKPOINT."""
     from jsonbench import pgbench
-    from jsonbench.pgbench_overhead import by_hand
     from jsonbench.suites.catalogue import NAME as CATALOGUE
     from jsonbench.suites.catalogue import fat_update
+    from jsonbench.tools.pgbench_overhead import by_hand
 
     p = cell.scale_params
     clients = pgbench.machine_clients(int(p.get("clients", 4)))
@@ -306,9 +306,9 @@ def load_handcheck(engine_id: str = "postgres-17", scale: str = "full", rounds: 
     """
     import tempfile
 
-    from jsonbench import tasks
     from jsonbench.cell import Cell
     from jsonbench.dataset.staging import SETUP_RECORD, Staging
+    from jsonbench.orchestration import tasks
     from jsonbench.suites.catalogue import NAME as CATALOGUE
     from jsonbench.suites.catalogue import load as catalogue_load
 

@@ -22,14 +22,16 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from jsonbench import hostfacts, hostlease, paths
+from jsonbench import paths
 from jsonbench.cell import Cell, HostFacts, RunRef
 from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
-from jsonbench.deployment import host_engines
 from jsonbench.engines.base import Engine, Handle, engine_for
 from jsonbench.errors import BenchmarkError, ConfigError
-from jsonbench.hostload import WindowSampler
-from jsonbench.matrix import plan_cells, resolve
+from jsonbench.host import facts as hostfacts
+from jsonbench.host import lease as hostlease
+from jsonbench.host.load import WindowSampler
+from jsonbench.orchestration.deployment import host_engines
+from jsonbench.orchestration.plan import plan_cells, resolve
 from jsonbench.suites import get_suite
 from jsonbench.suites.base import WorkloadContext
 
@@ -104,7 +106,7 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, b
     staged work of cells an earlier attempt completed (they are not measured again) and forgets
     everything else.
     """
-    from jsonbench import costs
+    from jsonbench.orchestration import costs
 
     cfg = resolve(params, bound_label=bound_label)
     hosted = host_engines()

@@ -1,0 +1,8 @@
+"""The maintainers' commands: the benchmark of the benchmark and the check of the checks.
+
+Each is reached through ``python -m jsonbench.cli``: the handchecks (the pipeline against the same work
+by hand), the pgbench overhead, a run through a private scheduler, a rerun in place, the process
+census, the report's build benchmark, the checks' calibration, their own check (checkcheck) and the
+derivation of the deterministic facts. Nothing a nightly run imports reaches this package (a test on
+the import graph holds it so): a change here cannot change what the DAGs measure or judge.
+"""
