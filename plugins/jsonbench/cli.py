@@ -17,6 +17,10 @@
   real check on a copy of the real history, and reports the share caught and the false alarms
   (see :mod:`jsonbench.tools.checkcheck`).
 * ``link-engines`` / ``install-sqlite`` / ``install-otava``: setup steps used by ``./bin/setup``.
+* ``rerun`` / ``report-bench`` / ``derive-facts`` / ``views``: commands with parsers of their own
+  (their ``--help`` is theirs): a run again as the same run, the report's build benchmark, the
+  catalogue's deterministic facts, the SQL views refreshed (see :mod:`jsonbench.tools` and
+  :mod:`jsonbench.dataset.views`).
 """
 
 from __future__ import annotations
@@ -253,6 +257,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_run_commands(sub)
     _add_handcheck_commands(sub)
     _add_check_commands(sub)
+    for name, (summary_line, _) in _OWN_PARSERS.items():
+        sub.add_parser(name, help=summary_line, add_help=False)
     return parser
 
 
@@ -549,8 +555,44 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def _rerun(argv: list[str]) -> int:
+    from jsonbench.tools.rerun import main as rerun_main
+
+    return rerun_main(argv)
+
+
+def _report_bench(argv: list[str]) -> int:
+    from jsonbench.tools.report_bench import main as bench_main
+
+    return bench_main(argv)
+
+
+def _derive_facts(argv: list[str]) -> int:
+    from jsonbench.tools.derive_facts import main as facts_main
+
+    return facts_main(argv)
+
+
+def _views(argv: list[str]) -> int:
+    from jsonbench.dataset.views import main as views_main
+
+    return views_main(argv)
+
+
+# Commands that parse their own arguments (and print their own --help): the rest of the argv goes to them.
+_OWN_PARSERS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
+    "rerun": ("run an earlier DAG run again, as the same run (same run id), on this machine", _rerun),
+    "report-bench": ("the report of an N-run history made from a real run: build time, offline check, charts drawn", _report_bench),
+    "derive-facts": ("the catalogue's deterministic facts per product count, from a throwaway server of one build", _derive_facts),
+    "views": ("refresh the SQL views over the results (<results>/jsonbench.duckdb)", _views),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (the process's arguments by default) and run its subcommand; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in _OWN_PARSERS:
+        return _OWN_PARSERS[argv[0]][1](argv[1:])
     args = _parser().parse_args(argv)
     return _COMMANDS[args.cmd](args)
 
