@@ -23,7 +23,8 @@ PLUGINS = ROOT / "plugins"
 
 # Rooms from the bottom up; a module may import from its own room and from any room listed before it.
 LAYERS: list[tuple[str, ...]] = [
-    ("jsonbench", "jsonbench.paths", "jsonbench.errors"),
+    # dataset.fsio (durable writes, the standard library only) serves every room, the host's lease included
+    ("jsonbench", "jsonbench.paths", "jsonbench.errors", "jsonbench.dataset.fsio"),
     ("jsonbench.cell", "jsonbench.sqlfiles", "jsonbench.matrix"),
     ("jsonbench.host",),
     ("jsonbench.engines",),

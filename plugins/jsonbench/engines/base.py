@@ -43,12 +43,12 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import importlib
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
+from jsonbench import load_object
 from jsonbench.cell import Cell
 
 
@@ -184,9 +184,8 @@ def engine_for(cell: Cell) -> Engine[Any, Any]:
     """The adapter of a cell (the import path the planner put into ``cell.adapter``)."""
     from jsonbench.errors import ConfigError
 
-    module, _, name = cell.adapter.partition(":")
     try:
-        cls = getattr(importlib.import_module(module), name)
+        cls = load_object(cell.adapter)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(
             f"matrix.families.{cell.family}.backends.{cell.backend}", f"cannot import adapter {cell.adapter!r}: {exc}"
