@@ -23,7 +23,6 @@ from jsonbench import paths
 from jsonbench.cell import QuietPolicy
 from jsonbench.errors import BenchmarkError, ConfigError
 
-BACKENDS = ("embedded", "docker", "server")
 LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 SETTING_NAME_RE = re.compile(r"^[a-z_][a-z0-9_.]*$")
 
@@ -42,6 +41,11 @@ class Matrix:
     def families(self) -> dict[str, dict[str, Any]]:
         return self.raw["families"]
 
+    @property
+    def backends(self) -> tuple[str, ...]:
+        """Every backend a family of the file registers, in the order the file names them first."""
+        return _backends(self.raw)
+
     def backend_for(self, engine_id: str, backend: str) -> str:
         """The backend an engine runs on when the run asks for ``backend`` (see ``families`` in the matrix)."""
         backends = list(self.families[self.engines[engine_id]["family"]]["backends"])
@@ -58,6 +62,10 @@ class Matrix:
     @property
     def scales(self) -> dict[str, dict[str, Any]]:
         return self.raw["scales"]
+
+
+def _backends(raw: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(b for family in (raw.get("families") or {}).values() for b in (family.get("backends") or {})))
 
 
 @lru_cache(maxsize=4)
@@ -255,7 +263,8 @@ def _check_defaults(c: _FileCheck, raw: dict[str, Any], engines: dict[str, Any],
             c.need(name in known, f"matrix.{key}[{i}]", f"{name!r} is not declared under {key.removeprefix('default_')}")
     c.need(raw["default_scale"] in scales, "matrix.default_scale", f"{raw['default_scale']!r} is not one of the scales {list(scales)}")
     if "default_backend" in raw:
-        c.need(raw["default_backend"] in BACKENDS, "matrix.default_backend", f"{raw['default_backend']!r} is not one of {list(BACKENDS)}")
+        backends = list(_backends(raw))
+        c.need(raw["default_backend"] in backends, "matrix.default_backend", f"{raw['default_backend']!r} is not one of {backends}")
     if "hardware_label" in raw:
         c.need(
             isinstance(raw["hardware_label"], str) and bool(LABEL_RE.match(raw["hardware_label"])),

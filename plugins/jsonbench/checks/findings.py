@@ -43,6 +43,8 @@ from typing import Any, cast
 
 import pandas as pd
 
+from jsonbench.matrix import load_matrix
+
 FINDINGS_COLUMNS = [
     "suite",
     "finding",
@@ -66,7 +68,7 @@ FINDINGS_COLUMNS = [
 ]
 
 STATISTICS = ("value", "min", "max", "median")
-SCALES = ("smoke", "laptop", "full")
+SCALES = tuple(load_matrix().scales)  # the matrix file's scales, in its order
 KINDS = ("timing", "deterministic")
 
 Values = dict[tuple[str, ...], tuple[Any, str]]

@@ -19,7 +19,7 @@ from typing import Any
 from jsonbench import paths
 from jsonbench.cell import Cell, PostgresOptions, QuietPolicy, RunRef, cell_id_of
 from jsonbench.errors import ConfigError
-from jsonbench.matrix import BACKENDS, LABEL_RE, SETTING_NAME_RE, Matrix, load_matrix
+from jsonbench.matrix import LABEL_RE, SETTING_NAME_RE, Matrix, load_matrix
 
 
 def params_schema(matrix: Matrix | None = None, hardware_label: str | None = None) -> dict[str, dict[str, Any]]:
@@ -72,7 +72,7 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
         "backend": {
             "default": os.environ.get("JSONBENCH_BACKEND") or m.raw.get("default_backend", "embedded"),
             "type": "string",
-            "enum": list(BACKENDS),
+            "enum": list(m.backends),
             "title": "PostgreSQL backend",
             "description": "embedded: local builds fetched by the setup; docker: official images; "
             "server: an existing server reached through an Airflow connection.",
@@ -82,7 +82,7 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
             "type": "string",
             "enum": list(m.scales),
             "title": "Scale profile",
-            "description": "smoke (tests), laptop (minutes), full (the seeds' own scale).",
+            "description": ", ".join(f"{name} ({spec.get('description', '')})" for name, spec in m.scales.items()) + ".",
         },
         "repetitions": {
             "default": None,
@@ -192,8 +192,8 @@ def _engines_and_suites(p: dict[str, Any], m: Matrix) -> tuple[list[str], list[s
 def _backend(p: dict[str, Any], m: Matrix, env: dict[str, str], engines: list[str]) -> str:
     """The run's backend (parameter, ``$JSONBENCH_BACKEND``, the matrix's default), which every engine must have a build for."""
     backend = p.get("backend") or env.get("JSONBENCH_BACKEND") or m.raw.get("default_backend", "embedded")
-    if backend not in BACKENDS:
-        raise ConfigError("backend", f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
+    if backend not in m.backends:
+        raise ConfigError("backend", f"unknown backend {backend!r}; known: {', '.join(m.backends)}")
     for eid in engines:
         if m.backend_for(eid, backend) not in m.engines[eid]["backends"]:
             raise ConfigError("backend", f"engine {eid!r} has no {backend!r} build in the matrix")
