@@ -318,12 +318,10 @@ def sweep(planned: dict[str, Any]) -> list[str]:
     if held is not None:
         log.warning("released the host lease %s still held for %s", run.run_id, held.cell_id)
     try:
-        from jsonbench.dataset import publish as publishing
+        from jsonbench.dataset.repair import sweep_leftovers
 
-        leftovers = getattr(publishing, "sweep_leftovers", None)
-        if leftovers is not None:
-            for path in leftovers(run.results_dir):
-                log.warning("removed a leftover of a killed publish: %s", path)
+        for path in sweep_leftovers(run.results_dir):
+            log.warning("removed a leftover of a killed publish: %s", path)
     except Exception as exc:  # never let housekeeping fail the sweep
         log.warning("could not sweep publish leftovers under %s: %s", run.results_dir, exc)
     return swept
@@ -360,11 +358,9 @@ def _run_dict(run: RunRef) -> dict[str, Any]:
 
 
 def _refresh_views(results_dir: str) -> None:
-    """Rebuild the results' ready-made DuckDB views, when that module is there (never fails the task)."""
-    try:
-        from jsonbench.dataset import views
-    except ImportError:
-        return
+    """Rebuild the results' ready-made DuckDB views (never fails the task)."""
+    from jsonbench.dataset import views
+
     try:
         views.refresh(results_dir)
     except Exception as exc:
