@@ -412,7 +412,7 @@ def _cmd_checkcheck(args: argparse.Namespace) -> int:
 
 
 def _cmd_install_otava(args: argparse.Namespace) -> int:
-    from jsonbench.checks.changepoints import install
+    from jsonbench.setup.otava_venv import install
 
     install()
     return 0
