@@ -22,6 +22,11 @@ The markup is Jinja2 templates with autoescape, one per block of the page, under
 there too). This module prepares what each block shows, as plain values: the numbers formatted, the
 tooltips written, the charts' specifications collected in page order. Values are escaped the way
 :func:`html.escape` does (quotes included), so attribute values may hold any text.
+
+A new block of the page: a function here that returns its values (added to the ``page`` dict in
+:func:`run_page_context`), a template of its own in ``templates/``, and one ``{% include %}`` line in
+``page.html.j2`` where it stands; then ``JSONBENCH_UPDATE_GOLDEN=1`` on
+``tests/integration/test_report_golden.py`` rewrites the golden page, whose diff shows the new block.
 """
 
 from __future__ import annotations
