@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from jsonbench import tasks
 from jsonbench.cell import Cell
 from jsonbench.dataset.publish import publish_run, read_dataset
 from jsonbench.dataset.staging import Staging
+from jsonbench.orchestration import tasks
 from jsonbench.suites import get_suite
 
 SUITE = "large_document_update"
