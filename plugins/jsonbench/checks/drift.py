@@ -342,6 +342,11 @@ def _deterministic_change_points(series: list[tuple[Any, Any, float]], rule: Rul
     return cps
 
 
+def _busy_too(row: dict[str, Any]) -> str:
+    """The note's tail for a row still building its history that was also measured on a busy host."""
+    return f"; also measured while the host was busy (host_other_cpu {row['host_other_cpu']})" if row["quiet"] is False else ""
+
+
 def _statistical_series(
     row: dict[str, Any], g: list[Any], r: Any, rule: Rule, value: float, run: dict[str, Any], s: _Settings
 ) -> tuple[list[float], list[int], list[dict[str, Any]]] | None:
@@ -354,14 +359,14 @@ def _statistical_series(
     usable = usable[-s.window :]
     row["history_n"] = len(usable)
     row["history_runs"] = json.dumps([str(x.run_id) for x in usable])
+    if len(usable) < s.min_history:  # before the disturbance: with no history it could not be judged, busy or not
+        row["note"] = f"{len(usable)} quiet earlier run(s); change-point detection needs {s.min_history}" + _busy_too(row)
+        return None
     if row["quiet"] is False:
         row.update(
             verdict="disturbed",
             note=f"measured while the host was busy (host_other_cpu {row['host_other_cpu']}); not judged, left out of later histories",
         )
-        return None
-    if len(usable) < s.min_history:
-        row["note"] = f"{len(usable)} quiet earlier run(s); change-point detection needs {s.min_history}"
         return None
     runs_meta: list[dict[str, Any]] = []
     values: list[float] = []
@@ -560,6 +565,9 @@ def _calibrated_series(row: dict[str, Any], idx: int, g: list[Any], r: Any, entr
     row["history_runs"] = json.dumps([str(x.run_id) for x, _ in pts])
     row["sigma"] = float(entry["sigma"])
     row["method"] = "calibrated"
+    if len(pts) < s.calibrated_min_history:  # before the disturbance: with no history it could not be judged, busy or not
+        row["note"] = f"{len(pts)} quiet earlier run(s); a calibrated series needs {s.calibrated_min_history}" + _busy_too(row)
+        return None
     if row["quiet"] is False:
         row.update(
             verdict="disturbed",
@@ -569,9 +577,6 @@ def _calibrated_series(row: dict[str, Any], idx: int, g: list[Any], r: Any, entr
     tonight = log_of(statistic(r.unit, r.value, r.samples))
     if tonight is None:
         row.update(verdict="excluded", note="no positive value: a log-scale noise model has nothing to compare")
-        return None
-    if len(pts) < s.calibrated_min_history:
-        row["note"] = f"{len(pts)} quiet earlier run(s); a calibrated series needs {s.calibrated_min_history}"
         return None
     return _Calibrated(idx, [lv for _, lv in pts], tonight, float(entry["sigma"]), entry)
 
