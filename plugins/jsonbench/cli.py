@@ -187,7 +187,7 @@ def resume_args(run_id: str, results_dir: str | None) -> tuple[dict[str, Any], s
     params = Staging(paths.results_dir(results_dir), run_id).read_params()
     if params is None:
         raise SystemExit(f"no staged attempt of {run_id} under {paths.results_dir(results_dir)}; nothing to resume")
-    return params, run_id.removeprefix("manual__")
+    return {**params, "resume_of": run_id}, run_id.removeprefix("manual__")
 
 
 def summary(results_dir: str | None = None, run_id: str | None = None) -> str:
@@ -629,6 +629,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"\nDAG run {run_id}: {state} in {wall:.1f} s")
+    if conf.get("resume_of"):  # the rows are published under the run it finished, not under this Airflow run's id
+        print(f"(it finished run {conf['resume_of']}, under whose id its rows are published)")
+        run_id = conf["resume_of"]
     if run_id:
         print(summary(conf.get("results_dir"), run_id))
         try:  # the views and the report of this run; the run's results stand without them

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,6 +106,17 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
             "title": "Server settings",
             "description": 'Extra PostgreSQL settings, e.g. {"shared_buffers": "256MB"}.',
         },
+        "resume_of": {
+            "default": None,
+            "type": ["null", "string"],
+            "pattern": RUN_ID_RE.pattern,
+            "title": "Resume run",
+            "description": (
+                "Run id of an earlier run of this DAG to finish (the command line's --resume sets it): the cells it completed are "
+                "kept, the rest are measured, and everything is published under that run id. Empty: a new run. Under the "
+                "scheduler, clear the run's failed tasks instead."
+            ),
+        },
     }
 
 
@@ -120,6 +132,25 @@ class RunConfig:
     hardware_label: str
     results_dir: str
     server_settings: dict[str, str] = field(default_factory=dict)
+    #: The run this one finishes (``resume_of``): its staged cells are kept and its run id is the one published.
+    resume_of: str | None = None
+
+
+#: What a run id this project resumes looks like (Airflow's ``<run type>__<timestamp>`` ids, and tests' plain names).
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_:.+-]{0,249}$")
+
+
+def _resume_of(value: Any, results_dir: str) -> str | None:
+    """``resume_of`` checked: a run id with a staged attempt under the results folder (else ``ConfigError``)."""
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str) or not RUN_ID_RE.match(value):
+        raise ConfigError("resume_of", f"must be a run id such as manual__2026-11-30T08:00:00+00:00, got {value!r}")
+    from jsonbench.dataset.staging import Staging
+
+    if Staging(results_dir, value).read_params() is None:
+        raise ConfigError("resume_of", f"no staged attempt of {value} under {results_dir}; nothing to resume")
+    return value
 
 
 def resolve(
@@ -164,6 +195,7 @@ def resolve(
         )
 
     results = str(paths.results_dir(p.get("results_dir")))
+    resume_of = _resume_of(p.get("resume_of"), results)
     return RunConfig(
         engines=tuple(engines),
         suites=tuple(suites),
@@ -173,6 +205,7 @@ def resolve(
         hardware_label=label,
         results_dir=results,
         server_settings={k: str(v) for k, v in settings.items()},
+        resume_of=resume_of,
     )
 
 

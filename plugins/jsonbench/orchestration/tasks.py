@@ -111,6 +111,11 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, b
     from jsonbench.orchestration import costs
 
     cfg = resolve(params, bound_label=bound_label)
+    if cfg.resume_of and cfg.resume_of != run_id:
+        # `airflow dags test DAG DATE` names its run after the moment it starts, not after DATE, so the command
+        # line's --resume cannot reuse the Airflow run id: the run it finishes is named by the parameter instead.
+        log.info("run %s finishes run %s: its completed cells are kept, its rows published under %s", run_id, cfg.resume_of, cfg.resume_of)
+        run_id = cfg.resume_of
     hosted = host_engines()
     outside = [e for e in cfg.engines if hosted is not None and e not in hosted]
     if outside:
@@ -135,7 +140,7 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, b
     staging = Staging(cfg.results_dir, run_id)
     resumed = completed_cells(staging, cells)
     staging.keep_only(resumed)
-    staging.write_params(dict(params or {}))
+    staging.write_params({k: v for k, v in (params or {}).items() if k != "resume_of"})
     todo = [c for c in cells if c.cell_id not in resumed]
     estimate = costs.plan_costs(todo, cfg.results_dir)
     log.info("%s", costs.describe(estimate, resumed))
