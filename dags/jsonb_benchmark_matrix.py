@@ -40,8 +40,9 @@ import pendulum
 from airflow.sdk import Asset, Param, TaskGroup, dag, get_current_context, task
 
 from jsonbench.cell import cell_id_of
-from jsonbench.deployment import BenchmarkDag, benchmark_dags, host_engines, retry_delay_s, schedule
-from jsonbench.matrix import cell_slots, load_matrix, params_schema
+from jsonbench.matrix import load_matrix
+from jsonbench.orchestration.deployment import BenchmarkDag, benchmark_dags, host_engines, retry_delay_s, schedule
+from jsonbench.orchestration.plan import cell_slots, params_schema
 from jsonbench.suites import get_suite
 
 #: One slot per benchmark host (created by ./bin/setup): one benchmark task at a time.
@@ -88,8 +89,8 @@ def build(spec: BenchmarkDag) -> Any:
         def plan() -> dict[str, Any]:
             from airflow.sdk.exceptions import AirflowFailException
 
-            from jsonbench import tasks
             from jsonbench.errors import BenchmarkError
+            from jsonbench.orchestration import tasks
 
             ctx = get_current_context()
             logical = ctx.get("logical_date") or ctx["dag_run"].run_after
@@ -102,7 +103,8 @@ def build(spec: BenchmarkDag) -> Any:
         def provision(cell_id: str) -> dict[str, Any]:
             from airflow.sdk.exceptions import AirflowFailException, AirflowRescheduleException, AirflowSkipException
 
-            from jsonbench import hostlease, tasks
+            from jsonbench.host import lease as hostlease
+            from jsonbench.orchestration import tasks
 
             planned = planned_or_skip()
             try:
@@ -121,25 +123,25 @@ def build(spec: BenchmarkDag) -> Any:
 
         @task(pool=POOL, queue=spec.queue, execution_timeout=timedelta(hours=6))
         def workload(cell_id: str, handle: dict[str, Any], name: str) -> dict[str, Any]:
-            from jsonbench import tasks
+            from jsonbench.orchestration import tasks
 
             return tasks.run_workload(planned_or_skip(), cell_id, handle, name)
 
         @task(pool=POOL, queue=spec.queue, execution_timeout=timedelta(minutes=30))
         def teardown(cell_id: str, handle: dict[str, Any] | None = None) -> None:
-            from jsonbench import tasks
+            from jsonbench.orchestration import tasks
 
             tasks.teardown(planned_or_skip(), cell_id, handle)
 
         @task(trigger_rule="all_done", queue=spec.queue)  # removes engines on the benchmark host
         def sweep() -> list[str]:
-            from jsonbench import tasks
+            from jsonbench.orchestration import tasks
 
             return tasks.sweep(planned_or_skip())
 
         @task(trigger_rule="all_done", outlets=[MEASUREMENTS])
         def publish() -> dict[str, Any]:
-            from jsonbench import tasks
+            from jsonbench.orchestration import tasks
 
             return tasks.publish(planned_or_skip())
 
@@ -149,13 +151,13 @@ def build(spec: BenchmarkDag) -> Any:
 
         @task(retries=0, on_failure_callback=CheckFailureNotifier())
         def check() -> dict[str, Any]:
-            from jsonbench import tasks
+            from jsonbench.orchestration import tasks
 
             return tasks.check(planned_or_skip())
 
         @task(trigger_rule="all_done")  # after a failed check too: its suspects still get confirmed
         def suspects() -> list[dict[str, Any]]:
-            from jsonbench import tasks
+            from jsonbench.orchestration import tasks
 
             return tasks.suspects(planned_or_skip())
 
@@ -163,7 +165,8 @@ def build(spec: BenchmarkDag) -> Any:
         def reconfirm(suspect: dict[str, Any]) -> dict[str, Any]:
             from airflow.sdk.exceptions import AirflowRescheduleException
 
-            from jsonbench import hostlease, tasks
+            from jsonbench.host import lease as hostlease
+            from jsonbench.orchestration import tasks
 
             try:
                 return tasks.reconfirm(planned_or_skip(), suspect)
@@ -173,7 +176,7 @@ def build(spec: BenchmarkDag) -> Any:
 
         @task(trigger_rule="all_done", retries=0, queue=spec.queue, on_failure_callback=CheckFailureNotifier())
         def confirm_check() -> dict[str, Any]:
-            from jsonbench import tasks
+            from jsonbench.orchestration import tasks
 
             return tasks.confirm_check(planned_or_skip())
 
@@ -190,7 +193,7 @@ def build(spec: BenchmarkDag) -> Any:
         @task(trigger_rule="all_done", retries=0, on_failure_callback=RunFailureNotifier())
         def outcome() -> dict[str, Any]:
             """Fail the run, and alert, when any of its tasks failed (a check failure has alerted already)."""
-            from jsonbench import tasks
+            from jsonbench.orchestration import tasks
 
             ti = get_current_context()["ti"]
             found = ti.get_task_states(dag_id=ti.dag_id, run_ids=[ti.run_id])

@@ -182,7 +182,7 @@ def results_dir(tmp_path: Path) -> Path:
 def make_cells(results_dir: Path) -> Callable[..., list[Any]]:
     """Plan cells the way the DAG's plan task does: ``make_cells(suite, engines=[...], **params)``."""
     from jsonbench.cell import RunRef
-    from jsonbench.matrix import plan_cells, resolve
+    from jsonbench.orchestration.plan import plan_cells, resolve
 
     def make(suite: str, engines: list[str], run_id: str = "test_run", matrix: Any = None, **params: Any) -> list[Any]:
         params = {"scale": "smoke", "results_dir": str(results_dir), "suites": [suite], "engines": engines, **params}
@@ -211,7 +211,7 @@ def planned_of(*cells: Any) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def airflow_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Environment for a private Airflow (own metadata database, the project's dags and plugins)."""
-    from jsonbench.matrix import resolve
+    from jsonbench.orchestration.plan import resolve
 
     home = tmp_path_factory.mktemp("airflow_home")
     env = dict(os.environ)
@@ -224,9 +224,9 @@ def airflow_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             "PYTHONPATH": str(ROOT / "plugins"),
             "XDG_RUNTIME_DIR": env.get("XDG_RUNTIME_DIR", "/tmp"),
             # Task groups for the default engines only (not the Docker-only ones): every group a run
-            # does not select costs a skip, about 2.5 s of `airflow dags test` (jsonbench.deployment).
+            # does not select costs a skip, about 2.5 s of `airflow dags test` (jsonbench.orchestration.deployment).
             "JSONBENCH_HOST_ENGINES": ",".join(resolve({}).engines),
-            # Fault tests fail tasks on purpose: their one retry comes after 1 s, not 30 (jsonbench.deployment).
+            # Fault tests fail tasks on purpose: their one retry comes after 1 s, not 30 (jsonbench.orchestration.deployment).
             "JSONBENCH_RETRY_DELAY_S": "1",
         }
     )

@@ -1,7 +1,7 @@
 """Faults injected into real processes of a real DAG run: a run in the background, and ways to find its parts.
 
 * :class:`DagRun` runs ``airflow dags test jsonb_benchmark_matrix <logical date> -c CONF`` in a
-  background process (or, with ``again=RUN_ID``, ``python -m jsonbench.rerun RUN_ID``: the same run
+  background process (or, with ``again=RUN_ID``, ``python -m jsonbench.cli rerun RUN_ID``: the same run
   cleared and run again), keeps its log, and tells which tasks started and how each ended.
 * :func:`postmasters` finds this session's PostgreSQL postmasters by executable and parent (never
   by command line), :func:`active_statement` asks one of them, through its own socket, what a
@@ -39,7 +39,7 @@ class DagRun:
     conf: dict[str, Any]
     logical_date: str
     log_path: Path
-    again: str | None = None  # run this earlier run id again, as the same run (python -m jsonbench.rerun)
+    again: str | None = None  # run this earlier run id again, as the same run (python -m jsonbench.cli rerun)
     proc: subprocess.Popen[str] | None = None
     lines: list[str] = field(default_factory=list)
     _reader: threading.Thread | None = None
@@ -49,7 +49,7 @@ class DagRun:
         airflow = str(Path(sys.executable).parent / "airflow")
         argv = [airflow, "dags", "test", DAG_ID, self.logical_date, "-c", json.dumps(self.conf)]
         if self.again:
-            argv = [sys.executable, "-m", "jsonbench.rerun", self.again]
+            argv = [sys.executable, "-m", "jsonbench.cli", "rerun", self.again]
         env = dict(self.env)
         if self.conf.get("engines"):  # the run's engines' task groups only: each other one is a skip, ~2.5 s of dags test
             env["JSONBENCH_HOST_ENGINES"] = ",".join(self.conf["engines"])

@@ -1,6 +1,6 @@
-"""The typed values that travel from the planner to every task: a run, a cell, an engine's identity.
+"""The typed values that travel from the run plan to every task: a run, a cell, an engine's identity.
 
-The planner (:func:`jsonbench.matrix.plan_cells`) builds one :class:`Cell` per (suite, engine) once;
+The run plan (:func:`jsonbench.orchestration.plan.plan_cells`) builds one :class:`Cell` per (suite, engine) once;
 every task of that cell, possibly in another process on another worker, gets the same cell back
 from XCom. JSON is only the transport: :meth:`Cell.to_json` at the XCom boundary,
 :meth:`Cell.from_json` right after it, typed values everywhere else.

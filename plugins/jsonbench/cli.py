@@ -10,18 +10,22 @@
   ``--quarantine`` moves the damaged files under ``<results>/_quarantine/`` (with a note each, never
   deleted) and sweeps the leftovers (see :mod:`jsonbench.dataset.repair`).
 * ``pgbench-overhead``: one catalogue pgbench script through the pipeline and by hand against the
-  same server, both tps and their ratio (see :mod:`jsonbench.pgbench_overhead`).
+  same server, both tps and their ratio (see :mod:`jsonbench.tools.pgbench_overhead`).
 * ``quiet-check``: the quiet detector both ways on this machine: windows around real engine work
   on the machine as it is, then beside a one-core busy loop it starts; prints both shares (see
-  :mod:`jsonbench.quietcheck`).
+  :mod:`jsonbench.tools.quietcheck`).
 * ``calibrate``: per finding and engine, what the recorded runs of one scale observed and the band
-  a stated rule proposes (see :mod:`jsonbench.checks.calibrate`).
+  a stated rule proposes (see :mod:`jsonbench.tools.calibrate`).
 * ``checkcheck``: checks of the checks: plants wrong results into copies of a real run, reruns the
   real check on a copy of the real history, and reports the share caught and the false alarms
-  (see :mod:`jsonbench.checks.checkcheck`).
+  (see :mod:`jsonbench.tools.checkcheck`).
 * ``campaign``: N honest reruns one after another (resumable), then the noise model of the hardware
-  label and scale (see :mod:`jsonbench.campaign` and :mod:`jsonbench.checks.noise`).
+  label and scale (see :mod:`jsonbench.tools.campaign` and :mod:`jsonbench.checks.noise`).
 * ``link-engines`` / ``install-sqlite`` / ``install-otava``: setup steps used by ``./bin/setup``.
+* ``rerun`` / ``report-bench`` / ``derive-facts`` / ``views``: commands with parsers of their own
+  (their ``--help`` is theirs): a run again as the same run, the report's build benchmark, the
+  catalogue's deterministic facts, the SQL views refreshed (see :mod:`jsonbench.tools` and
+  :mod:`jsonbench.dataset.views`).
 """
 
 from __future__ import annotations
@@ -101,9 +105,9 @@ def _duration(seconds: float) -> str:
 
 def preview(conf: dict[str, Any]) -> tuple[str, dict[str, float]]:
     """The plan's cost table for ``conf`` (nothing starts) and the expected seconds per cell."""
-    from jsonbench import costs
     from jsonbench.cell import RunRef
-    from jsonbench.matrix import plan_cells, resolve
+    from jsonbench.orchestration import costs
+    from jsonbench.orchestration.plan import plan_cells, resolve
 
     cfg = resolve(conf)
     run = RunRef(run_id="preview", logical_date=None, hardware_label=cfg.hardware_label, results_dir=cfg.results_dir, scale=cfg.scale)
@@ -183,7 +187,7 @@ def resume_args(run_id: str, results_dir: str | None) -> tuple[dict[str, Any], s
     params = Staging(paths.results_dir(results_dir), run_id).read_params()
     if params is None:
         raise SystemExit(f"no staged attempt of {run_id} under {paths.results_dir(results_dir)}; nothing to resume")
-    return params, run_id.removeprefix("manual__")
+    return {**params, "resume_of": run_id}, run_id.removeprefix("manual__")
 
 
 def summary(results_dir: str | None = None, run_id: str | None = None) -> str:
@@ -277,6 +281,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_run_commands(sub)
     _add_handcheck_commands(sub)
     _add_check_commands(sub)
+    for name, (summary_line, _) in _OWN_PARSERS.items():
+        sub.add_parser(name, help=summary_line, add_help=False)
     return parser
 
 
@@ -444,7 +450,7 @@ def _cmd_damaged(args: argparse.Namespace) -> int:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from jsonbench.checks.calibrate import as_json, calibrate, render
+    from jsonbench.tools.calibrate import as_json, calibrate, render
 
     if args.record:
         from jsonbench.checks.noise import build_record, parse_exclude, render_record, write_record
@@ -474,7 +480,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def _cmd_checkcheck(args: argparse.Namespace) -> int:
-    from jsonbench.checks.checkcheck import checkcheck, render_checkcheck
+    from jsonbench.tools.checkcheck import checkcheck, render_checkcheck
 
     outcome = checkcheck(
         paths.results_dir(args.results_dir),
@@ -487,41 +493,41 @@ def _cmd_checkcheck(args: argparse.Namespace) -> int:
         measure_power=args.power,
     )
     print(json.dumps(outcome, indent=1, default=str) if args.as_json else render_checkcheck(outcome))
-    from jsonbench.checks.checkcheck import save
+    from jsonbench.tools.checkcheck import save
 
     print(f"figures: {save(outcome, args.save_to)}", file=sys.stderr)
     return 0 if outcome.get("ok") else 1
 
 
 def _cmd_campaign(args: argparse.Namespace) -> int:
-    from jsonbench.campaign import campaign
+    from jsonbench.tools.campaign import campaign
 
-    return campaign(_conf(args), args.runs)
+    return campaign(_conf(args), args.runs, run_dag=run_dag, resume_args=resume_args)
 
 
 def _cmd_install_otava(args: argparse.Namespace) -> int:
-    from jsonbench.checks.changepoints import install
+    from jsonbench.setup.otava_venv import install
 
     install()
     return 0
 
 
 def _cmd_handcheck(args: argparse.Namespace) -> int:
-    from jsonbench.handcheck import handcheck
+    from jsonbench.tools.handcheck import handcheck
 
     print(handcheck(args.engine, args.rows, args.repetitions))
     return 0
 
 
 def _cmd_fat_update_handcheck(args: argparse.Namespace) -> int:
-    from jsonbench.handcheck import fat_update_handcheck
+    from jsonbench.tools.handcheck import fat_update_handcheck
 
     print(fat_update_handcheck(args.engine, args.scale, args.rounds))
     return 0
 
 
 def _cmd_load_handcheck(args: argparse.Namespace) -> int:
-    from jsonbench.handcheck import load_handcheck
+    from jsonbench.tools.handcheck import load_handcheck
 
     print(load_handcheck(args.engine, args.scale, args.rounds))
     return 0
@@ -538,14 +544,14 @@ def _cmd_install_sqlite(args: argparse.Namespace) -> int:
 
 
 def _cmd_pgbench_overhead(args: argparse.Namespace) -> int:
-    from jsonbench.pgbench_overhead import measure, report
+    from jsonbench.tools.pgbench_overhead import measure, report
 
     print(report(measure(args.engine, args.script, args.seconds, args.rounds, args.scale)))
     return 0
 
 
 def _cmd_quiet_check(args: argparse.Namespace) -> int:
-    from jsonbench.quietcheck import measure, report
+    from jsonbench.tools.quietcheck import measure, report
 
     text, ok = report(*measure(args.seconds, args.engine))
     print(text)
@@ -574,7 +580,7 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
 
 def _cmd_host(args: argparse.Namespace) -> int:
-    from jsonbench import hostlease
+    from jsonbench.host import lease as hostlease
 
     lease = hostlease.holder() if args.action == "status" else hostlease.force_release()
     what = "holds" if args.action == "status" else "released; it held"
@@ -587,9 +593,9 @@ def _cmd_host(args: argparse.Namespace) -> int:
 
 
 def _cmd_scheduler_run(args: argparse.Namespace) -> int:
-    from jsonbench.matrix import resolve
-    from jsonbench.scheduler_run import report as run_report
-    from jsonbench.scheduler_run import scheduler_run
+    from jsonbench.orchestration.plan import resolve
+    from jsonbench.tools.scheduler_trial import report as run_report
+    from jsonbench.tools.scheduler_trial import scheduler_run
 
     conf = _conf(args)
     resolve(conf)  # a bad parameter fails here, before Airflow starts
@@ -623,6 +629,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"\nDAG run {run_id}: {state} in {wall:.1f} s")
+    if conf.get("resume_of"):  # the rows are published under the run it finished, not under this Airflow run's id
+        print(f"(it finished run {conf['resume_of']}, under whose id its rows are published)")
+        run_id = conf["resume_of"]
     if run_id:
         print(summary(conf.get("results_dir"), run_id))
         try:  # the views and the report of this run; the run's results stand without them
@@ -663,8 +672,44 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def _rerun(argv: list[str]) -> int:
+    from jsonbench.tools.rerun import main as rerun_main
+
+    return rerun_main(argv)
+
+
+def _report_bench(argv: list[str]) -> int:
+    from jsonbench.tools.report_bench import main as bench_main
+
+    return bench_main(argv)
+
+
+def _derive_facts(argv: list[str]) -> int:
+    from jsonbench.tools.derive_facts import main as facts_main
+
+    return facts_main(argv)
+
+
+def _views(argv: list[str]) -> int:
+    from jsonbench.dataset.views import main as views_main
+
+    return views_main(argv)
+
+
+# Commands that parse their own arguments (and print their own --help): the rest of the argv goes to them.
+_OWN_PARSERS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
+    "rerun": ("run an earlier DAG run again, as the same run (same run id), on this machine", _rerun),
+    "report-bench": ("the report of an N-run history made from a real run: build time, offline check, charts drawn", _report_bench),
+    "derive-facts": ("the catalogue's deterministic facts per product count, from a throwaway server of one build", _derive_facts),
+    "views": ("refresh the SQL views over the results (<results>/jsonbench.duckdb)", _views),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (the process's arguments by default) and run its subcommand; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in _OWN_PARSERS:
+        return _OWN_PARSERS[argv[0]][1](argv[1:])
     args = _parser().parse_args(argv)
     return _COMMANDS[args.cmd](args)
 

@@ -1,6 +1,6 @@
 """The confirmation before a timing alert, in a real ``airflow dags test`` run (smoke, PostgreSQL 16, one cell).
 
-Three wrong results are planted into the run with ``$JSONBENCH_PLANT`` (jsonbench.plant), so that the
+Three wrong results are planted into the run with ``$JSONBENCH_PLANT`` (jsonbench.orchestration.plant), so that the
 outcome does not depend on the machine's speed or load:
 
 * ``json_big``'s update time x 0.001 on the night's measurement only: ``big_document_jsonb_update_slowdown``

@@ -31,7 +31,8 @@ def test_every_dag_is_documented_tagged_and_not_catching_up(dagbag) -> None:
 def test_benchmark_dag_shape(dagbag) -> None:
     """One task group per cell the matrix can run, chained: the next cell's provision waits for the previous teardown."""
     from jsonbench.cell import cell_id_of
-    from jsonbench.matrix import cell_slots, load_matrix
+    from jsonbench.matrix import load_matrix
+    from jsonbench.orchestration.plan import cell_slots
     from jsonbench.suites import get_suite
 
     dag = dagbag.dags["jsonb_benchmark_matrix"]

@@ -298,9 +298,10 @@ def test_container_killed_mid_statement_fails_the_task_and_a_rerun_succeeds(dock
 def test_killed_provision_is_swept_container_volume_folder_and_lease(
     docker_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jsonbench import hostlease, tasks
     from jsonbench.cell import Cell
     from jsonbench.engines.base import engine_for
+    from jsonbench.host import lease as hostlease
+    from jsonbench.orchestration import tasks
 
     for key in ("AIRFLOW_HOME", "AIRFLOW__CORE__DAGS_FOLDER"):
         monkeypatch.setenv(key, docker_env[key])
@@ -321,7 +322,7 @@ def test_killed_provision_is_swept_container_volume_folder_and_lease(
     plan_file.write_text(json.dumps(planned))
     volumes_before = set(_docker("volume", "ls", "-q"))
     env = {**os.environ, **{k: docker_env[k] for k in ("PYTHONPATH",) if k in docker_env}}
-    code = "import json, sys; from jsonbench import tasks; tasks.provision(json.load(open(sys.argv[1])), sys.argv[2])"
+    code = "import json, sys; from jsonbench.orchestration import tasks; tasks.provision(json.load(open(sys.argv[1])), sys.argv[2])"
     proc = subprocess.Popen([sys.executable, "-c", code, str(plan_file), cell.cell_id], env=env)
     try:
         deadline = time.monotonic() + 300

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from jsonbench import tasks
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.staging import Staging
 from jsonbench.engines.base import engine_for
 from jsonbench.matrix import Matrix, load_matrix
+from jsonbench.orchestration import tasks
 from jsonbench.pgbench import PgbenchUnavailable
 from jsonbench.suites import get_suite
 from tests.conftest import planned_of

@@ -10,9 +10,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from jsonbench import tasks
 from jsonbench.engines.base import engine_for
 from jsonbench.errors import EngineUnavailable
+from jsonbench.orchestration import tasks
 from tests.conftest import planned_of
 
 VERSIONS = {"postgres-16": "16.", "postgres-17": "17.", "postgres-18": "18."}
@@ -58,7 +58,7 @@ def test_root_runs_servers_as_unprivileged_user(make_cells, scratch_dir: Path) -
 
 def test_settings_are_capped_to_the_machine(make_cells, scratch_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a machine with 2 GiB, 1GB of shared_buffers is capped at 1/8 of RAM, and the record says why."""
-    from jsonbench import hostfacts
+    from jsonbench.host import facts as hostfacts
 
     monkeypatch.setattr(hostfacts, "memory_bytes", lambda: 2 * 1024**3)
     cell = make_cells("large_document_update", ["postgres-16"])[0]

@@ -4,7 +4,7 @@ Each test runs ``airflow dags test`` in the background, waits until a workload t
 the server shows one of its statements running (or its pgbench client runs), kills, lets the run
 end, and checks: the run failed those tasks, nothing of the run is left (no process, SysV shared
 memory segment, socket, scratch folder or host lease: the session's leak check), and the same run
-cleared and run again (``python -m jsonbench.rerun RUN_ID``: same run id) publishes the complete run,
+cleared and run again (``python -m jsonbench.cli rerun RUN_ID``: same run id) publishes the complete run,
 every expected metric exactly once, and no second run beside it.
 
 Under ``dags test`` a task runs inside the run's own process, so "the task's own process" is that

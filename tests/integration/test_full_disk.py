@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from jsonbench import tasks
 from jsonbench.cell import Cell, HostFacts, PostgresOptions, RunRef
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.publish import MEASUREMENTS, partition_dir, read_dataset, read_dataset_report
 from jsonbench.dataset.repair import find_leftovers
 from jsonbench.dataset.staging import Staging, WorkloadRecord
+from jsonbench.orchestration import tasks
 from tests.unit.test_dataset_faults import every_reader_count  # the same readers a user runs
 
 SIZE = "8m"

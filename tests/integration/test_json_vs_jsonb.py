@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from jsonbench import tasks
 from jsonbench.cell import RunRef
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.staging import Staging
-from jsonbench.matrix import plan_cells, resolve
+from jsonbench.orchestration import tasks
+from jsonbench.orchestration.plan import plan_cells, resolve
 from jsonbench.suites import get_suite
 from jsonbench.suites.json_vs_jsonb import COMPRESSIONS, LAYOUT_METRICS, LAYOUTS, STORAGE_METRICS, TYPE_METRICS, TYPES
 from tests.conftest import planned_of

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from jsonbench import tasks
 from jsonbench.dataset.staging import Staging
+from jsonbench.orchestration import tasks
 from jsonbench.suites import get_suite
 from tests.conftest import planned_of
 
@@ -19,7 +19,7 @@ HOT_AT_SMOKE = {"rel_small": 119, "json_small": 117, "rel_big": 123, "json_big":
 def measured(tmp_path_factory) -> dict:
     """Run the whole suite once on PostgreSQL 16 (the seed's major version) at smoke scale."""
     from jsonbench.cell import RunRef
-    from jsonbench.matrix import plan_cells, resolve
+    from jsonbench.orchestration.plan import plan_cells, resolve
 
     results = tmp_path_factory.mktemp("ldu")
     cfg = resolve(

@@ -19,8 +19,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from jsonbench import tasks
 from jsonbench.engines.postgres_ipc import processes_in, segments
+from jsonbench.orchestration import tasks
 from tests.conftest import planned_of
 
 BUSY = "SELECT count(*) FROM generate_series(1, 20000000000)"  # minutes of CPU: still running when killed
@@ -97,7 +97,7 @@ def test_only_this_clusters_processes_are_killed(make_cells: Any, leak_check: An
     ha = tasks.provision(pa, a.cell_id)
     hb = None
     try:
-        from jsonbench import hostlease
+        from jsonbench.host import lease as hostlease
 
         hostlease.release(a.run.run_id, a.cell_id)  # two servers at once, on purpose, for this test only
         hb = tasks.provision(pb, b.cell_id)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import time
 
-from jsonbench import hostload
-from jsonbench.quietcheck import start_hog, stop_hog
+from jsonbench.host import load as hostload
+from jsonbench.tools.quietcheck import start_hog, stop_hog
 
 
 def test_windows_beside_a_pinned_busy_loop_read_busy() -> None:

@@ -11,16 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from jsonbench import tasks
 from jsonbench.cell import Cell
 from jsonbench.dataset.publish import publish_run, read_dataset
 from jsonbench.dataset.staging import Staging
+from jsonbench.orchestration import tasks
 from jsonbench.suites import get_suite
 
 SUITE = "large_document_update"
 
 
-def test_resumed_run_keeps_completed_cells_and_reruns_the_rest(results_dir: Path, leak_check) -> None:
+@pytest.mark.parametrize("again_as", ["same_airflow_run", "resume_of"])
+def test_resumed_run_keeps_completed_cells_and_reruns_the_rest(results_dir: Path, leak_check, again_as: str) -> None:
+    """The second attempt is the same Airflow run (a scheduler's cleared tasks) or, as the command line's
+    ``--resume`` makes it, a new Airflow run naming the first in ``resume_of`` (``airflow dags test`` names a
+    run after the moment it starts, so the id cannot be reused); either way it is the same run of the dataset."""
     params = {
         "scale": "smoke",
         "engines": ["postgres-16", "postgres-17"],
@@ -46,7 +50,12 @@ def test_resumed_run_keeps_completed_cells_and_reruns_the_rest(results_dir: Path
     staging = Staging(results_dir, "resume_run")
     kept = {r.workload: r.ended_at for r in staging.records(first.cell_id)}
 
-    again = tasks.plan(params, "resume_run", "2026-11-29T02:00:00+00:00")
+    if again_as == "resume_of":
+        again = tasks.plan({**params, "resume_of": "resume_run"}, "manual__2026-12-01T10:00:00+00:00", "2026-11-29T02:00:00+00:00")
+        assert Staging(results_dir, "resume_run").read_params() == params  # resume_of is how, not what, and is not stored
+    else:
+        again = tasks.plan(params, "resume_run", "2026-11-29T02:00:00+00:00")
+    assert again["run"]["run_id"] == "resume_run"
     assert again["resumed"] == [first.cell_id]
     assert list(again["costs"]["cells"]) == [second.cell_id]  # only what is left is planned and costed
     with pytest.raises(tasks.CellSkipped, match="completed by an earlier attempt"):
@@ -64,6 +73,7 @@ def test_resumed_run_keeps_completed_cells_and_reruns_the_rest(results_dir: Path
     df = read_dataset(results_dir).to_pandas()
     rows = df[df.workload != "_cell"]
     assert set(rows.engine_id) == {"postgres-16", "postgres-17"}
+    assert set(rows.run_id) == {"resume_run"}  # one run of the dataset, whichever Airflow run finished it
     assert not rows.duplicated(["engine_id", "workload", "variant", "metric"]).any()
     assert len(rows[rows.engine_id == "postgres-16"]) == len(rows[rows.engine_id == "postgres-17"])
     assert leak_check() == []
@@ -83,3 +93,14 @@ def test_a_different_plan_for_the_same_run_measures_everything_again(results_dir
     assert tasks.plan(params, "replan_run", None)["resumed"] == [cell.cell_id]
     assert tasks.plan({**params, "repetitions": 2}, "replan_run", None)["resumed"] == []
     assert list(Staging(results_dir, "replan_run").records()) == []
+
+
+@pytest.mark.parametrize("value", ["manual__2026-11-30T08:00:00+00:00", "no spaces allowed", 7])
+def test_resume_of_must_name_a_staged_run(results_dir: Path, value: object) -> None:
+    """A ``resume_of`` that is not a run id, or names nothing staged here, fails before any engine starts, naming the field."""
+    from jsonbench.errors import ConfigError
+    from jsonbench.orchestration.plan import resolve
+
+    with pytest.raises(ConfigError) as err:
+        resolve({"scale": "smoke", "suites": [SUITE], "results_dir": str(results_dir), "resume_of": value})
+    assert err.value.field == "resume_of"

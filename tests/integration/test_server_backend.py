@@ -3,7 +3,7 @@
 The server is started with the embedded adapter; an Airflow connection given as
 ``AIRFLOW_CONN_JSONBENCH_POSTGRES_16`` (JSON) points at its unix socket. Everything else is the
 real path: plan (check), provision, the large-document suite's workloads, teardown, through
-:mod:`jsonbench.tasks`.
+:mod:`jsonbench.orchestration.tasks`.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from typing import Any
 import psycopg
 import pytest
 
-from jsonbench import pgbench, tasks
+from jsonbench import pgbench
 from jsonbench.cell import Cell
 from jsonbench.dataset.staging import Staging
 from jsonbench.engines.base import engine_for
 from jsonbench.engines.postgres_server import ServerPostgres
 from jsonbench.errors import EngineUnavailable
+from jsonbench.orchestration import tasks
 from jsonbench.suites import get_suite
 from tests.conftest import planned_of
 
@@ -33,7 +34,7 @@ SUITE = "large_document_update"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A running PostgreSQL 16 (embedded build), stopped at the end of the module."""
     from jsonbench.cell import RunRef
-    from jsonbench.matrix import plan_cells, resolve
+    from jsonbench.orchestration.plan import plan_cells, resolve
 
     cfg = resolve(
         {"scale": "smoke", "engines": ["postgres-16"], "suites": [SUITE], "results_dir": str(tmp_path_factory.mktemp("unused"))}, env={}

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from jsonbench import tasks
 from jsonbench.engines.base import engine_for
 from jsonbench.engines.sqlite_apsw import SqliteSession, SqliteWorkerError
 from jsonbench.engines.sqlite_venv import check_versions
 from jsonbench.errors import ConfigError, EngineUnavailable
 from jsonbench.matrix import Matrix, load_matrix
+from jsonbench.orchestration import tasks
 from jsonbench.setup import sqlite_venvs
 from tests.conftest import planned_of
 

@@ -1,4 +1,4 @@
-"""Suite sqlite_jsonb at smoke scale on real SQLite builds, driven the way the DAG drives it (jsonbench.tasks)."""
+"""Suite sqlite_jsonb at smoke scale on real SQLite builds, driven the way the DAG drives it (jsonbench.orchestration.tasks)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from jsonbench import tasks
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.staging import SETUP_RECORD, Staging
 from jsonbench.engines.base import engine_for
+from jsonbench.orchestration import tasks
 from jsonbench.suites import get_suite
 from jsonbench.suites.sqlite_jsonb import KEYS, NAME, POSITIONS, TABLES, key_path, rows_for
 from tests.conftest import planned_of
@@ -24,7 +24,7 @@ ENGINES = ["sqlite-3.45.0", "sqlite-3.54.1"]
 def staged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One smoke run of the whole suite on two SQLite versions: every cell provisioned, every workload run, torn down."""
     from jsonbench.cell import RunRef
-    from jsonbench.matrix import plan_cells, resolve
+    from jsonbench.orchestration.plan import plan_cells, resolve
 
     results = tmp_path_factory.mktemp("results")
     cfg = resolve({"scale": "smoke", "results_dir": str(results), "suites": [NAME], "engines": ENGINES})

@@ -143,8 +143,8 @@ def recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 def test_a_suite_added_by_the_recipe_is_planned_parsed_and_run(
     recipe: dict[str, Path], results_dir: Path, airflow_env: dict[str, str], leak_check: Any
 ) -> None:
-    from jsonbench import tasks
     from jsonbench.dataset.read import read_dataset
+    from jsonbench.orchestration import tasks
     from jsonbench.suites import get_suite
 
     before = _python_files()

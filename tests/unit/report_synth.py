@@ -24,7 +24,7 @@ LAST = "scheduled__2026-11-{:02d}T02:00:00+00:00"
 def make_cells_for(results_dir: Path, scale: str = "smoke") -> Callable[..., list[Any]]:
     """A ``make_cells`` for checks_synth.make_run: cells planned by the real matrix at ``scale``, hardware label ``local``."""
     from jsonbench.cell import RunRef
-    from jsonbench.matrix import plan_cells, resolve
+    from jsonbench.orchestration.plan import plan_cells, resolve
 
     def make_cells(suite: str, engines: list[str], run_id: str, **params: Any) -> list[Any]:
         cfg = resolve(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jsonbench.deployment import NIGHTLY, benchmark_dags, schedule
+from jsonbench.orchestration.deployment import NIGHTLY, benchmark_dags, schedule
 
 
 def test_one_dag_per_hardware_label_each_on_its_own_queue() -> None:
@@ -26,10 +26,11 @@ def test_schedule_is_nightly_unless_switched() -> None:
 
 
 def test_host_engines_keep_only_their_task_groups_and_the_plan_refuses_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
-    from jsonbench import tasks
-    from jsonbench.deployment import host_engines
     from jsonbench.errors import ConfigError
-    from jsonbench.matrix import cell_slots, load_matrix
+    from jsonbench.matrix import load_matrix
+    from jsonbench.orchestration import tasks
+    from jsonbench.orchestration.deployment import host_engines
+    from jsonbench.orchestration.plan import cell_slots
 
     assert host_engines({}) is None and host_engines({"JSONBENCH_HOST_ENGINES": " postgres-17, sqlite-3.54.1 ,"}) == [
         "postgres-17",
@@ -47,7 +48,7 @@ def test_host_engines_keep_only_their_task_groups_and_the_plan_refuses_the_other
 
 
 def test_retry_delay_defaults_to_30_s_and_refuses_nonsense() -> None:
-    from jsonbench.deployment import retry_delay_s
+    from jsonbench.orchestration.deployment import retry_delay_s
 
     assert retry_delay_s({}) == 30 and retry_delay_s({"JSONBENCH_RETRY_DELAY_S": "1"}) == 1
     for bad in ("soon", "-5"):

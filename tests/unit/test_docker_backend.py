@@ -22,12 +22,14 @@ import docker.errors
 import pytest
 from docker.models.containers import _create_container_args
 
-from jsonbench import hostfacts, paths, tasks
+from jsonbench import paths
 from jsonbench.engines import docker_exec, postgres_docker
 from jsonbench.engines.base import engine_for
 from jsonbench.engines.postgres_common import scaled_settings
 from jsonbench.engines.postgres_docker import DockerPostgres, DockerTarget, container_labels, container_spec, docker_target, initdb_args
 from jsonbench.errors import EngineUnavailable
+from jsonbench.host import facts as hostfacts
+from jsonbench.orchestration import tasks
 
 SUITE = "large_document_update"
 API_VERSION = "1.47"

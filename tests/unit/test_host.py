@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from jsonbench import costs, hostlease, hostload, tasks
+from jsonbench.host import lease as hostlease
+from jsonbench.host import load as hostload
+from jsonbench.orchestration import costs, tasks
 from jsonbench.suites.base import CellCost
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from jsonbench.cell import Cell, RunRef
 from jsonbench.errors import ConfigError
-from jsonbench.matrix import Matrix, cell_slots, load_matrix, params_schema, plan_cells, resolve
+from jsonbench.matrix import Matrix, load_matrix
+from jsonbench.orchestration.plan import cell_slots, params_schema, plan_cells, resolve
 
 RUN = RunRef(run_id="r", logical_date=None, hardware_label="local", results_dir="/tmp/r", scale="smoke")
 

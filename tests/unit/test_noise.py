@@ -154,8 +154,9 @@ def test_exclusions_name_a_run_and_optionally_suites() -> None:
 
 
 def test_campaign_keeps_published_runs_resumes_the_unfinished_and_calibrates(make_cells: Any, results_dir: Path) -> None:
-    from jsonbench import campaign
+    from jsonbench.cli import resume_args
     from jsonbench.dataset.staging import Staging
+    from jsonbench.tools import campaign
 
     calls: list[str | None] = []
 
@@ -180,26 +181,28 @@ def test_campaign_keeps_published_runs_resumes_the_unfinished_and_calibrates(mak
         "engines": ["postgres-16"],
         "suites": ["large_document_update"],
     }
-    assert campaign.campaign(conf, 3, run_dag=fake_run_dag, log=lambda *_: None) == 1, "a run that published nothing stops the campaign"
+    assert campaign.campaign(conf, 3, run_dag=fake_run_dag, resume_args=resume_args, log=lambda *_: None) == 1, (
+        "a run that published nothing stops the campaign"
+    )
     state = json.loads(campaign.state_path(str(results_dir), LABEL, "smoke").read_text())
     assert [e["state"] for e in state["runs"]] == ["success", "failed"]
     unfinished = state["runs"][1]["run_id"]
     assert unfinished == "manual__2026-11-02T02:00:00+00:00", "the run is named by its staging folder"
-    assert campaign.campaign(conf, 3, run_dag=fake_run_dag, log=lambda *_: None) == 0
+    assert campaign.campaign(conf, 3, run_dag=fake_run_dag, resume_args=resume_args, log=lambda *_: None) == 0
     assert calls[2] == unfinished.removeprefix("manual__"), "the unfinished run is resumed under its own date, not replaced"
     assert len(calls) == 4, "one published run kept, one resumed, one new"
     rec = noise.load_record(LABEL, "smoke", results_dir)
     assert rec is not None and len(rec["runs"]) == 3 and unfinished in [r["run_id"] for r in rec["runs"]]
     assert "campaign" in rec["command"]
-    assert campaign.campaign(conf, 3, run_dag=fake_run_dag, log=lambda *_: None) == 0 and len(calls) == 4, (
+    assert campaign.campaign(conf, 3, run_dag=fake_run_dag, resume_args=resume_args, log=lambda *_: None) == 0 and len(calls) == 4, (
         "a finished campaign only calibrates"
     )
 
 
 def test_the_report_block_shows_each_label_and_the_latest_checkcheck(make_cells: Any, results_dir: Path) -> None:
-    from jsonbench.checks.checkcheck import save
     from jsonbench.report.model import noise_figures
-    from jsonbench.report.page import noise_section
+    from jsonbench.report.page import environment, noise_context
+    from jsonbench.tools.checkcheck import save
 
     _history(make_cells, 3)
     noise.write_record(noise.build_record(results_dir, "smoke", LABEL), results_dir)
@@ -213,5 +216,5 @@ def test_the_report_block_shows_each_label_and_the_latest_checkcheck(make_cells:
     mine = [c for c in fig["calibration"] if c["hardware_label"] == LABEL]
     assert mine[0]["runs"] == 3 and mine[0]["calibrated"]
     assert [c["calibrated"] for c in fig["calibration"] if c["hardware_label"] == "never-calibrated"] == [False]
-    html = noise_section(fig)
+    html = environment().get_template("noise.html.j2").render(page={"noise": noise_context(fig)})
     assert "id='noise'" in html and "never-calibrated" in html and "<th>1.1x</th><th>1.25x</th>" in html and "50%" in html

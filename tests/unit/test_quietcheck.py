@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jsonbench.quietcheck import Phase, report
+from jsonbench.tools.quietcheck import Phase, report
 
 
 def _phase(windows: int, quiet: int) -> Phase:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from jsonbench.hostload import WindowLoad
+from jsonbench.host.load import WindowLoad
 from jsonbench.suites import base
 from jsonbench.suites.base import WorkloadContext
 

@@ -21,7 +21,6 @@ A notifier that fails is logged and does not stop the others (the file alert is 
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import os
@@ -30,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from airflow.sdk import BaseNotifier
+
+from jsonbench import load_object
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +181,7 @@ class FileAlertNotifier(BaseNotifier):
     """Writes the alert as JSON and markdown under ``<results>/alerts/`` and logs it at ERROR level."""
 
     def notify(self, context: Any) -> None:
+        from jsonbench.dataset.fsio import write_text_atomic
         from jsonbench.dataset.schema import run_key
         from jsonbench.dataset.staging import write_json_atomic
 
@@ -192,9 +194,7 @@ class FileAlertNotifier(BaseNotifier):
             key += ".confirmation"
         write_json_atomic(folder / f"{key}.json", {**facts, "subject": subject, "raised_at": datetime.now(UTC).isoformat()})
         md = folder / f"{key}.md"
-        tmp = md.with_name(f".{md.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, md)
+        write_text_atomic(md, text)
         log.error("ALERT %s\n%s(alert written to %s)", subject, text, md)
 
 
@@ -227,8 +227,7 @@ def _fill(value: Any, subject: str, message: str) -> Any:
 
 def build_notifier(spec: dict[str, Any], subject: str, message: str) -> BaseNotifier:
     """Instantiate one configured notifier class with its kwargs (placeholders filled)."""
-    module, _, name = spec["class"].rpartition(".")
-    cls = getattr(importlib.import_module(module), name)
+    cls = load_object(spec["class"])
     return cls(**_fill(spec.get("kwargs", {}), subject, message))
 
 

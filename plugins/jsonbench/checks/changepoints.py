@@ -1,10 +1,11 @@
-"""Apache Otava in its own environment: installing it, and asking it for the change points of many series.
+"""Apache Otava in its own environment: finding it, and asking it for the change points of many series.
 
 Otava (the E-divisive means method with Student's t-test significance, as DataStax's Hunter and
 MongoDB published it) is made for exactly this: performance history with few, noisy points per
 series. ``apache-otava==0.8.0`` pins ``numpy==2.2.0.*`` on Python < 3.14, so it cannot share the
 Airflow venv (numpy 2.4); it gets a venv of its own, pinned by ``otava-requirements.txt`` beside
-this file, made by ``python -m jsonbench.cli install-otava`` (``./bin/setup`` runs it). The check
+this file, made by ``python -m jsonbench.cli install-otava`` (``./bin/setup`` runs it;
+:mod:`jsonbench.setup.otava_venv`). The check
 calls it once per check run through :mod:`jsonbench.checks.otava_runner` (a subprocess, JSON in and
 out): a few hundred series take about a second.
 
@@ -16,12 +17,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from jsonbench import paths
 
@@ -29,6 +27,7 @@ HERE = Path(__file__).resolve().parent
 REQUIREMENTS = HERE / "otava-requirements.txt"
 RUNNER = HERE / "otava_runner.py"
 TIMEOUT_S = 300
+STAMP = ".jsonbench-otava"  # written last by the install: the venv is complete
 
 
 class DetectorUnavailable(RuntimeError):
@@ -69,44 +68,7 @@ def ready() -> bool:
     """True when the Otava venv finished installing (a stamp file is written last)."""
     if os.environ.get("JSONBENCH_OTAVA_PYTHON"):
         return Path(os.environ["JSONBENCH_OTAVA_PYTHON"]).exists()
-    return (venv_dir() / ".jsonbench-otava").exists() and python().exists()
-
-
-def install(log: Any = print) -> Path:
-    """Create the Otava venv from the pinned requirements (idempotent); return its Python."""
-    if ready():
-        log(f"otava: ready ({python()})")
-        return python()
-    venv = venv_dir()
-    shutil.rmtree(venv, ignore_errors=True)
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    log(f"otava: creating {venv} from {REQUIREMENTS.name}")
-    steps = [
-        [sys.executable, "-m", "venv", "--without-pip", str(venv)],
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(venv / "bin" / "python"),
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-input",
-            "--only-binary",
-            ":all:",
-            "--no-deps",
-            "-r",
-            str(REQUIREMENTS),
-        ],
-    ]
-    for argv in steps:
-        res = subprocess.run(argv, capture_output=True, text=True, timeout=900)
-        if res.returncode != 0:
-            raise DetectorUnavailable(f"installing Otava failed ({' '.join(argv[:4])} ...): {(res.stderr or res.stdout)[-2000:]}")
-    (venv / ".jsonbench-otava").write_text(REQUIREMENTS.read_text())
-    log(f"otava: installed ({venv / 'bin' / 'python'})")
-    return venv / "bin" / "python"
+    return (venv_dir() / STAMP).exists() and python().exists()
 
 
 def detect(

@@ -61,6 +61,8 @@ from typing import Any, cast
 
 import pandas as pd
 
+from jsonbench.matrix import load_matrix
+
 FINDINGS_COLUMNS = [
     "suite",
     "finding",
@@ -85,7 +87,7 @@ FINDINGS_COLUMNS = [
 ]
 
 STATISTICS = ("value", "min", "max", "median")
-SCALES = ("smoke", "laptop", "full")
+SCALES = tuple(load_matrix().scales)  # the matrix file's scales, in its order
 KINDS = ("timing", "deterministic")
 #: Host columns of the measurement rows a finding may require (contract C2): ``requires: [{"fact": ..., "min"|"max": n, "why": ...}]``.
 HOST_FACTS = ("host_cores", "host_memory_bytes")
@@ -418,6 +420,37 @@ def _cross_engine_row(
         missing_engine=f"engine(s) {', '.join(missing)} not in this run" if missing else None,
         host=_host_of(next(iter(firsts.values()))) if firsts else None,
     )
+
+
+def promised_metrics(suite: str, published: pd.DataFrame) -> set[tuple[str, str]] | None:
+    """The (workload, metric) pairs the suite promises at the run's scale, or None if the suite is unknown."""
+    try:
+        from jsonbench.suites import get_suite
+
+        sub = published[published["suite"] == suite]
+        params = json.loads(sub["scale_params"].iloc[0] or "{}") if "scale_params" in sub.columns and not sub.empty else {}
+        return set(get_suite(suite).expected_metrics(params))
+    except Exception:  # an unknown suite (a test's) promises nothing we can read: judge what is there
+        return None
+
+
+def findings_per_run(df: pd.DataFrame, lib: Any, suites: list[str] | None, scale: str) -> list[pd.DataFrame]:
+    """The findings frame of each run and suite asked for (with the run's id and logical date), as the check computes it.
+
+    ``lib`` is the :class:`jsonbench.checks.library.Library` (not imported: the library imports this module).
+    Here, below the check and the tools, because the calibration command (:mod:`jsonbench.tools.calibrate`)
+    and the nightly noise model (:mod:`jsonbench.checks.noise`, read by drift) both need it.
+    """
+    frames = []
+    for run_id, rdf in df.groupby("run_id", sort=False):
+        for suite in sorted(rdf["suite"].unique()):
+            if suite not in lib.reproduction or (suites and suite not in suites):
+                continue
+            f = findings_frame(rdf, suite, lib.reproduction[suite], scale=scale, promised=promised_metrics(suite, rdf))
+            f["run_id"] = run_id
+            f["logical_date"] = rdf["logical_date"].iloc[0]
+            frames.append(f)
+    return frames
 
 
 def findings_frame(

@@ -246,7 +246,7 @@ def parse_exclude(items: Iterable[str]) -> dict[str, set[str] | None]:
 
 
 def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any) -> dict[tuple[str, ...], _Acc]:
-    from jsonbench.checks.drift import rule_for
+    from jsonbench.checks.rules import rule_for
 
     acc: dict[tuple[str, ...], _Acc] = {}
     rules: dict[tuple[str, ...], bool] = {}
@@ -437,9 +437,9 @@ def _r(x: float | None) -> float | None:
 
 def _finding_entries(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, scale: str) -> dict[str, dict[str, Any]]:
     """Per timing finding and engine: the run-to-run spread of the log of its ratio, shrunk to the suite's median, and its mds."""
-    from jsonbench.checks.calibrate import _findings_per_run
+    from jsonbench.checks.findings import findings_per_run
 
-    frames = _findings_per_run(df, lib, None, scale)
+    frames = findings_per_run(df, lib, None, scale)
     if not frames:
         return {}
     f = pd.concat(frames, ignore_index=True)
@@ -604,11 +604,10 @@ def dumps(record: dict[str, Any]) -> str:
 
 def write_record(record: dict[str, Any], results_dir: str | Path | None = None) -> Path:
     """Write ``record`` where :func:`load_record` finds it (atomically: a reader never sees half a file)."""
+    from jsonbench.dataset.fsio import write_text_atomic
+
     p = record_path(record["hardware_label"], record["scale"], results_dir)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_suffix(".json.tmp")
-    tmp.write_text(dumps(record))
-    tmp.replace(p)
+    write_text_atomic(p, dumps(record), "calibration record")
     return p
 
 

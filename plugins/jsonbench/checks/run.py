@@ -24,7 +24,7 @@ import pandas as pd
 
 from jsonbench.checks.changepoints import DetectorUnavailable
 from jsonbench.checks.drift import drift_expectations, drift_frame
-from jsonbench.checks.findings import finding_expectations, findings_frame
+from jsonbench.checks.findings import finding_expectations, findings_frame, promised_metrics
 from jsonbench.checks.gxrun import GXSession, Outcome
 from jsonbench.checks.library import Library, load_library
 from jsonbench.checks.sanity import cells_that_ran, completeness_frame, measurements_frame, schema_expectations
@@ -140,22 +140,10 @@ def _sanity(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.Dat
     return rows
 
 
-def _promised(suite: str, published: pd.DataFrame) -> set[tuple[str, str]] | None:
-    """The (workload, metric) pairs the suite promises at the run's scale, or None if the suite is unknown."""
-    try:
-        from jsonbench.suites import get_suite
-
-        sub = published[published["suite"] == suite]
-        params = json.loads(sub["scale_params"].iloc[0] or "{}") if "scale_params" in sub.columns and not sub.empty else {}
-        return set(get_suite(suite).expected_metrics(params))
-    except Exception:  # an unknown suite (a test's) promises nothing we can read: judge what is there
-        return None
-
-
 def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, suite: str) -> list[dict[str, Any]]:
     definition = lib.reproduction[suite]
     scale = run.get("scale")
-    frame = findings_frame(published, suite, definition, scale=scale, promised=_promised(suite, published))
+    frame = findings_frame(published, suite, definition, scale=scale, promised=promised_metrics(suite, published))
     if frame.empty:
         return []
     keys = ["finding", "engine_id"]
@@ -340,7 +328,7 @@ def _suite_checks(
 def check_run(run: dict[str, Any]) -> dict[str, Any]:
     """Check one published run; store its validation rows; raise :class:`ChecksFailed` if any failed.
 
-    ``run`` is the dict ``jsonbench.tasks.plan`` builds (run_id, logical_date, hardware_label,
+    ``run`` is the dict ``jsonbench.orchestration.tasks.plan`` builds (run_id, logical_date, hardware_label,
     results_dir, scale, ...). Returns a summary (counts per kind and per finding kind, drift
     notes, damaged files, paths).
     """

@@ -1,5 +1,7 @@
 """Durable file-system steps shared by publishing, sweeping and quarantining.
 
+* :func:`write_text_atomic` writes a file whole or not at all (a temporary file, synced, renamed into
+  place): a reader sees the old file or the new one, never half of one;
 * :func:`fsync_dir` makes a rename or a new entry in a folder survive a crash (POSIX only promises it
   once the folder itself is synced);
 * :func:`make_dirs` creates the missing folders of a path, syncing each parent that gained one;
@@ -16,6 +18,7 @@ import errno
 import fcntl
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +27,31 @@ from pathlib import Path
 LOCK_NAME = ".jsonbench-dataset.lock"
 #: How long the sweep or the quarantine waits for running publishes to finish before giving up.
 EXCLUSIVE_WAIT_S = 600.0
+
+
+def write_text_atomic(path: Path, text: str, what: str = "file") -> None:
+    """Write ``text`` to ``path`` through a hidden temporary file beside it, synced and renamed into place.
+
+    The folder is created when missing. A full disk raises :func:`disk_full_error` naming ``what``
+    and the file; the temporary file never stays behind.
+    """
+    tmp: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        tmp = None
+        fsync_dir(path.parent)
+    except BaseException as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if is_disk_full(exc):
+            raise disk_full_error(what, path, exc) from exc
+        raise
 
 
 def fsync_dir(path: str | Path) -> None:

@@ -20,7 +20,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jsonbench import hostload
 from jsonbench.cell import Cell, HostFacts, RunRef
 from jsonbench.dataset.fsio import dataset_lock, disk_full_error, fsync_dir, is_disk_full, make_dirs
 from jsonbench.dataset.measurement import CELL_METRICS, CELL_RECORD, Measurement
@@ -39,6 +38,7 @@ from jsonbench.dataset.read import (
 from jsonbench.dataset.repair import quarantine, sweep_leftovers
 from jsonbench.dataset.schema import MEASUREMENT_SCHEMA, VALIDATION_SCHEMA, run_key
 from jsonbench.dataset.staging import Staging
+from jsonbench.host import load as hostload
 
 __all__ = [
     "CONFIRMATIONS",

@@ -12,16 +12,14 @@ file or the new one, never half of one. A task that runs again overwrites its ow
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jsonbench.cell import Cell
-from jsonbench.dataset.fsio import disk_full_error, fsync_dir, is_disk_full
+from jsonbench.dataset.fsio import write_text_atomic
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.schema import run_key as make_run_key
 
@@ -30,29 +28,14 @@ SETUP_RECORD = "_setup"
 
 def write_json_atomic(path: Path, payload: Any) -> None:
     """Write JSON to ``path`` through a temporary file and an atomic rename."""
-    tmp: str | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=1, sort_keys=True, default=str)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        fsync_dir(path.parent)
-    except BaseException as exc:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        if is_disk_full(exc):
-            raise disk_full_error("staging", path, exc) from exc
-        raise
+    write_text_atomic(path, json.dumps(payload, indent=1, sort_keys=True, default=str), "staging")
 
 
 @dataclass(frozen=True)
 class WorkloadRecord:
     """What one task staged: its cell, its measurements, how long each phase took, what else ran, what it held.
 
-    ``windows`` are the task's measure windows as :class:`~jsonbench.hostload.WindowLoad` JSON (other
+    ``windows`` are the task's measure windows as :class:`~jsonbench.host.load.WindowLoad` JSON (other
     CPU, steal, load, quiet); ``resources`` the engine's peaks while the task ran (``peak_memory``,
     ``peak_disk``, bytes) and the task's ``seconds``.
     """

@@ -251,15 +251,11 @@ __all__ = ["DB_NAME", "ROOT_VARIABLE", "connect", "duckdb_type", "refresh"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m jsonbench.dataset.views [--results-dir D]``: refresh the views here (e.g. on the host of a Compose deployment)."""
+    """``python -m jsonbench.cli views [--results-dir D]``: refresh the views here (e.g. on the host of a Compose deployment)."""
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m jsonbench.dataset.views", description=main.__doc__)
+    p = argparse.ArgumentParser(prog="python -m jsonbench.cli views", description=main.__doc__)
     p.add_argument("--results-dir", help="the results folder (default: $JSONBENCH_RESULTS_DIR or results/)")
     args = p.parse_args(argv)
     print(f"views: {refresh(args.results_dir)}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

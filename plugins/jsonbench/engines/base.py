@@ -5,7 +5,7 @@ An *engine* is a database build a suite can run against: an embedded PostgreSQL 
 small adapter class; ``include/matrix.yaml`` registers it under its family
 (``families.<family>.backends.<backend>: module:Class``), the planner copies that import path into
 the :class:`~jsonbench.cell.Cell`, and :func:`engine_for` imports it. The driver
-(:mod:`jsonbench.tasks`) only ever calls the methods below, and suites only ever see a
+(:mod:`jsonbench.orchestration.tasks`) only ever calls the methods below, and suites only ever see a
 :class:`Session`.
 
 Lifecycle, one cell at a time on a host (each step may run in a different process, even on a
@@ -43,12 +43,12 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import importlib
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
+from jsonbench import load_object
 from jsonbench.cell import Cell
 
 
@@ -168,14 +168,14 @@ class Engine(abc.ABC, Generic[H, S]):
         The quiet-window sampler subtracts it from the host's busy time to see what *else* ran.
         The default sums ``/proc/<pid>/stat`` (utime, stime, cutime, cstime) over :meth:`pids`.
         """
-        from jsonbench import hostload
+        from jsonbench.host import load as hostload
 
         pids = self.pids(handle)
         return hostload.cpu_seconds_of(pids) if pids else None
 
     def usage(self, handle: H) -> ResourceUsage:
         """Memory and disk the engine holds now (the driver records the peaks per cell)."""
-        from jsonbench import hostload
+        from jsonbench.host import load as hostload
 
         return ResourceUsage(hostload.pss_bytes_of(self.pids(handle)), hostload.folder_bytes(Path(handle.workdir)))
 
@@ -184,9 +184,8 @@ def engine_for(cell: Cell) -> Engine[Any, Any]:
     """The adapter of a cell (the import path the planner put into ``cell.adapter``)."""
     from jsonbench.errors import ConfigError
 
-    module, _, name = cell.adapter.partition(":")
     try:
-        cls = getattr(importlib.import_module(module), name)
+        cls = load_object(cell.adapter)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(
             f"matrix.families.{cell.family}.backends.{cell.backend}", f"cannot import adapter {cell.adapter!r}: {exc}"

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonbench import hostfacts
+from jsonbench.host import facts as hostfacts
 from jsonbench.cell import Cell
 from jsonbench.engines.base import Engine, Handle, ResourceUsage
 from jsonbench.engines.postgres_common import opened, scaled_settings, server_facts
@@ -573,7 +573,7 @@ class DockerPostgres(Engine[DockerHandle, PostgresSession]):
 
     def _disk_bytes(self, handle: DockerHandle) -> int:
         """Bytes of the data volume: read where it lies when this host sees it, else ``du`` inside the container (at most every DU_EVERY_S)."""
-        from jsonbench.hostload import folder_bytes
+        from jsonbench.host.load import folder_bytes
 
         try:
             container = self.client().containers.get(handle.container_id or handle.container)

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonbench import hostfacts, paths
+from jsonbench import paths
+from jsonbench.host import facts as hostfacts
 from jsonbench.engines.base import Engine, Handle
 from jsonbench.engines.postgres_common import opened, scaled_settings, server_facts
 from jsonbench.engines.postgres_ipc import clean_up_after
@@ -274,7 +275,7 @@ class EmbeddedPostgres(Engine[EmbeddedHandle, PostgresSession]):
         pid = _live_postmaster(Path(handle.datadir or Path(handle.workdir) / "data"), handle.pid)
         if pid is None:
             return []
-        from jsonbench.hostload import children_of
+        from jsonbench.host.load import children_of
 
         return [pid, *children_of(pid)]
 

@@ -455,9 +455,7 @@ def report_section(root: Path) -> str:
 
 def write_markdown(results_dirs: Iterable[str | Path], out: Path) -> Path:
     """Write the markdown table to ``out`` (atomically) and return it."""
-    text = to_markdown(figures(results_dirs))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(out.suffix + ".tmp")
-    tmp.write_text(text + "\n", encoding="utf-8")
-    tmp.replace(out)
+    from jsonbench.dataset.fsio import write_text_atomic
+
+    write_text_atomic(out, to_markdown(figures(results_dirs)) + "\n", "figures table")
     return out

@@ -18,9 +18,6 @@ from typing import Any
 
 import pandas as pd
 
-#: Scales in the order the report lists them (after the run's own scale).
-SCALE_ORDER = ("smoke", "laptop", "full")
-
 
 def num(v: Any) -> float | None:
     """A finite float, or None."""
@@ -48,9 +45,13 @@ def natural_key(text: str) -> tuple[Any, ...]:
 
 
 def scale_key(scale: str, current: str | None = None) -> tuple[int, str]:
+    """Scales in the order the report lists them: the run's own first, then the matrix file's order, then any other."""
+    from jsonbench.matrix import load_matrix
+
     if scale == current:
         return (-1, scale)
-    return (SCALE_ORDER.index(scale) if scale in SCALE_ORDER else len(SCALE_ORDER), scale)
+    order = list(load_matrix().scales)
+    return (order.index(scale) if scale in order else len(order), scale)
 
 
 def figure_label(workload: str, variant: str | None, metric: str | None = None) -> str:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import os
-import uuid
 from pathlib import Path
+
+from jsonbench.dataset.fsio import write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +59,7 @@ def bundle(cache_dir: Path | None = None) -> str:
         )
     js = vlc.javascript_bundle(_SNIPPET, vl_version=vl)
     if cached is not None:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.parent / f".{cached.name}.{uuid.uuid4().hex[:8]}"
-        tmp.write_text(js, encoding="utf-8")
-        os.replace(tmp, cached)
+        write_text_atomic(cached, js)
     return js
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from jsonbench.engines.sqlite_venv import STAMP, check_versions, failure_note, python_of, stamp, venv_dir, venv_ready
 from jsonbench.errors import BenchmarkError, EngineUnavailable
 from jsonbench.matrix import Matrix, load_matrix
+from jsonbench.setup.venv import venv_commands
 
 PIP_TIMEOUT_S = 600
 
@@ -42,25 +43,7 @@ def ensure_venv(version: str, package: str, log: Callable[[str], None] | None = 
         shutil.rmtree(venv, ignore_errors=True)  # a half-made venv from an interrupted attempt
         if log:
             log(f"creating {venv} with {package}")
-        steps = [
-            [sys.executable, "-m", "venv", "--without-pip", str(venv)],
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "--python",
-                str(python_of(venv)),
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-input",
-                "--no-deps",
-                "--only-binary",
-                ":all:",
-                package,
-            ],
-        ]
-        for argv in steps:
+        for argv in venv_commands(venv, package):
             try:
                 res = subprocess.run(argv, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
             except subprocess.TimeoutExpired:

@@ -66,7 +66,7 @@ from jsonbench.cell import Cell
 from jsonbench.dataset.measurement import CELL_METRICS, CELL_RECORD, METRIC_KINDS, Aggregate, Measurement, MetricKind
 from jsonbench.engines.base import Session
 from jsonbench.errors import BenchmarkError
-from jsonbench.hostload import WindowLoad, WindowSampler
+from jsonbench.host.load import WindowLoad, WindowSampler
 
 S = TypeVar("S", bound=Session)
 T = TypeVar("T")

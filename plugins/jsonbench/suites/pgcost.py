@@ -11,7 +11,7 @@ parameters; this module adds what the server needs around that, from the cell's 
   ``max_wal_size``), plus the empty cluster.
 
 Figures are upper bounds meant for the plan's "will it fit" check and its duration column; a
-recorded run of the same cell replaces them (:mod:`jsonbench.costs`).
+recorded run of the same cell replaces them (:mod:`jsonbench.orchestration.costs`).
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ class ServerSizes:
 
 def server_sizes(cell: Cell) -> ServerSizes:
     """The cell's memory settings as the adapter will start the server with them (capped to this machine)."""
-    from jsonbench import hostfacts
     from jsonbench.engines.postgres_common import scaled_settings, size_bytes
+    from jsonbench.host import facts as hostfacts
 
     pg = cell.postgres
     settings, _ = scaled_settings(cell.server_settings, pg.memory_caps if pg else {}, hostfacts.memory_bytes())

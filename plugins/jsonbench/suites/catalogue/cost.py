@@ -15,7 +15,7 @@ workload time minus its pgbench seconds, divided by what the step touches; at ``
 estimate gives the recorded time back (within 2 %). At ``full`` it is a linear extrapolation:
 an index build is n log n and a table past ``shared_buffers`` reads from the page cache, so the
 real figure can be somewhat higher; a recorded run of the same cell replaces the estimate
-(:mod:`jsonbench.costs`).
+(:mod:`jsonbench.orchestration.costs`).
 """
 
 from __future__ import annotations

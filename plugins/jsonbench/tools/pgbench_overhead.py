@@ -39,11 +39,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jsonbench import pgbench, tasks
+from jsonbench import pgbench
 from jsonbench.cell import Cell
 from jsonbench.engines.base import engine_for
 from jsonbench.engines.postgres_session import PostgresSession
-from jsonbench.hostload import WindowSampler
+from jsonbench.host.load import WindowSampler
+from jsonbench.orchestration import tasks
 from jsonbench.sqlfiles import sql_path
 from jsonbench.suites.base import WorkloadContext
 from jsonbench.suites.catalogue import NAME, fat_update, hybrid, reads, updates

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonbench import paths
+from jsonbench.dataset.fsio import write_text_atomic
 
 
 def state_path(results_dir: str | Path | None, label: str, scale: str) -> Path:
@@ -38,10 +39,7 @@ def _published(results_dir: str | Path | None, run_id: str) -> bool:
 
 
 def _save(path: Path, state: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, indent=1) + "\n")
-    tmp.replace(path)
+    write_text_atomic(path, json.dumps(state, indent=1) + "\n", "campaign state")
 
 
 def _staged(results_dir: str | Path | None) -> set[str]:
@@ -65,17 +63,19 @@ def _identify(entry: dict[str, Any], results_dir: str | Path | None) -> None:
         entry["run_id"], entry["identified"] = _run_id_of(new[0]), True
 
 
-def campaign(conf: dict[str, Any], runs: int, run_dag: Any = None, log: Any = print) -> int:
-    """Run (or resume) the campaign for ``conf`` until ``runs`` runs are published, then write the record; the exit status."""
+def campaign(conf: dict[str, Any], runs: int, *, run_dag: Any, resume_args: Any, log: Any = print) -> int:
+    """Run (or resume) the campaign for ``conf`` until ``runs`` runs are published, then write the record; the exit status.
+
+    ``run_dag`` and ``resume_args`` are the command line's own (:func:`jsonbench.cli.run_dag`,
+    :func:`jsonbench.cli.resume_args`), passed in by it: a tool never imports the command line above it.
+    """
     from jsonbench.checks.noise import build_record, render_record, write_record
-    from jsonbench.matrix import resolve
+    from jsonbench.orchestration.plan import resolve
 
     if runs < 2:
         raise SystemExit("--runs: a noise model needs at least 2 runs (run-to-run spread)")
     cfg = resolve(conf)  # a bad parameter fails here, naming the field, before any run starts
     label, scale, results = cfg.hardware_label, cfg.scale, conf.get("results_dir")
-    if run_dag is None:
-        from jsonbench.cli import run_dag
     path = state_path(results, label, scale)
     state: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {"conf": conf, "runs": []}
     if state.get("conf") != conf:
@@ -91,8 +91,6 @@ def campaign(conf: dict[str, Any], runs: int, run_dag: Any = None, log: Any = pr
             entry["state"] = "abandoned"
             continue
         log(f"campaign: resuming {entry['run_id']} (started, not published)")
-        from jsonbench.cli import resume_args
-
         params, ld = resume_args(entry["run_id"], results)
         rid, st, wall, _ = run_dag(params, logical_date=ld)
         if rid and rid != entry["run_id"] and _published(results, rid):

@@ -1,4 +1,4 @@
-"""Run an earlier DAG run again, as the same run, on this machine: ``python -m jsonbench.rerun RUN_ID``.
+"""Run an earlier DAG run again, as the same run, on this machine: ``python -m jsonbench.cli rerun RUN_ID``.
 
 ``airflow dags test DAG LOGICAL_DATE`` names every run after the moment it starts (``manual__<now>``),
 whatever logical date it is given, so "the same run again" through it is a new run: its rows would
@@ -6,7 +6,7 @@ be published under a second run key beside the failed attempt's. A scheduler rer
 when its tasks are cleared; without one, this module does the same with ``dags test``'s own loop:
 it clears every task instance of the run (``airflow tasks clear`` for the whole run), puts the run
 back to running, and lets ``dags test`` execute it under its original run id. The DAG's plan task
-then keeps the staged work of cells an earlier attempt completed (see ``jsonbench.tasks.plan``) and
+then keeps the staged work of cells an earlier attempt completed (see ``jsonbench.orchestration.tasks.plan``) and
 publishing replaces the run's file, so the run ends with every row once.
 
 The run's logical date and parameters are read from Airflow's metadata database.
@@ -69,14 +69,10 @@ def rerun(run_id: str, dag_id: str = DAG_ID, conf: dict[str, Any] | None = None)
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m jsonbench.rerun", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m jsonbench.cli rerun", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("run_id")
     parser.add_argument("--dag-id", default=DAG_ID)
     parser.add_argument("--conf", help="parameters as JSON (default: the run's own)")
     args = parser.parse_args(argv)
     return rerun(args.run_id, args.dag_id, json.loads(args.conf) if args.conf else None)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

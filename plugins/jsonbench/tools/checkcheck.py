@@ -252,7 +252,7 @@ def plant_slowdown(df: pd.DataFrame, engine_id: str) -> list[Plant]:
 
 
 def _deterministic_rows(df: pd.DataFrame, lib: Library) -> pd.DataFrame:
-    from jsonbench.checks.drift import rule_for
+    from jsonbench.checks.rules import rule_for
 
     keep = []
     for i, r in df.iterrows():
@@ -686,12 +686,11 @@ def save(report: dict[str, Any], results_dir: str | Path | None = None) -> Path:
     import time
 
     from jsonbench import paths
+    from jsonbench.dataset.fsio import write_text_atomic
 
     p = paths.results_dir(results_dir) / "checkcheck" / f"{report['hardware_label']}-{report['scale']}.json"
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_suffix(".tmp")
-    tmp.write_text(json.dumps({**report, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1, default=str))
-    tmp.replace(p)
+    text = json.dumps({**report, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1, default=str)
+    write_text_atomic(p, text, "checkcheck report")
     return p
 
 

@@ -2,7 +2,7 @@
 
 ::
 
-    python -m jsonbench.report.bench [--source RESULTS] [--runs 20] [--check] [--out DIR] [--browser]
+    python -m jsonbench.cli report-bench [--source RESULTS] [--runs 20] [--check] [--out DIR] [--browser]
 
 The history is made from a real published run (the latest under ``--source``, default the project's
 results folder; run the quick start first): it is published ``--runs`` times on consecutive nights
@@ -136,7 +136,7 @@ def open_in_browser(page: Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m jsonbench.report.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m jsonbench.cli report-bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--source", help="results folder holding a real published run (default: the project's results folder)")
     p.add_argument("--runs", type=int, default=20)
@@ -187,7 +187,3 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.out:
             shutil.rmtree(out.parent, ignore_errors=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from jsonbench import paths
+from jsonbench.dataset.fsio import write_text_atomic
 from jsonbench.errors import BenchmarkError
 
 log = logging.getLogger(__name__)
@@ -117,9 +118,7 @@ def acquire(run_id: str, cell_id: str, workdir: Path) -> Lease:
                 current.workdir,
             )
         lease = Lease(run_id, cell_id, str(workdir), datetime.now(UTC).isoformat(), os.getpid(), socket.gethostname())
-        tmp = _dir() / f".{LEASE}.{os.getpid()}"
-        tmp.write_text(json.dumps(asdict(lease)), encoding="utf-8")
-        os.replace(tmp, _dir() / LEASE)
+        write_text_atomic(_dir() / LEASE, json.dumps(asdict(lease)))
         return lease
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from jsonbench.checks.findings import band_at, findings_frame
+from jsonbench.checks.findings import band_at, findings_per_run
 from jsonbench.checks.library import Library, load_library
 
 
@@ -143,7 +143,7 @@ def calibrate(
     out: list[Calibration] = []
     if df.empty:
         return out
-    frames = _findings_per_run(df, lib, suites, scale)
+    frames = findings_per_run(df, lib, suites, scale)
     if not frames:
         return out
     all_f = pd.concat(frames, ignore_index=True).sort_values(["logical_date", "run_id"])
@@ -151,22 +151,6 @@ def calibrate(
     for (suite, finding, engine_id), g in all_f.groupby(["suite", "finding", "engine_id"], sort=True):
         out.append(_calibration(suite, finding, engine_id, g, defs[(suite, finding)], scale, margin, fact_tolerance, include_disturbed))
     return out
-
-
-def _findings_per_run(df: pd.DataFrame, lib: Library, suites: list[str] | None, scale: str) -> list[pd.DataFrame]:
-    """The findings frame of each run and suite asked for (with the run's id and logical date), as the check computes it."""
-    frames = []
-    for run_id, rdf in df.groupby("run_id", sort=False):
-        for suite in sorted(rdf["suite"].unique()):
-            if suite not in lib.reproduction or (suites and suite not in suites):
-                continue
-            from jsonbench.checks.run import _promised
-
-            f = findings_frame(rdf, suite, lib.reproduction[suite], scale=scale, promised=_promised(suite, rdf))
-            f["run_id"] = run_id
-            f["logical_date"] = rdf["logical_date"].iloc[0]
-            frames.append(f)
-    return frames
 
 
 def _calibration(

@@ -7,7 +7,7 @@ engine's name or backend: engines come from :func:`jsonbench.engines.base.engine
 :func:`jsonbench.suites.get_suite`.
 
 A run's cells run one after another on the host (the DAG chains them); each cell holds the host
-lease (:mod:`jsonbench.hostlease`) from its provision to its teardown, so a second run started
+lease (:mod:`jsonbench.host.lease`) from its provision to its teardown, so a second run started
 from another process or deployment waits instead of measuring next to it.
 """
 
@@ -23,15 +23,17 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from jsonbench import hostfacts, hostlease, paths
+from jsonbench import paths
 from jsonbench.cell import Cell, HostFacts, RunRef, cell_id_of
 from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
-from jsonbench.deployment import host_engines
 from jsonbench.engines.base import Engine, Handle, engine_for
 from jsonbench.errors import BenchmarkError, ConfigError
-from jsonbench.hostload import WindowSampler
-from jsonbench.matrix import plan_cells, resolve
-from jsonbench.plant import planted
+from jsonbench.host import facts as hostfacts
+from jsonbench.host import lease as hostlease
+from jsonbench.host.load import WindowSampler
+from jsonbench.orchestration.deployment import host_engines
+from jsonbench.orchestration.plan import plan_cells, resolve
+from jsonbench.orchestration.plant import planted
 from jsonbench.suites import get_suite
 from jsonbench.suites.base import WorkloadContext
 
@@ -106,9 +108,14 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, b
     staged work of cells an earlier attempt completed (they are not measured again) and forgets
     everything else.
     """
-    from jsonbench import costs
+    from jsonbench.orchestration import costs
 
     cfg = resolve(params, bound_label=bound_label)
+    if cfg.resume_of and cfg.resume_of != run_id:
+        # `airflow dags test DAG DATE` names its run after the moment it starts, not after DATE, so the command
+        # line's --resume cannot reuse the Airflow run id: the run it finishes is named by the parameter instead.
+        log.info("run %s finishes run %s: its completed cells are kept, its rows published under %s", run_id, cfg.resume_of, cfg.resume_of)
+        run_id = cfg.resume_of
     hosted = host_engines()
     outside = [e for e in cfg.engines if hosted is not None and e not in hosted]
     if outside:
@@ -133,7 +140,7 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, b
     staging = Staging(cfg.results_dir, run_id)
     resumed = completed_cells(staging, cells)
     staging.keep_only(resumed)
-    staging.write_params(dict(params or {}))
+    staging.write_params({k: v for k, v in (params or {}).items() if k != "resume_of"})
     todo = [c for c in cells if c.cell_id not in resumed]
     estimate = costs.plan_costs(todo, cfg.results_dir)
     log.info("%s", costs.describe(estimate, resumed))
@@ -199,7 +206,7 @@ def provision(planned: dict[str, Any], cell_id: str) -> dict[str, Any]:
     """Setup task of a cell: take the host, start the engine, record its facts, run the suite's load step.
 
     Raises :class:`CellSkipped` for a cell the run did not select or an earlier attempt completed,
-    and :class:`~jsonbench.hostlease.HostBusy` while another run's engine holds the host.
+    and :class:`~jsonbench.host.lease.HostBusy` while another run's engine holds the host.
     """
     cell = cell_of(planned, cell_id)
     if cell is None:
@@ -320,12 +327,10 @@ def sweep(planned: dict[str, Any]) -> list[str]:
     if held is not None:
         log.warning("released the host lease %s still held for %s", run.run_id, held.cell_id)
     try:
-        from jsonbench.dataset import publish as publishing
+        from jsonbench.dataset.repair import sweep_leftovers
 
-        leftovers = getattr(publishing, "sweep_leftovers", None)
-        if leftovers is not None:
-            for path in leftovers(run.results_dir):
-                log.warning("removed a leftover of a killed publish: %s", path)
+        for path in sweep_leftovers(run.results_dir):
+            log.warning("removed a leftover of a killed publish: %s", path)
     except Exception as exc:  # never let housekeeping fail the sweep
         log.warning("could not sweep publish leftovers under %s: %s", run.results_dir, exc)
     return swept
@@ -362,11 +367,9 @@ def _run_dict(run: RunRef) -> dict[str, Any]:
 
 
 def _refresh_views(results_dir: str) -> None:
-    """Rebuild the results' ready-made DuckDB views, when that module is there (never fails the task)."""
-    try:
-        from jsonbench.dataset import views
-    except ImportError:
-        return
+    """Rebuild the results' ready-made DuckDB views (never fails the task)."""
+    from jsonbench.dataset import views
+
     try:
         views.refresh(results_dir)
     except Exception as exc:
@@ -413,7 +416,7 @@ def suspects(planned: dict[str, Any]) -> list[dict[str, Any]]:
 def reconfirm(planned: dict[str, Any], suspect: dict[str, Any]) -> dict[str, Any]:
     """Measure one suspect cell again: a fresh engine, its suspect workloads only, teardown; staged apart.
 
-    Raises :class:`~jsonbench.hostlease.HostBusy` while another run holds the host (the DAG reschedules).
+    Raises :class:`~jsonbench.host.lease.HostBusy` while another run holds the host (the DAG reschedules).
     """
     cplan = confirmation_plan(planned)
     cell_id = suspect["cell_id"]

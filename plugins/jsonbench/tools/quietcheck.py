@@ -3,7 +3,7 @@
 It starts a real embedded PostgreSQL (the first PostgreSQL engine of the matrix, at ``smoke``),
 then, for ``seconds`` each, times windows around real engine work the way the suites do (short
 updates that commit and write WAL, and reads; 2 to 30 ms each, the windows the issue found
-misjudged) through :class:`jsonbench.hostload.WindowSampler`:
+misjudged) through :class:`jsonbench.host.load.WindowSampler`:
 
 1. as it is: on an idle machine at least 95 % of the windows should read quiet;
 2. beside a busy loop pinned to one core that the command starts itself (one core of the machine's
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from jsonbench import hostload
+from jsonbench.host import load as hostload
 
 #: What the idle and the busy phase must reach (the issue's targets).
 TARGET = 0.95
@@ -174,9 +174,9 @@ def _phase(name: str, session: Any, engine: Any, handle: Any, seconds: float, ma
 
 def measure(seconds: float = 20.0, engine_id: str | None = None) -> tuple[Phase, Phase]:
     """Provision one embedded PostgreSQL, run the idle and the busy phase, tear it down."""
-    from jsonbench import tasks
     from jsonbench.cell import Cell
     from jsonbench.engines.base import engine_for
+    from jsonbench.orchestration import tasks
 
     with tempfile.TemporaryDirectory(prefix="jsonbench-quiet-check-") as results:
         params: dict[str, Any] = {"scale": "smoke", "suites": ["large_document_update"], "results_dir": results}

@@ -4,7 +4,7 @@
 standalone``: API server, scheduler with the LocalExecutor, DAG processor, triggerer) on loopback
 with its own metadata database and scratch folder, triggers ``jsonb_benchmark_matrix`` the way a
 user's script would (a JWT from ``/auth/token``, then ``POST /api/v2/dags/{id}/dagRuns``), samples
-the live engines every 0.2 s while the run goes on (:mod:`jsonbench.census`), and reports the run's
+the live engines every 0.2 s while the run goes on (:mod:`jsonbench.tools.census`), and reports the run's
 state, its wall time from trigger to end, the time of each kind of task, and the most engines
 that were ever alive at once. It stops everything it started.
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonbench import paths
-from jsonbench.census import Census
+from jsonbench.tools.census import Census
 
 DAG_ID = "jsonb_benchmark_matrix"
 

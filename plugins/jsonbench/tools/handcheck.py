@@ -22,6 +22,9 @@ import shutil
 import statistics
 import subprocess
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +86,51 @@ class Psql:
         return rows, times
 
 
+@dataclass(frozen=True)
+class _Provisioned:
+    """One cell of a handcheck: planned and provisioned by the DAG's own tasks, in a throwaway results folder."""
+
+    planned: dict[str, Any]
+    cell: Any  # jsonbench.cell.Cell
+    engine: Any  # its adapter
+    handle_json: dict[str, Any]
+    handle: Any  # the adapter's handle of the running server
+    results: str
+
+    def psql(self) -> Psql:
+        """``psql`` against the cell's server; the scale's statement limit bounds the hand side too (7,200 s at full,
+        against the default 600 s)."""
+        limit = float(self.cell.postgres.statement_timeout_s if self.cell.postgres else 0)
+        return Psql(self.handle.to_json(), timeout_s=max(600.0, limit))
+
+
+@contextmanager
+def _provisioned(
+    params: dict[str, Any], name: str, scale_params: dict[str, Any] | None = None, before: Callable[[Any], None] | None = None
+) -> Iterator[_Provisioned]:
+    """The one cell ``params`` select, planned by ``tasks.plan`` (its scale parameters updated by ``scale_params``),
+    looked at by ``before`` (which may refuse it) and provisioned by ``tasks.provision``; torn down by ``tasks.teardown``
+    however the handcheck ends. ``name`` names the run id and the temporary folder."""
+    import tempfile
+
+    from jsonbench.cell import Cell
+    from jsonbench.orchestration import tasks
+
+    with tempfile.TemporaryDirectory(prefix=f"jsonbench-{name}-") as results:
+        planned = tasks.plan({**params, "results_dir": results}, f"{name}-{time.time_ns()}", None)
+        if scale_params:
+            planned["cells"][0]["scale_params"] = {**planned["cells"][0]["scale_params"], **scale_params}
+        cell = Cell.from_json(planned["cells"][0])
+        if before is not None:
+            before(cell)
+        engine = engine_for(cell)
+        handle_json = tasks.provision(planned, cell.cell_id)
+        try:
+            yield _Provisioned(planned, cell, engine, handle_json, engine.load_handle(handle_json), results)
+        finally:
+            tasks.teardown(planned, cell.cell_id, handle_json)
+
+
 def _render(name: str, table: str, **params: int) -> str:
     """A suite SQL file as a person would type it: identifiers and parameters filled in."""
     text = load_sql(NAME, name).replace("{table}", table)
@@ -125,39 +173,21 @@ def _by_hand(psql: Psql, workload: str, rows: int) -> dict[str, float]:
 
 def handcheck(engine_id: str = "postgres-16", rows: int = 5000, repetitions: int = 3) -> str:
     """Run the comparison and return the printed report."""
-    import tempfile
-
-    from jsonbench import tasks
-    from jsonbench.cell import Cell
-
-    with tempfile.TemporaryDirectory(prefix="jsonbench-handcheck-") as results:
-        planned = tasks.plan(
-            {"engines": [engine_id], "suites": [NAME], "scale": "laptop", "repetitions": repetitions, "results_dir": results},
-            f"handcheck-{time.time_ns()}",
-            None,
-        )
-        planned["cells"][0]["scale_params"] = {**planned["cells"][0]["scale_params"], "rows": rows}
-        cell = Cell.from_json(planned["cells"][0])
-        engine = engine_for(cell)
-        suite = get_suite(NAME)
-        handle_json = tasks.provision(planned, cell.cell_id)
-        handle = engine.load_handle(handle_json)
-        try:
-            facts = engine.facts(handle)
-            pipeline: dict[str, dict[str, float]] = {}
-            with engine.session(handle) as session:
-                for workload in suite.workloads:
-                    ctx = WorkloadContext(cell=cell, session=session, workload=workload)
-                    suite.run(workload, ctx)
-                    pipeline[workload] = {m.metric: m.value for m in ctx.measurements if m.value is not None}
-            # The scale's statement limit bounds the hand side too (7,200 s at full, against the default 600 s).
-            psql = Psql(handle.to_json(), timeout_s=max(600.0, float(cell.postgres.statement_timeout_s if cell.postgres else 0)))
-            hand: dict[str, dict[str, float]] = {}
+    suite = get_suite(NAME)
+    params = {"engines": [engine_id], "suites": [NAME], "scale": "laptop", "repetitions": repetitions}
+    with _provisioned(params, "handcheck", scale_params={"rows": rows}) as one:
+        facts = one.engine.facts(one.handle)
+        pipeline: dict[str, dict[str, float]] = {}
+        with one.engine.session(one.handle) as session:
             for workload in suite.workloads:
-                runs = [_by_hand(psql, workload, rows) for _ in range(repetitions)]
-                hand[workload] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-        finally:
-            tasks.teardown(planned, cell.cell_id, handle_json)
+                ctx = WorkloadContext(cell=one.cell, session=session, workload=workload)
+                suite.run(workload, ctx)
+                pipeline[workload] = {m.metric: m.value for m in ctx.measurements if m.value is not None}
+        psql = one.psql()
+        hand: dict[str, dict[str, float]] = {}
+        for workload in suite.workloads:
+            runs = [_by_hand(psql, workload, rows) for _ in range(repetitions)]
+            hand[workload] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
 
     lines = [
         f"seed 004 on PostgreSQL {facts['version']} ({facts['build']}), {rows} rows, median of {repetitions}: pipeline vs psql by hand"
@@ -192,40 +222,31 @@ def fat_update_handcheck(engine_id: str = "postgres-17", scale: str = "laptop", 
     output. Rounds alternate which side goes first. Prints tps per design and side, and the ratio
     matrix / hand (the target: within 5 % for the 8 kB document update). A benchmark, not a test.
     """
-    import tempfile
-
-    from jsonbench import tasks
-    from jsonbench.cell import Cell
     from jsonbench.suites.catalogue import NAME as CATALOGUE
 
-    with tempfile.TemporaryDirectory(prefix="jsonbench-fat-handcheck-") as results:
-        planned = tasks.plan(
-            {"engines": [engine_id], "suites": [CATALOGUE], "scale": scale, "results_dir": results}, f"fat-handcheck-{time.time_ns()}", None
-        )
-        cell = Cell.from_json(planned["cells"][0])
+    def timed_updates(cell: Any) -> None:
         if not cell.scale_params.get("update_seconds") or cell.scale_params.get("update_transactions"):
             raise SystemExit(f"the {scale} profile runs updates for a number of transactions, not seconds: compare at laptop or full")
-        engine = engine_for(cell)
-        handle_json = tasks.provision(planned, cell.cell_id)
-        matrix: dict[str, list[float]] = {"doc": [], "rel": []}
-        hand: dict[str, list[float]] = {"doc": [], "rel": []}
-        per_round: list[tuple[float, float]] = []
-        try:
-            facts = engine.facts(engine.load_handle(handle_json))
-            for i in range(rounds):
-                got: dict[str, dict[str, list[float]]] = {}
-                for side in ("matrix", "hand") if i % 2 == 0 else ("hand", "matrix"):
-                    got[side] = (
-                        _fat_matrix_side(planned, cell, handle_json) if side == "matrix" else _fat_hand_side(cell, engine, handle_json)
-                    )
-                for design in ("doc", "rel"):
-                    matrix[design] += got["matrix"][design]
-                    hand[design] += got["hand"][design]
-                per_round.append((statistics.median(got["matrix"]["doc"]), statistics.median(got["hand"]["doc"])))
-        finally:
-            tasks.teardown(planned, cell.cell_id, handle_json)
 
-    p = cell.scale_params
+    matrix: dict[str, list[float]] = {"doc": [], "rel": []}
+    hand: dict[str, list[float]] = {"doc": [], "rel": []}
+    per_round: list[tuple[float, float]] = []
+    with _provisioned({"engines": [engine_id], "suites": [CATALOGUE], "scale": scale}, "fat-handcheck", before=timed_updates) as one:
+        facts = one.engine.facts(one.handle)
+        for i in range(rounds):
+            got: dict[str, dict[str, list[float]]] = {}
+            for side in ("matrix", "hand") if i % 2 == 0 else ("hand", "matrix"):
+                got[side] = (
+                    _fat_matrix_side(one.planned, one.cell, one.handle_json)
+                    if side == "matrix"
+                    else _fat_hand_side(one.cell, one.engine, one.handle_json)
+                )
+            for design in ("doc", "rel"):
+                matrix[design] += got["matrix"][design]
+                hand[design] += got["hand"][design]
+            per_round.append((statistics.median(got["matrix"]["doc"]), statistics.median(got["hand"]["doc"])))
+
+    p = one.cell.scale_params
     lines = [
         f"8 kB document update (catalogue fat_update) on PostgreSQL {facts['version']} ({facts['build']}), {scale}: {p['fat_docs']} documents, "
         f"{p.get('update_seconds')} s runs, {p['pgbench_repetitions']} repetitions x {rounds} rounds; matrix task vs pgbench by "
@@ -244,8 +265,8 @@ def fat_update_handcheck(engine_id: str = "postgres-17", scale: str = "laptop", 
 
 def _fat_matrix_side(planned: dict[str, Any], cell: Any, handle_json: dict[str, Any]) -> dict[str, list[float]]:
     """The fat_update task as the DAG runs it; its staged tps per design."""
-    from jsonbench import tasks
     from jsonbench.dataset.staging import Staging
+    from jsonbench.orchestration import tasks
 
     tasks.run_workload(planned, cell.cell_id, handle_json, "fat_update")
     rec = [r for r in Staging(cell.run.results_dir, cell.run.run_id).records(cell.cell_id) if r.workload == "fat_update"][-1]
@@ -255,9 +276,9 @@ def _fat_matrix_side(planned: dict[str, Any], cell: Any, handle_json: dict[str, 
 def _fat_hand_side(cell: Any, engine: Any, handle_json: dict[str, Any]) -> dict[str, list[float]]:
     """As many hand runs per design as the workload's repetitions, each on a fresh copy after a CHECKPOINT."""
     from jsonbench import pgbench
-    from jsonbench.pgbench_overhead import by_hand
     from jsonbench.suites.catalogue import NAME as CATALOGUE
     from jsonbench.suites.catalogue import fat_update
+    from jsonbench.tools.pgbench_overhead import by_hand
 
     p = cell.scale_params
     clients = pgbench.machine_clients(int(p.get("clients", 4)))
@@ -306,13 +327,9 @@ def load_handcheck(engine_id: str = "postgres-17", scale: str = "full", rounds: 
     the design check that follow the pipeline's load are verification, reported apart). A benchmark,
     not a test.
 
-    One function on purpose: a procedure read top to bottom (provision, the setup task's load, rounds
-    alternating the two sides, teardown), whose two sides are closures over the one server it provisions.
+    One function on purpose: a procedure read top to bottom (the setup task's load, then rounds alternating
+    the two sides), whose two sides are closures over the one server :func:`_provisioned` holds.
     """
-    import tempfile
-
-    from jsonbench import tasks
-    from jsonbench.cell import Cell
     from jsonbench.dataset.staging import SETUP_RECORD, Staging
     from jsonbench.suites.catalogue import NAME as CATALOGUE
     from jsonbench.suites.catalogue import load as catalogue_load
@@ -320,41 +337,29 @@ def load_handcheck(engine_id: str = "postgres-17", scale: str = "full", rounds: 
     step_files = [name for name, _metric, _variant in catalogue_load.STEPS]
     pipe: list[float] = []
     hand: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="jsonbench-load-handcheck-") as results:
-        planned = tasks.plan(
-            {"engines": [engine_id], "suites": [CATALOGUE], "scale": scale, "results_dir": results},
-            f"load-handcheck-{time.time_ns()}",
-            None,
-        )
-        cell = Cell.from_json(planned["cells"][0])
+    with _provisioned({"engines": [engine_id], "suites": [CATALOGUE], "scale": scale}, "load-handcheck") as one:
+        cell, engine, handle = one.cell, one.engine, one.handle
         products = int(cell.scale_params["products"])
-        engine = engine_for(cell)
-        handle_json = tasks.provision(planned, cell.cell_id)
-        handle = engine.load_handle(handle_json)
-        try:
-            facts = engine.facts(handle)
-            setup = [r for r in Staging(results, cell.run.run_id).records(cell.cell_id) if r.workload == SETUP_RECORD][-1]
-            pipe.append(sum(m.value or 0.0 for m in setup.measurements if m.metric.endswith("_time")) / 1000)
-            # The scale's statement limit bounds the hand side too (7,200 s at full, against the default 600 s).
-            psql = Psql(handle.to_json(), timeout_s=max(600.0, float(cell.postgres.statement_timeout_s if cell.postgres else 0)))
+        facts = engine.facts(handle)
+        setup = [r for r in Staging(one.results, cell.run.run_id).records(cell.cell_id) if r.workload == SETUP_RECORD][-1]
+        pipe.append(sum(m.value or 0.0 for m in setup.measurements if m.metric.endswith("_time")) / 1000)
+        psql = one.psql()
 
-            def by_hand() -> None:
-                psql.run(_render_catalogue("create_tables", products))
-                _, times = psql.run("".join(_render_catalogue(name, products) for name in step_files))
-                hand.append(sum(times) / 1000)
+        def by_hand() -> None:
+            psql.run(_render_catalogue("create_tables", products))
+            _, times = psql.run("".join(_render_catalogue(name, products) for name in step_files))
+            hand.append(sum(times) / 1000)
 
-            def pipeline() -> None:
-                with engine.session(handle) as session:
-                    ctx = WorkloadContext(cell=cell, session=session, workload="load")
-                    catalogue_load.run(ctx)
-                    pipe.append(sum(m.value or 0.0 for m in ctx.measurements if m.metric.endswith("_time")) / 1000)
+        def pipeline() -> None:
+            with engine.session(handle) as session:
+                ctx = WorkloadContext(cell=cell, session=session, workload="load")
+                catalogue_load.run(ctx)
+                pipe.append(sum(m.value or 0.0 for m in ctx.measurements if m.metric.endswith("_time")) / 1000)
 
-            by_hand()  # round 1: the setup task's load, then by hand; later rounds alternate which goes first
-            for i in range(1, rounds):
-                for side in (by_hand, pipeline) if i % 2 else (pipeline, by_hand):
-                    side()
-        finally:
-            tasks.teardown(planned, cell.cell_id, handle_json)
+        by_hand()  # round 1: the setup task's load, then by hand; later rounds alternate which goes first
+        for i in range(1, rounds):
+            for side in (by_hand, pipeline) if i % 2 else (pipeline, by_hand):
+                side()
     ratio = statistics.median(pipe) / statistics.median(hand)
     return "\n".join(
         [

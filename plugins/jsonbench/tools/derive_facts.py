@@ -1,6 +1,6 @@
 """Derive the catalogue's deterministic facts at each scale by running the suite's own SQL.
 
-``python -m jsonbench.checks.derive_facts --build pg17 --products 20000,200000,1000000`` starts a
+``python -m jsonbench.cli derive-facts --build pg17 --products 20000,200000,1000000`` starts a
 throwaway server of one pinned build (as the unprivileged ``postgres`` user when run as root), loads
 the catalogue exactly as the suite does (``include/sql/catalogue/``: source, both designs, tags,
 foreign key, indexes, VACUUM ANALYZE), and prints, per product count, what the reproduction bands
@@ -141,13 +141,10 @@ def derive(build: str, counts: list[int]) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m jsonbench.cli derive-facts", description=__doc__)
     ap.add_argument("--build", default="pg17")
     ap.add_argument("--products", default="20000,200000,1000000")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     print(json.dumps(derive(args.build, [int(x) for x in args.products.split(",")]), indent=1, default=float))
-
-
-if __name__ == "__main__":
-    main()
+    return 0

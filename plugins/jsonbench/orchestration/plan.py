@@ -1,0 +1,339 @@
+"""The run plan: a run's parameters checked against the matrix, and the cells they select.
+
+A run is described by a :class:`RunConfig`: the matrix narrowed and overridden by the run's
+parameters. :func:`resolve` validates parameters *before* any engine starts and raises
+:class:`~jsonbench.errors.ConfigError` naming the offending field. :func:`plan_cells` turns a
+config into typed :class:`~jsonbench.cell.Cell` values, one per (suite, engine), in the order the
+host runs them (one engine at a time); :func:`cell_slots` lists every cell the matrix *could* run,
+which is what the DAG file turns into one task group each at parse time. :func:`params_schema` is
+the DAG's trigger form. The matrix file itself is read and checked by :mod:`jsonbench.matrix`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonbench import paths
+from jsonbench.cell import Cell, PostgresOptions, QuietPolicy, RunRef, cell_id_of
+from jsonbench.errors import ConfigError
+from jsonbench.matrix import LABEL_RE, SETTING_NAME_RE, Matrix, load_matrix
+
+
+def params_schema(matrix: Matrix | None = None, hardware_label: str | None = None) -> dict[str, dict[str, Any]]:
+    """Keyword arguments for one ``airflow.sdk.Param`` per run parameter.
+
+    Returned as plain dicts (``{"default": ..., "type": ..., ...}``) so this module does not
+    import Airflow; the DAG file wraps each in ``Param(**kwargs)``. The trigger form renders
+    them from this JSON schema and Airflow rejects a run whose params do not match it. A DAG bound
+    to one hardware label (its tasks go to that host's queue) passes ``hardware_label``: the
+    parameter then defaults to that label and accepts no other.
+
+    One function on purpose: it returns one literal, the schema, an entry per parameter in the order
+    the DAG declares them.
+    """
+    m = matrix or load_matrix()
+    label_param: dict[str, Any] = {
+        "default": None,
+        "type": ["null", "string"],
+        "pattern": LABEL_RE.pattern,
+        "title": "Hardware label",
+        "description": "Names the machine in results and drift history. Empty: $JSONBENCH_HARDWARE_LABEL or the matrix default.",
+    }
+    if hardware_label:
+        label_param = {
+            "default": hardware_label,
+            "type": "string",
+            "enum": [hardware_label],
+            "title": "Hardware label",
+            "description": f"This DAG measures the host labelled {hardware_label!r} (its tasks go to that host's queue).",
+        }
+    return {
+        "engines": {
+            "default": list(m.raw["default_engines"]),
+            "type": "array",
+            "items": {"type": "string", "enum": sorted(m.engines)},
+            "minItems": 1,
+            "uniqueItems": True,
+            "title": "Engines",
+            "description": "Engine versions to benchmark (from include/matrix.yaml).",
+        },
+        "suites": {
+            "default": list(m.raw["default_suites"]),
+            "type": "array",
+            "items": {"type": "string", "enum": sorted(m.suites)},
+            "minItems": 1,
+            "uniqueItems": True,
+            "title": "Suites",
+            "description": "Benchmark suites to run; each runs on every selected engine of its family.",
+        },
+        "backend": {
+            "default": os.environ.get("JSONBENCH_BACKEND") or m.raw.get("default_backend", "embedded"),
+            "type": "string",
+            "enum": list(m.backends),
+            "title": "PostgreSQL backend",
+            "description": "embedded: local builds fetched by the setup; docker: official images; "
+            "server: an existing server reached through an Airflow connection.",
+        },
+        "scale": {
+            "default": m.raw["default_scale"],
+            "type": "string",
+            "enum": list(m.scales),
+            "title": "Scale profile",
+            "description": ", ".join(f"{name} ({spec.get('description', '')})" for name, spec in m.scales.items()) + ".",
+        },
+        "repetitions": {
+            "default": None,
+            "type": ["null", "integer"],
+            "minimum": 1,
+            "title": "Repetitions",
+            "description": "Override the scale profile's repetitions (>= 1). Empty: the profile's.",
+        },
+        "hardware_label": label_param,
+        "results_dir": {
+            "default": None,
+            "type": ["null", "string"],
+            "title": "Results folder",
+            "description": "Root of the Parquet dataset. Empty: $JSONBENCH_RESULTS_DIR or results/.",
+        },
+        "server_settings": {
+            "default": {},
+            "type": "object",
+            "additionalProperties": {"type": ["string", "number"]},
+            "title": "Server settings",
+            "description": 'Extra PostgreSQL settings, e.g. {"shared_buffers": "256MB"}.',
+        },
+        "resume_of": {
+            "default": None,
+            "type": ["null", "string"],
+            "pattern": RUN_ID_RE.pattern,
+            "title": "Resume run",
+            "description": (
+                "Run id of an earlier run of this DAG to finish (the command line's --resume sets it): the cells it completed are "
+                "kept, the rest are measured, and everything is published under that run id. Empty: a new run. Under the "
+                "scheduler, clear the run's failed tasks instead."
+            ),
+        },
+    }
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A validated run: which cells, at which scale, with which settings."""
+
+    engines: tuple[str, ...]
+    suites: tuple[str, ...]
+    backend: str
+    scale: str
+    repetitions: int
+    hardware_label: str
+    results_dir: str
+    server_settings: dict[str, str] = field(default_factory=dict)
+    #: The run this one finishes (``resume_of``): its staged cells are kept and its run id is the one published.
+    resume_of: str | None = None
+
+
+#: What a run id this project resumes looks like (Airflow's ``<run type>__<timestamp>`` ids, and tests' plain names).
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_:.+-]{0,249}$")
+
+
+def _resume_of(value: Any, results_dir: str) -> str | None:
+    """``resume_of`` checked: a run id with a staged attempt under the results folder (else ``ConfigError``)."""
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str) or not RUN_ID_RE.match(value):
+        raise ConfigError("resume_of", f"must be a run id such as manual__2026-11-30T08:00:00+00:00, got {value!r}")
+    from jsonbench.dataset.staging import Staging
+
+    if Staging(results_dir, value).read_params() is None:
+        raise ConfigError("resume_of", f"no staged attempt of {value} under {results_dir}; nothing to resume")
+    return value
+
+
+def resolve(
+    params: dict[str, Any] | None, matrix: Matrix | None = None, env: dict[str, str] | None = None, bound_label: str | None = None
+) -> RunConfig:
+    """Validate run parameters against the matrix; raise ``ConfigError(field, ...)`` on the first bad one.
+
+    Airflow's JSON-schema validation already rejects most bad values at trigger time; this
+    repeats the checks (the command line and tests do not go through the trigger form) and adds
+    the ones a schema cannot express, such as an engine that has no build for the chosen backend.
+    """
+    m = matrix or load_matrix()
+    p = dict(params or {})
+    env = dict(os.environ if env is None else env)
+    known = set(params_schema(m))
+    unknown = sorted(set(p) - known)
+    if unknown:
+        raise ConfigError(unknown[0], f"unknown parameter (known: {', '.join(sorted(known))})")
+
+    engines, suites = _engines_and_suites(p, m)
+    backend = _backend(p, m, env, engines)
+
+    scale = p.get("scale") or m.raw["default_scale"]
+    if scale not in m.scales:
+        raise ConfigError("scale", f"unknown scale {scale!r}; known: {', '.join(m.scales)}")
+
+    reps = p.get("repetitions")
+    if reps is None:
+        reps = m.scales[scale]["repetitions"]
+    if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
+        raise ConfigError("repetitions", f"must be an integer >= 1, got {reps!r}")
+
+    label = _hardware_label(p, m, env, bound_label)
+    settings = _server_settings(p)
+
+    wanted_families = {m.suites[s]["family"] for s in suites}
+    have_families = {m.engines[e]["family"] for e in engines}
+    if not wanted_families & have_families:
+        raise ConfigError(
+            "suites",
+            f"no selected engine can run the selected suites (suite families: {sorted(wanted_families)}, engine families: {sorted(have_families)})",
+        )
+
+    results = str(paths.results_dir(p.get("results_dir")))
+    resume_of = _resume_of(p.get("resume_of"), results)
+    return RunConfig(
+        engines=tuple(engines),
+        suites=tuple(suites),
+        backend=backend,
+        scale=scale,
+        repetitions=reps,
+        hardware_label=label,
+        results_dir=results,
+        server_settings={k: str(v) for k, v in settings.items()},
+        resume_of=resume_of,
+    )
+
+
+def _engines_and_suites(p: dict[str, Any], m: Matrix) -> tuple[list[str], list[str]]:
+    """The run's engines and suites (the matrix's defaults unless given), each declared in the matrix."""
+    engines = _string_list(_given(p, "engines", m.raw["default_engines"]), "engines")
+    for eid in engines:
+        if eid not in m.engines:
+            raise ConfigError("engines", f"unknown engine {eid!r}; known: {', '.join(sorted(m.engines))}")
+    suites = _string_list(_given(p, "suites", m.raw["default_suites"]), "suites")
+    for s in suites:
+        if s not in m.suites:
+            raise ConfigError("suites", f"unknown suite {s!r}; known: {', '.join(sorted(m.suites))}")
+    return engines, suites
+
+
+def _backend(p: dict[str, Any], m: Matrix, env: dict[str, str], engines: list[str]) -> str:
+    """The run's backend (parameter, ``$JSONBENCH_BACKEND``, the matrix's default), which every engine must have a build for."""
+    backend = p.get("backend") or env.get("JSONBENCH_BACKEND") or m.raw.get("default_backend", "embedded")
+    if backend not in m.backends:
+        raise ConfigError("backend", f"unknown backend {backend!r}; known: {', '.join(m.backends)}")
+    for eid in engines:
+        if m.backend_for(eid, backend) not in m.engines[eid]["backends"]:
+            raise ConfigError("backend", f"engine {eid!r} has no {backend!r} build in the matrix")
+    return backend
+
+
+def _hardware_label(p: dict[str, Any], m: Matrix, env: dict[str, str], bound_label: str | None) -> str:
+    """The run's hardware label (parameter, the DAG's bound label, ``$JSONBENCH_HARDWARE_LABEL``, the matrix's, ``local``)."""
+    label = p.get("hardware_label") or bound_label or env.get("JSONBENCH_HARDWARE_LABEL") or m.raw.get("hardware_label", "local")
+    if not LABEL_RE.match(str(label)):
+        raise ConfigError("hardware_label", f"{label!r} must match {LABEL_RE.pattern}")
+    if bound_label and label != bound_label:
+        raise ConfigError("hardware_label", f"this DAG measures the host labelled {bound_label!r}; trigger the DAG of {label!r} instead")
+    return str(label)
+
+
+def _server_settings(p: dict[str, Any]) -> dict[str, Any]:
+    """The run's extra server settings: valid setting names with finite string or number values."""
+    settings = p.get("server_settings") or {}
+    if not isinstance(settings, dict):
+        raise ConfigError("server_settings", "must be an object of setting name to value")
+    for name, value in settings.items():
+        if not SETTING_NAME_RE.match(str(name)):
+            raise ConfigError(f"server_settings.{name}", "not a valid setting name")
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool) or (isinstance(value, float) and not math.isfinite(value)):
+            raise ConfigError(f"server_settings.{name}", f"value must be a string or number, got {value!r}")
+    return settings
+
+
+def _given(params: dict[str, Any], name: str, default: Any) -> Any:
+    """The parameter's value when given (an empty list counts as given, and is refused later), else the default."""
+    value = params.get(name)
+    return default if value is None else value
+
+
+def _string_list(value: Any, name: str) -> list[str]:
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) for v in value):
+        raise ConfigError(name, f"must be a non-empty list of names, got {value!r}")
+    if len(set(value)) != len(value):
+        raise ConfigError(name, f"lists a name twice: {value!r}")
+    return list(value)
+
+
+def cell_slots(matrix: Matrix | None = None, engines: list[str] | None = None) -> list[tuple[str, str]]:
+    """Every ``(suite, engine)`` the matrix can run, in the order a run takes them.
+
+    The DAG file makes one task group per slot at parse time and chains them, so that one engine
+    at a time runs on the host; a run's parameters select a subset, and the others are skipped.
+    Suites in matrix order, and within a suite its engines in matrix order (so a suite's versions
+    are measured back to back, close in time). ``engines`` keeps only those engines (the host's,
+    :func:`jsonbench.orchestration.deployment.host_engines`); an id the matrix does not declare is an error.
+    """
+    m = matrix or load_matrix()
+    unknown = sorted(set(engines or []) - set(m.engines))
+    if unknown:
+        raise ConfigError("JSONBENCH_HOST_ENGINES", f"unknown engine(s) {unknown} (the matrix declares: {', '.join(m.engines)})")
+    return [
+        (suite, eid)
+        for suite, spec in m.suites.items()
+        for eid, eng in m.engines.items()
+        if eng["family"] == spec["family"] and (engines is None or eid in engines)
+    ]
+
+
+def plan_cells(cfg: RunConfig, run: RunRef, matrix: Matrix | None = None) -> list[Cell]:
+    """The run's cells, one per selected (suite, engine of the suite's family), in the host's order."""
+    m = matrix or load_matrix()
+    quiet = QuietPolicy(**(m.raw.get("quiet_window") or {}))
+    scale = m.scales[cfg.scale]
+    cells: list[Cell] = []
+    for position, (suite, eid) in enumerate(cell_slots(m)):
+        if suite not in cfg.suites or eid not in cfg.engines:
+            continue
+        eng = m.engines[eid]
+        family = eng["family"]
+        backend = m.backend_for(eid, cfg.backend)
+        postgres = None
+        if m.families[family].get("server_settings"):
+            settings: dict[str, str] = {}
+            settings.update({str(k): str(v) for k, v in (m.raw.get("server_settings") or {}).items()})
+            settings.update({str(k): str(v) for k, v in ((m.raw.get("suite_settings") or {}).get(suite) or {}).items()})
+            settings.update(cfg.server_settings)
+            postgres = PostgresOptions(
+                server_settings=settings,
+                memory_caps={str(k): float(v) for k, v in (m.raw.get("memory_caps") or {}).items()},
+                data_checksums=bool((m.raw.get("initdb") or {}).get("data_checksums", True)),
+                statement_timeout_s=int(scale.get("statement_timeout_s", 0) or 0),
+            )
+        cells.append(
+            Cell(
+                cell_id=cell_id_of(suite, eid),
+                suite=suite,
+                engine_id=eid,
+                family=family,
+                version=str(eng["version"]),
+                backend=backend,
+                adapter=m.adapter_for(family, backend),
+                backend_options=dict(eng["backends"].get(backend) or {}),
+                scale=cfg.scale,
+                scale_params=dict(scale[suite]),
+                repetitions=cfg.repetitions,
+                run=run,
+                quiet=quiet,
+                postgres=postgres,
+                position=position,
+            )
+        )
+    return cells
