@@ -32,7 +32,14 @@ def test_failed_check_fails_the_task_and_alerts(dags_test, tmp_path: Path) -> No
     definition = json.loads(rep_file.read_text())
     for f in definition["findings"]:
         if f["id"] == "rel_small_hot_count":
-            f["bands"]["smoke"] = {"min": 1000, "max": None, "reason": "unreachable on purpose: 1000 HOT updates of 250"}
+            f["bands"]["smoke"] = {
+                "min": 1000,
+                "max": None,
+                "reason": "unreachable on purpose: 1000 HOT updates of 250",
+                "derived_from": [],
+                "not_derived": "planted by this test",
+                "seed_outside": "planted by this test",
+            }
     rep_file.write_text(json.dumps(definition))
 
     res = dags_test(
