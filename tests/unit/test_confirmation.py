@@ -165,3 +165,20 @@ def test_the_report_never_shows_a_night_not_judged_as_passed_and_shows_both_meas
     page = build_report(results_dir, run["run_id"]).read_text(encoding="utf-8")
     assert "checks FAILED" in page and "Measured twice before any timing alert" in page
     assert f"<b>confirmed</b> large_document_update · postgres-16: {SLOWDOWN}: first " in page and ", confirmation " in page
+
+
+def test_a_confirmation_that_fails_the_other_way_clears_the_suspect() -> None:
+    """Confirmed needs the same failure in the same direction; one far above then one far below is noise, not a change."""
+    from jsonbench.checks.confirm import _verdict
+
+    def drift(value: float, change: float) -> dict:
+        return {"verdict": "suspect", "success": False, "observed": value, "min_value": 250.0, "max_value": 350.0,
+                "details": json.dumps({"relative_change": change})}  # fmt: skip
+
+    first = drift(425.0, 0.42)
+    assert _verdict(first, drift(410.0, 0.37), True)[:2] == ("confirmed", False)
+    assert _verdict(first, drift(201.0, -0.33), True)[:2] == ("cleared", True)
+    band = {"verdict": "suspect", "success": False, "observed": 0.8, "min_value": 1.1, "max_value": 3.5, "details": "{}"}
+    assert _verdict(band, {**band, "observed": 0.9}, True)[0] == "confirmed"  # below the band both times
+    assert _verdict(band, {**band, "observed": 4.0}, True)[0] == "cleared"  # below, then above
+    assert _verdict(band, None, True)[0] == "unconfirmed"
