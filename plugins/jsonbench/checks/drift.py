@@ -342,9 +342,25 @@ def _deterministic_change_points(series: list[tuple[Any, Any, float]], rule: Rul
     return cps
 
 
-def _busy_too(row: dict[str, Any]) -> str:
-    """The note's tail for a row still building its history that was also measured on a busy host."""
-    return f"; also measured while the host was busy (host_other_cpu {row['host_other_cpu']})" if row["quiet"] is False else ""
+def _judgeable(row: dict[str, Any], history: int, needs: int, method: str) -> bool:
+    """Whether tonight's statistical row can be judged; if not, say why in ``row``.
+
+    History comes first: a series with too few quiet earlier runs could not be judged busy or not, so it stays
+    ``insufficient_history`` (the note adds that tonight was busy too). Counting it as ``disturbed`` made
+    every first night of a hardware label read not judged. Then a busy window: ``disturbed``, not judged.
+    """
+    busy = row["quiet"] is False
+    if history < needs:
+        also = f"; also measured while the host was busy (host_other_cpu {row['host_other_cpu']})" if busy else ""
+        row["note"] = f"{history} quiet earlier run(s); {method} needs {needs}{also}"
+        return False
+    if busy:
+        row.update(
+            verdict="disturbed",
+            note=f"measured while the host was busy (host_other_cpu {row['host_other_cpu']}); not judged, left out of later histories",
+        )
+        return False
+    return True
 
 
 def _statistical_series(
@@ -359,14 +375,7 @@ def _statistical_series(
     usable = usable[-s.window :]
     row["history_n"] = len(usable)
     row["history_runs"] = json.dumps([str(x.run_id) for x in usable])
-    if len(usable) < s.min_history:  # before the disturbance: with no history it could not be judged, busy or not
-        row["note"] = f"{len(usable)} quiet earlier run(s); change-point detection needs {s.min_history}" + _busy_too(row)
-        return None
-    if row["quiet"] is False:
-        row.update(
-            verdict="disturbed",
-            note=f"measured while the host was busy (host_other_cpu {row['host_other_cpu']}); not judged, left out of later histories",
-        )
+    if not _judgeable(row, len(usable), s.min_history, "change-point detection"):
         return None
     runs_meta: list[dict[str, Any]] = []
     values: list[float] = []
@@ -565,14 +574,7 @@ def _calibrated_series(row: dict[str, Any], idx: int, g: list[Any], r: Any, entr
     row["history_runs"] = json.dumps([str(x.run_id) for x, _ in pts])
     row["sigma"] = float(entry["sigma"])
     row["method"] = "calibrated"
-    if len(pts) < s.calibrated_min_history:  # before the disturbance: with no history it could not be judged, busy or not
-        row["note"] = f"{len(pts)} quiet earlier run(s); a calibrated series needs {s.calibrated_min_history}" + _busy_too(row)
-        return None
-    if row["quiet"] is False:
-        row.update(
-            verdict="disturbed",
-            note=f"measured while the host was busy (host_other_cpu {row['host_other_cpu']}); not judged, left out of later histories",
-        )
+    if not _judgeable(row, len(pts), s.calibrated_min_history, "a calibrated series"):
         return None
     tonight = log_of(statistic(r.unit, r.value, r.samples))
     if tonight is None:
