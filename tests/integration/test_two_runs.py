@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from jsonbench.cell import CONFIRMATION_SUFFIX, EngineIdentity, cell_id_of
 from jsonbench.dataset.publish import read_dataset_report
 from jsonbench.matrix import load_matrix
 from jsonbench.suites import get_suite
@@ -151,7 +152,13 @@ def test_two_cli_runs_at_once_take_turns_and_both_publish(
     full = [Path(m.group(1)).read_text() for m in (re.search(r"full log: (\S+)", o) for o in outs) if m]
     diag = "\n\n".join(f[f.find("Traceback") :][:3000] if "Traceback" in f else f[-2000:] for f in full)
     assert census.most == 1, f"two engines alive at once: {census.crowded[:3]}"
-    assert len(census.seen) == 2 * len(ENGINES), f"{census.seen}\n{diag}"  # every cell of both runs had its own server (its data folder)
+    # Every cell of both runs had its own server (its data folder). A confirmation may add more: a timing that a busy
+    # minute made suspect is measured again on an engine of its own (<run>+confirm); that depends on the load, so
+    # those folders are allowed, and nothing else is.
+    cells = [EngineIdentity.of(rid, cell_id_of(SUITE, e)).name for rid in run_ids for e in ENGINES]
+    confirmations = {EngineIdentity.of(rid + CONFIRMATION_SUFFIX, cell_id_of(SUITE, e)).name for rid in run_ids for e in ENGINES}
+    seen = {Path(f).parent.name for f in census.seen}
+    assert set(cells) <= seen and seen - set(cells) <= confirmations, f"{census.seen}\n{diag}"
     waits = [f.count("the benchmark host is busy") for f in full]
     print(f"  provisions that found the host busy and waited: {waits}")
     assert len(full) == 2 and sum(waits) > 0, "one run waited for the other's engine"
