@@ -35,6 +35,7 @@ alarm either.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import random
@@ -48,7 +49,7 @@ from typing import Any
 
 import pandas as pd
 
-from jsonbench.checks.findings import band_at, finding_value, term_key, terms
+from jsonbench.checks.findings import HOST_FACTS, band_at, finding_value, term_key, terms, unmet_host_requirement
 from jsonbench.checks.library import Library, load_library
 
 PLANT_KINDS = (
@@ -60,6 +61,8 @@ PLANT_KINDS = (
     "input_not_applicable",
     "damaged_file",
 )
+log = logging.getLogger(__name__)
+
 TIME_UNITS = {"ms": 1.0, "s": 1.0, "us": 1.0, "ns": 1.0, "ns/row": 1.0, "tps": -1.0}
 
 
@@ -196,8 +199,17 @@ def _target_value(f: dict[str, Any], observed: float) -> float:
     return 1.0 / observed if observed else 1.0
 
 
+def _host_facts(rows: pd.DataFrame) -> dict[str, Any]:
+    """The host facts a finding's requirements read (``HOST_FACTS``), from the first of ``rows``."""
+    return {k: rows[k].iloc[0] for k in HOST_FACTS if k in rows and not rows.empty}
+
+
 def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Random) -> list[Plant]:
-    """Push every applied timing finding of every engine into its opposite region by scaling an input it reads."""
+    """Push every applied timing finding of every engine into its opposite region by scaling an input it reads.
+
+    A finding the target's host cannot show (an unmet host requirement, such as parallel workers on 2 cores)
+    is not applied there, so it is not planted: the check marks it not applicable whatever its inputs say.
+    """
     plants = []
     for suite, definition in lib.reproduction.items():
         if df[df["suite"] == suite].empty:
@@ -217,6 +229,12 @@ def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Rando
                     row_engine = str(engine_id)
                 observed, _problem, _ = finding_value(vals, f)
                 if observed is None or observed <= 0:
+                    continue
+                unmet = None if cross else unmet_host_requirement(f, _host_facts(sdf[sdf["engine_id"] == engine_id]))
+                if unmet:
+                    # Not a comparison this host makes (issue 18: not applicable, with the reason): nothing to reverse.
+                    # Its inputs are still drift's, as single series; the power table says how often a lone series is caught.
+                    log.info("reversed_comparison: %s/%s on %s not planted: %s", suite, f["id"], row_engine, unmet)
                     continue
                 target = _target_value(f, observed)
                 k = target / observed
