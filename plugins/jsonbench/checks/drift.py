@@ -67,7 +67,7 @@ from typing import Any
 import pandas as pd
 
 from jsonbench.checks.rules import Rule, declared_kind, declared_kinds, rule_for
-from jsonbench.dataset.measurement import METRIC_KINDS, MetricKind
+from jsonbench.dataset.measurement import METRIC_KINDS, MetricKind, finite_float
 
 __all__ = ["Rule", "declared_kind", "declared_kinds", "rule_for"]  # the rules live in jsonbench.checks.rules
 
@@ -165,14 +165,6 @@ def _fill_quiet(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _num(x: Any) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 #: Units where larger is better (a busy machine lowers them); every other timing unit is a duration.
 RATE_UNITS = {"tps"}
 DURATION_UNITS = {"ms", "s", "us", "ns", "ns/row"}
@@ -195,7 +187,7 @@ def _points(row: Any, mode: str) -> list[float]:
             pts = [float(s) for s in samples if s is not None and math.isfinite(float(s))]
             if pts:
                 return pts
-    v = _num(row.value)
+    v = finite_float(row.value)
     return [] if v is None else [v]
 
 
@@ -272,8 +264,8 @@ def _tonight_row(suite: str, r: Any, rule: Rule) -> dict[str, Any]:
         "variant": r.variant,
         "metric": r.metric,
         "unit": r.unit,
-        "value": _num(r.value),
-        "spread": _num(r.spread),
+        "value": finite_float(r.value),
+        "spread": finite_float(r.spread),
         "history_n": 0,
         "reference": None,
         "lower": None,
@@ -289,7 +281,7 @@ def _tonight_row(suite: str, r: Any, rule: Rule) -> dict[str, Any]:
         "history_runs": "[]",
         "change_points": "[]",
         "quiet": _quiet(r),
-        "host_other_cpu": _num(getattr(r, "host_other_cpu", None)),
+        "host_other_cpu": finite_float(getattr(r, "host_other_cpu", None)),
         "pvalue": None,
         "p_adjusted": None,
         "sigma": None,
@@ -305,7 +297,7 @@ UNDECLARED = "no declared kind (neither the row nor the suite names one): judged
 
 def _judge_deterministic(row: dict[str, Any], g: list[Any], rule: Rule, value: float, run: dict[str, Any], s: _Settings) -> None:
     """Tonight against the median of the last ``window`` runs, within the rule's tolerance and floor (updates ``row``)."""
-    h = [(str(x.run_id), x.logical_date, v) for x in g[-s.window :] if (v := _num(x.value)) is not None]
+    h = [(str(x.run_id), x.logical_date, v) for x in g[-s.window :] if (v := finite_float(x.value)) is not None]
     row["history_n"] = len(h)
     row["history_runs"] = json.dumps([t[0] for t in h])
     if len(h) < s.det_min_history:
@@ -390,7 +382,7 @@ def _statistical_series(
                 "logical_date": _iso(x.logical_date) if i < len(usable) else _iso(run.get("logical_date")),
             }
         )
-    ref = statistics.median([v for x in usable if (v := _num(x.value)) is not None] or [value])
+    ref = statistics.median([v for x in usable if (v := finite_float(x.value)) is not None] or [value])
     row.update(reference=ref, lower=ref / (1 + rule.min_magnitude), upper=ref * (1 + rule.min_magnitude), relative_change=_rel(ref, value))
     return values, owner, runs_meta
 
@@ -431,7 +423,7 @@ def _missing_rows(tonight: pd.DataFrame, suite: str, groups: dict[tuple[Any, ...
                 "value": None,
                 "spread": None,
                 "history_n": len(series),
-                "reference": _num(x.value),
+                "reference": finite_float(x.value),
                 "lower": None,
                 "upper": None,
                 "relative_change": None,

@@ -30,6 +30,16 @@ CELL_METRICS: dict[str, tuple[str, MetricKind]] = {
 }
 
 
+def finite_float(v: Any) -> float | None:
+    """``v`` as a finite float, or None: how the checks and the report read a value from a row or a JSON
+    field that may be missing, null, text or NaN."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
 @dataclass(frozen=True)
 class Measurement:
     """A metric of one workload and variant, with every repetition kept.
