@@ -123,6 +123,15 @@ def _engine_points(
     )
 
 
+def _point(c: Column, first: dict[str, Any], shown: dict[str, Any], last: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One ratio point's data: ``first`` (its row, and where it leads with it the scale), the column's engine,
+    version and scale, ``shown``, the column's run and build, then ``last``. The keys keep the order the
+    page has always inlined them in."""
+    point = {**first, "engine": c.engine_id, "version": c.engine_version}
+    point.setdefault("scale", c.scale)
+    return {**point, **shown, "run": c.run_id, "build": c.engine_build, **(last or {})}
+
+
 def _findings_points(score: SuiteScore) -> tuple[list[dict[str, Any]], dict[tuple[str, str], dict[str, Any]], list[str]]:
     """The findings chart's data: a point per finding, engine and scale observed (its ratio to the seed), the band
     per finding and scale (open sides None), and the findings with no point."""
@@ -146,20 +155,18 @@ def _findings_points(score: SuiteScore) -> tuple[list[dict[str, Any]], dict[tupl
                 continue
             drawn = True
             points.append(
-                {
-                    "finding": r.finding,
-                    "scale": c.scale,
-                    "engine": c.engine_id,
-                    "version": c.engine_version,
-                    "ratio": cell.observed / r.seed_value,
-                    "observed": fmt(cell.observed),
-                    "seed": fmt(r.seed_value),
-                    "band": f"[{fmt(cell.band_min)}, {fmt(cell.band_max)}] at {c.scale}",
-                    "verdict": cell.verdict,
-                    "run": c.run_id,
-                    "build": c.engine_build,
-                    "inputs": "; ".join(f"{k} = {fmt(finite_float(x))}" for k, x in list(cell.inputs.items())[:6]),
-                }
+                _point(
+                    c,
+                    {"finding": r.finding, "scale": c.scale},
+                    {
+                        "ratio": cell.observed / r.seed_value,
+                        "observed": fmt(cell.observed),
+                        "seed": fmt(r.seed_value),
+                        "band": f"[{fmt(cell.band_min)}, {fmt(cell.band_max)}] at {c.scale}",
+                        "verdict": cell.verdict,
+                    },
+                    {"inputs": "; ".join(f"{k} = {fmt(finite_float(x))}" for k, x in list(cell.inputs.items())[:6])},
+                )
             )
         if not drawn:
             skipped.append(r.finding)
@@ -236,19 +243,17 @@ def _figure_points(rows: list[FigureRow], cols: list[Column]) -> tuple[list[dict
                 continue
             drawn = True
             points.append(
-                {
-                    "figure": r.label,
-                    "engine": c.engine_id,
-                    "version": c.engine_version,
-                    "scale": c.scale,
-                    "ratio": cell.ratio,
-                    "measured": f"{fmt(cell.value)} {r.unit}",
-                    "seed": f"{fmt(r.seed_value)} {r.unit}",
-                    "seed_scaled": f"{fmt(cell.seed_scaled)} {r.unit}" + (f" (scaled by {r.scales_with})" if r.scales_with else ""),
-                    "samples": _samples(cell.samples),
-                    "run": c.run_id,
-                    "build": c.engine_build,
-                }
+                _point(
+                    c,
+                    {"figure": r.label},
+                    {
+                        "ratio": cell.ratio,
+                        "measured": f"{fmt(cell.value)} {r.unit}",
+                        "seed": f"{fmt(r.seed_value)} {r.unit}",
+                        "seed_scaled": f"{fmt(cell.seed_scaled)} {r.unit}" + (f" (scaled by {r.scales_with})" if r.scales_with else ""),
+                        "samples": _samples(cell.samples),
+                    },
+                )
             )
         if not drawn:
             skipped.append(r.label)
