@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from jsonbench.dataset.measurement import finite_float
+from jsonbench.dataset.measurement import MEASURED_COLUMNS, finite_float
 
 
 def details_of(raw: Any) -> dict[str, Any]:
@@ -60,12 +60,7 @@ M_COLUMNS = [
     "engine_version",
     "engine_build",
     "suite",
-    "workload",
-    "variant",
-    "metric",
-    "unit",
-    "value",
-    "spread",
+    *MEASURED_COLUMNS,
     "samples",
     "status",
     "reason",
