@@ -15,7 +15,8 @@ Rooms, by what they hold (a room imports only from those listed after it, and fr
 * :mod:`jsonbench.host`: the benchmark host's lease, load and facts.
 * The base: :mod:`~jsonbench.matrix` (the matrix file, loaded and checked), :mod:`~jsonbench.cell` (the
   typed values tasks pass on), :mod:`~jsonbench.pgbench`, :mod:`~jsonbench.sqlfiles`,
-  :mod:`~jsonbench.paths`, :mod:`~jsonbench.errors`, and :func:`load_object` here.
+  :mod:`~jsonbench.paths`, :mod:`~jsonbench.errors`, :mod:`~jsonbench.dataset.fsio` (durable writes, which
+  the host's lease uses too), and :func:`load_object` here.
 """
 
 from __future__ import annotations

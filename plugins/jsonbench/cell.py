@@ -132,7 +132,7 @@ class Cell:
     """One suite on one engine in one run: everything its tasks need, and nothing they must look up.
 
     ``adapter`` is the import path (``module:Class``) of the engine backend that runs this cell,
-    resolved by the planner from the matrix's ``families`` block, so that ``engine_for`` needs no
+    resolved by the run plan from the matrix's ``families`` block, so that ``engine_for`` needs no
     registry and callers never branch on an engine's name. ``backend_options`` are that backend's
     own options from the matrix (a build, an image, a connection id, an apsw pin), read by the
     adapter alone. ``postgres`` is set for PostgreSQL cells only.

@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack
 
 from jsonbench.errors import EngineUnavailable
 
@@ -176,30 +176,39 @@ def progress_interval(seconds: float | None) -> int | None:
     return int(min(max(round(seconds / 5), 1), 10))
 
 
+class Load(TypedDict, total=False):
+    """How hard and how long one pgbench run drives the server, said once for :func:`build_argv` and
+    :func:`run`: ``clients`` connections on ``threads`` threads, ``transactions`` each or else for
+    ``seconds`` (1 when neither is given), with ``defines`` as ``-D`` variables of the script."""
+
+    clients: Required[int]
+    threads: Required[int]
+    seconds: float | None
+    transactions: int | None
+    defines: Mapping[str, Any] | None
+
+
 def build_argv(
     command: Sequence[str],
     script: Path,
     *,
-    clients: int,
-    threads: int,
-    seconds: float | None = None,
-    transactions: int | None = None,
-    defines: Mapping[str, Any] | None = None,
     log_prefix: Path | None = None,
     sampling: float = 1.0,
     progress_s: int | None = None,
+    **load: Unpack[Load],
 ) -> list[str]:
     """The full pgbench command line for one custom script (``-n``: no vacuum of pgbench's own tables).
 
     ``log_prefix`` turns the per-transaction log on (``-l``), ``sampling`` < 1 samples it
     (``--sampling-rate``), ``progress_s`` adds ``-P`` (progress to stderr).
     """
-    argv = [*command, "-n", "-c", str(clients), "-j", str(threads), "-f", str(script)]
+    transactions = load.get("transactions")
+    argv = [*command, "-n", "-c", str(load["clients"]), "-j", str(load["threads"]), "-f", str(script)]
     if transactions is not None:
         argv += ["-t", str(int(transactions))]
     else:
-        argv += ["-T", str(max(1, int(round(seconds or 1))))]
-    for name, value in (defines or {}).items():
+        argv += ["-T", str(max(1, int(round(load.get("seconds") or 1))))]
+    for name, value in (load.get("defines") or {}).items():
         argv += ["-D", f"{name}={value}"]
     if log_prefix is not None:
         argv += ["-l", f"--log-prefix={log_prefix}"]
@@ -215,16 +224,12 @@ def run(
     env: Mapping[str, str],
     script: Path,
     *,
-    clients: int,
-    threads: int,
-    seconds: float | None = None,
-    transactions: int | None = None,
-    defines: Mapping[str, Any] | None = None,
     options: str | None = None,
     log: bool = True,
     expected_tps: float | None = None,
     progress: bool = True,
     on_progress: Callable[[str], None] | None = None,
+    **load: Unpack[Load],
 ) -> PgbenchResult:
     """Run one script; with ``log`` also keep a sample of the transactions' latencies (for percentiles).
 
@@ -235,8 +240,9 @@ def run(
     With ``progress``, a timed run reports progress (``-P``) into the log (or to ``on_progress``).
     Raises :class:`PgbenchFailed` with pgbench's own words when it exits with an error.
     """
+    seconds, transactions = load.get("seconds"), load.get("transactions")
     if transactions is not None:
-        expected: float | None = float(transactions) * clients
+        expected: float | None = float(transactions) * load["clients"]
     else:
         expected = (seconds or 1) * expected_tps if expected_tps else None
     rate = sampling_rate(expected) if log else 1.0
@@ -244,18 +250,7 @@ def run(
     report = on_progress or (lambda line: log_progress(script.name, line))
     with tempfile.TemporaryDirectory(prefix="jsonbench-pgbench-") as tmp:
         prefix = Path(tmp) / "txlog" if log else None
-        argv = build_argv(
-            command,
-            script,
-            clients=clients,
-            threads=threads,
-            seconds=seconds,
-            transactions=transactions,
-            defines=defines,
-            log_prefix=prefix,
-            sampling=rate,
-            progress_s=interval,
-        )
+        argv = build_argv(command, script, log_prefix=prefix, sampling=rate, progress_s=interval, **load)
         timeout = (seconds or 0) + 300
         code, out, err = _run_streaming(argv, environment(env, options), tmp, timeout, report)
         if code != 0:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from jsonbench.dataset.publish import worst_window
 from jsonbench.host import lease as hostlease
 from jsonbench.host import load as hostload
 from jsonbench.orchestration import costs, tasks
@@ -176,9 +177,10 @@ def test_a_strangers_cpu_counts_as_other_load_and_the_engines_does_not() -> None
 def test_worst_window_decides_the_row() -> None:
     calm = hostload.WindowLoad(1.0, 0.01, 0.0, 0.5, True)
     busy = hostload.WindowLoad(1.0, 0.4, 0.0, 3.0, False)
-    assert hostload.worst([calm, busy]) == {"host_other_cpu": 0.4, "host_steal": 0.0, "host_load_1m": 3.0, "quiet": False}
-    assert hostload.worst([calm])["quiet"] is True
-    assert hostload.worst([hostload.WindowLoad(1.0, None, None, None, None)])["quiet"] is None  # not measured is not quiet
+    assert worst_window([calm.to_json(), busy.to_json()]) == {"host_other_cpu": 0.4, "host_steal": 0.0, "host_load_1m": 3.0, "quiet": False}
+    assert worst_window([calm.to_json()])["quiet"] is True
+    assert worst_window([hostload.WindowLoad(1.0, None, None, None, None).to_json()])["quiet"] is None  # not measured is not quiet
+    assert worst_window([]) == {"host_other_cpu": None, "host_steal": None, "host_load_1m": None, "quiet": None}  # no window
 
 
 def test_cost_table_refuses_what_cannot_fit_and_names_the_cell() -> None:

@@ -67,27 +67,22 @@ from typing import Any
 import pandas as pd
 
 from jsonbench.checks.rules import Rule, declared_kind, declared_kinds, rule_for
-from jsonbench.dataset.measurement import METRIC_KINDS, MetricKind
+from jsonbench.dataset.measurement import MEASURED_COLUMNS, METRIC_KINDS, MetricKind, finite_float
 
 __all__ = ["Rule", "declared_kind", "declared_kinds", "rule_for"]  # the rules live in jsonbench.checks.rules
 
+#: A drift row's numbers besides the measured value and spread (float64 in the frame, see :func:`_typed_frame`):
+#: what it is judged against, and the calibrated window test's figures with the machine's other load.
+_AGAINST = ("reference", "lower", "upper", "relative_change", "drift_score")
+_TESTED = ("host_other_cpu", "pvalue", "p_adjusted", "sigma", "threshold", "mds")
 DRIFT_COLUMNS = [
     "suite",
     "engine_id",
     "engine_version",
     "engine_build",
-    "workload",
-    "variant",
-    "metric",
-    "unit",
-    "value",
-    "spread",
+    *MEASURED_COLUMNS,
     "history_n",
-    "reference",
-    "lower",
-    "upper",
-    "relative_change",
-    "drift_score",
+    *_AGAINST,
     "judged",
     "verdict",
     "method",
@@ -96,12 +91,7 @@ DRIFT_COLUMNS = [
     "history_runs",
     "change_points",
     "quiet",
-    "host_other_cpu",
-    "pvalue",
-    "p_adjusted",
-    "sigma",
-    "threshold",
-    "mds",
+    *_TESTED,
     "note",
 ]
 
@@ -165,14 +155,6 @@ def _fill_quiet(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _num(x: Any) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 #: Units where larger is better (a busy machine lowers them); every other timing unit is a duration.
 RATE_UNITS = {"tps"}
 DURATION_UNITS = {"ms", "s", "us", "ns", "ns/row"}
@@ -195,7 +177,7 @@ def _points(row: Any, mode: str) -> list[float]:
             pts = [float(s) for s in samples if s is not None and math.isfinite(float(s))]
             if pts:
                 return pts
-    v = _num(row.value)
+    v = finite_float(row.value)
     return [] if v is None else [v]
 
 
@@ -272,8 +254,8 @@ def _tonight_row(suite: str, r: Any, rule: Rule) -> dict[str, Any]:
         "variant": r.variant,
         "metric": r.metric,
         "unit": r.unit,
-        "value": _num(r.value),
-        "spread": _num(r.spread),
+        "value": finite_float(r.value),
+        "spread": finite_float(r.spread),
         "history_n": 0,
         "reference": None,
         "lower": None,
@@ -289,7 +271,7 @@ def _tonight_row(suite: str, r: Any, rule: Rule) -> dict[str, Any]:
         "history_runs": "[]",
         "change_points": "[]",
         "quiet": _quiet(r),
-        "host_other_cpu": _num(getattr(r, "host_other_cpu", None)),
+        "host_other_cpu": finite_float(getattr(r, "host_other_cpu", None)),
         "pvalue": None,
         "p_adjusted": None,
         "sigma": None,
@@ -305,7 +287,7 @@ UNDECLARED = "no declared kind (neither the row nor the suite names one): judged
 
 def _judge_deterministic(row: dict[str, Any], g: list[Any], rule: Rule, value: float, run: dict[str, Any], s: _Settings) -> None:
     """Tonight against the median of the last ``window`` runs, within the rule's tolerance and floor (updates ``row``)."""
-    h = [(str(x.run_id), x.logical_date, v) for x in g[-s.window :] if (v := _num(x.value)) is not None]
+    h = [(str(x.run_id), x.logical_date, v) for x in g[-s.window :] if (v := finite_float(x.value)) is not None]
     row["history_n"] = len(h)
     row["history_runs"] = json.dumps([t[0] for t in h])
     if len(h) < s.det_min_history:
@@ -390,7 +372,7 @@ def _statistical_series(
                 "logical_date": _iso(x.logical_date) if i < len(usable) else _iso(run.get("logical_date")),
             }
         )
-    ref = statistics.median([v for x in usable if (v := _num(x.value)) is not None] or [value])
+    ref = statistics.median([v for x in usable if (v := finite_float(x.value)) is not None] or [value])
     row.update(reference=ref, lower=ref / (1 + rule.min_magnitude), upper=ref * (1 + rule.min_magnitude), relative_change=_rel(ref, value))
     return values, owner, runs_meta
 
@@ -431,7 +413,7 @@ def _missing_rows(tonight: pd.DataFrame, suite: str, groups: dict[tuple[Any, ...
                 "value": None,
                 "spread": None,
                 "history_n": len(series),
-                "reference": _num(x.value),
+                "reference": finite_float(x.value),
                 "lower": None,
                 "upper": None,
                 "relative_change": None,
@@ -501,21 +483,7 @@ def _apply_change_points(
 def _typed_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The rows as a frame of ``DRIFT_COLUMNS`` with numeric columns as float64 and ``quiet`` as yes/no/unknown."""
     frame = pd.DataFrame(rows, columns=DRIFT_COLUMNS)
-    for col in (
-        "value",
-        "spread",
-        "reference",
-        "lower",
-        "upper",
-        "relative_change",
-        "drift_score",
-        "host_other_cpu",
-        "pvalue",
-        "p_adjusted",
-        "sigma",
-        "threshold",
-        "mds",
-    ):
+    for col in ("value", "spread", *_AGAINST, *_TESTED):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
     frame["history_n"] = frame["history_n"].astype("int64")
     frame["quiet"] = frame["quiet"].map(lambda v: "unknown" if v is None else ("yes" if v else "no"))
@@ -694,21 +662,26 @@ def benjamini_hochberg(pvalues: list[float]) -> list[float]:
     return adj
 
 
-def _prepare(
-    tonight: pd.DataFrame,
-    dataset: pd.DataFrame,
-    run: dict[str, Any],
-    suite: str,
-    policy: dict[str, Any],
-    detector: Any,
-    record: Any,
-    kinds: Callable[[str, str], MetricKind | None] | None = None,
-) -> _Prepared:
+@dataclass(frozen=True)
+class _Judging:
+    """What every suite of a run is judged with, said once for :func:`_prepare` and :func:`_run_prepared`:
+    tonight's rows, the history, the run, the change-point detector and the calibration record (None:
+    judged without one)."""
+
+    tonight: pd.DataFrame
+    dataset: pd.DataFrame
+    run: dict[str, Any]
+    detector: Any
+    record: Any
+
+
+def _prepare(j: _Judging, suite: str, policy: dict[str, Any], kinds: Callable[[str, str], MetricKind | None] | None = None) -> _Prepared:
     """Every row of ``suite`` judged as far as it can be before the run's false-discovery control.
 
     Deterministic rows are judged; uncalibrated statistical rows are judged by Otava as before; calibrated ones
     get their window test's p-value (their reference segment from Otava's change points in their own history).
     """
+    tonight, dataset, run, detector, record = j.tonight, j.dataset, j.run, j.detector, j.record
     from jsonbench.checks.noise import thresholds
 
     s = _Settings.of(policy)
@@ -834,12 +807,8 @@ _CACHE: dict[str, Any] = {}
 
 
 def _run_prepared(
-    tonight: pd.DataFrame,
-    dataset: pd.DataFrame,
-    run: dict[str, Any],
+    j: _Judging,
     policy: dict[str, Any],
-    detector: Any,
-    record: Any,
     policies: Any,
     kinds: Callable[[str, str], MetricKind | None] | None = None,
     suite: str | None = None,
@@ -851,15 +820,14 @@ def _run_prepared(
     """
     import weakref
 
+    tonight, dataset, run, record = j.tonight, j.dataset, j.run, j.record
+
     key = f"{run.get('run_id')}|{run.get('hardware_label')}|{run.get('scale')}|{(record or {}).get('created_at')}|{len((record or {}).get('series') or {})}"
     hit = _CACHE.get("entry")
     if hit and hit[0] == key and hit[1]() is tonight and hit[2]() is dataset:
         return hit[3]
     suites = sorted(str(x) for x in tonight.loc[tonight["status"] == "ok", "suite"].unique())
-    prepared = {
-        sx: _prepare(tonight, dataset, run, sx, policies(sx) if policies else policy, detector, record, kinds if sx == suite else None)
-        for sx in suites
-    }
+    prepared = {sx: _prepare(j, sx, policies(sx) if policies else policy, kinds if sx == suite else None) for sx in suites}
     _family_tests(prepared, record, float(policy.get("fdr_q", 0.01)))
     flat = [(sx, c.row, c.pvalue) for sx, pr in prepared.items() for c in pr.calibrated]
     adj = benjamini_hochberg([p for _, _, p in flat]) if flat else []
@@ -905,10 +873,11 @@ def drift_frame(
     else:
         record = calibration or None
     if record is None or not policy.get("calibrated", True):
-        prep = _prepare(tonight, dataset, run, suite, policy, detector, None, kinds)
+        prep = _prepare(_Judging(tonight, dataset, run, detector, None), suite, policy, kinds)
         return _typed_frame(prep.rows)
-    prepared, adjusted, m = _run_prepared(tonight, dataset, run, policy, detector, record, policies, kinds, suite)
-    prep = prepared.get(suite) or _prepare(tonight, dataset, run, suite, policy, detector, record, kinds)
+    judging = _Judging(tonight, dataset, run, detector, record)
+    prepared, adjusted, m = _run_prepared(judging, policy, policies, kinds, suite)
+    prep = prepared.get(suite) or _prepare(judging, suite, policy, kinds)
     _finish(prep, {row: a for (sx, row), a in adjusted.items() if sx == suite}, m, _Settings.of(policy))
     return _typed_frame(prep.rows)
 

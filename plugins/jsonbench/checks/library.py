@@ -192,12 +192,18 @@ def _check_entry(path: Path, field: str, entry: Any) -> None:
 def _check_band(path: Path, field: str, band: Any) -> None:
     """``{"min": number|null, "max": number|null}``, not both null, min <= max."""
     _need(isinstance(band, dict), path, field, 'missing (a finding needs its tolerance band: {"min": ..., "max": ...})')
+    _check_min_max(path, field, band, "a number or null", "min and max cannot both be null")
+
+
+def _check_min_max(path: Path, field: str, bounds: dict[str, Any], number: str, neither: str) -> None:
+    """``bounds``' ``min`` and ``max`` (a band's or a host fact's): each a number or left out, at least one
+    given, min <= max. ``number`` says what an end must be, ``neither`` what is wrong when both are left out."""
     for end in ("min", "max"):
-        value = band.get(end)
-        _need(value is None or _is_number(value), path, f"{field}.{end}", f"must be a number or null, got {value!r}")
-    _need(band.get("min") is not None or band.get("max") is not None, path, field, "min and max cannot both be null")
-    if band.get("min") is not None and band.get("max") is not None:
-        _need(band["min"] <= band["max"], path, field, f"min {band['min']} is above max {band['max']}")
+        value = bounds.get(end)
+        _need(value is None or _is_number(value), path, f"{field}.{end}", f"must be {number}, got {value!r}")
+    _need(bounds.get("min") is not None or bounds.get("max") is not None, path, field, neither)
+    if bounds.get("min") is not None and bounds.get("max") is not None:
+        _need(bounds["min"] <= bounds["max"], path, field, f"min {bounds['min']} is above max {bounds['max']}")
 
 
 #: The keys a per-scale band may carry; anything else (``provisional``, a typo) is refused, since the
@@ -277,12 +283,7 @@ def _check_requires(path: Path, field: str, requires: Any) -> None:
         _need(need.get("fact") in HOST_FACTS, path, f"{rf}.fact", f"must be one of {list(HOST_FACTS)}, got {need.get('fact')!r}")
         unknown = sorted(set(need) - {"fact", "min", "max", "why"})
         _need(not unknown, path, rf, f"unknown keys {unknown} (a host fact takes fact, min, max, why)")
-        for end in ("min", "max"):
-            value = need.get(end)
-            _need(value is None or _is_number(value), path, f"{rf}.{end}", f"must be a number, got {value!r}")
-        _need(need.get("min") is not None or need.get("max") is not None, path, rf, "a host fact needs a min or a max")
-        if need.get("min") is not None and need.get("max") is not None:
-            _need(need["min"] <= need["max"], path, rf, f"min {need['min']} is above max {need['max']}")
+        _check_min_max(path, rf, need, "a number", "a host fact needs a min or a max")
         _need(isinstance(need.get("why"), str) and bool(need["why"].strip()), path, f"{rf}.why", "say why the finding needs it")
 
 

@@ -59,6 +59,7 @@ from typing import Any
 import pandas as pd
 
 from jsonbench import paths
+from jsonbench.dataset.measurement import finite_float
 
 FORMAT = 1
 #: The significance level of the run's false-discovery control (Benjamini-Hochberg).
@@ -448,7 +449,7 @@ def _finding_entries(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib:
     for r in f.sort_values(["logical_date", "run_id"]).itertuples(index=False):
         if kinds.get((r.suite, r.finding)) != "timing" or r.applicable != "yes" or _excluded(str(r.run_id), str(r.suite), exclude):
             continue
-        lv = log_of(_num(r.observed))
+        lv = log_of(finite_float(r.observed))
         if lv is None:
             continue
         xs, runs = logs.setdefault((str(r.suite), str(r.finding), str(r.engine_id)), ([], []))
@@ -479,14 +480,6 @@ def _finding_entries(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib:
             "mds": _r(mds),
         }
     return out
-
-
-def _num(x: Any) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
 
 
 def _summary(series: dict[str, dict[str, Any]], findings: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -30,6 +30,21 @@ CELL_METRICS: dict[str, tuple[str, MetricKind]] = {
 }
 
 
+#: The columns a published row takes from its :class:`Measurement` (what was measured, and its value);
+#: the frames the checks and the report build from those rows carry them under the same names.
+MEASURED_COLUMNS: tuple[str, ...] = ("workload", "variant", "metric", "unit", "value", "spread")
+
+
+def finite_float(v: Any) -> float | None:
+    """``v`` as a finite float, or None: how the checks and the report read a value from a row or a JSON
+    field that may be missing, null, text or NaN."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
 @dataclass(frozen=True)
 class Measurement:
     """A metric of one workload and variant, with every repetition kept.

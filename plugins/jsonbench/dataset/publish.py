@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,6 @@ from jsonbench.dataset.read import (
 from jsonbench.dataset.repair import quarantine, sweep_leftovers
 from jsonbench.dataset.schema import MEASUREMENT_SCHEMA, VALIDATION_SCHEMA, run_key
 from jsonbench.dataset.staging import Staging
-from jsonbench.host import load as hostload
 
 __all__ = [
     "CONFIRMATIONS",
@@ -120,6 +120,21 @@ def _row(base: dict[str, Any], m: Measurement, started: str | None, ended: str |
     }
 
 
+def worst_window(windows: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The columns a measurement row carries from its task's staged measure windows (the JSON of
+    :class:`jsonbench.host.load.WindowLoad`): the worst other CPU, steal and load, and quiet only when
+    every window was measured and quiet (no window, or one not measured: None)."""
+    ws = list(windows)
+
+    def peak(key: str) -> float | None:
+        vals = [float(w[key]) for w in ws if w.get(key) is not None]
+        return max(vals) if vals else None
+
+    flags = [w.get("quiet") for w in ws]
+    quiet = None if not ws or any(f is None for f in flags) else all(bool(f) for f in flags)
+    return {"host_other_cpu": peak("other_cpu"), "host_steal": peak("steal"), "host_load_1m": peak("load_1m"), "quiet": quiet}
+
+
 def staged_rows(staging: Staging) -> list[dict[str, Any]]:
     """Flatten every staged record of a run into rows of :data:`MEASUREMENT_SCHEMA`.
 
@@ -135,11 +150,7 @@ def staged_rows(staging: Staging) -> list[dict[str, Any]]:
         cell = rec.cell
         facts = engines.setdefault(cell.cell_id, staging.read_engine(cell.cell_id) or {})
         base = _base_row(cell.run, cell, facts)
-        load = (
-            hostload.worst(rec.windows)
-            if rec.windows
-            else {"host_other_cpu": None, "host_steal": None, "host_load_1m": None, "quiet": None}
-        )
+        load = worst_window(rec.windows)
         for m in rec.measurements:
             rows.append(_row(base, m, rec.started_at, rec.ended_at, load))
         _, acc, first, last = cells.setdefault(

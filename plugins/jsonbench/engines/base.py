@@ -3,10 +3,10 @@
 An *engine* is a database build a suite can run against: an embedded PostgreSQL 17, a
 ``postgres:17`` container, an existing server, an apsw build of SQLite 3.46.1. Each backend is one
 small adapter class; ``include/matrix.yaml`` registers it under its family
-(``families.<family>.backends.<backend>: module:Class``), the planner copies that import path into
-the :class:`~jsonbench.cell.Cell`, and :func:`engine_for` imports it. The driver
-(:mod:`jsonbench.orchestration.tasks`) only ever calls the methods below, and suites only ever see a
-:class:`Session`.
+(``families.<family>.backends.<backend>: module:Class``), the run plan
+(:mod:`jsonbench.orchestration.plan`) copies that import path into the :class:`~jsonbench.cell.Cell`,
+and :func:`engine_for` imports it. The driver (:mod:`jsonbench.orchestration.tasks`) only ever calls
+the methods below, and suites only ever see a :class:`Session`.
 
 Lifecycle, one cell at a time on a host (each step may run in a different process, even on a
 different worker, so what crosses steps is the adapter's typed :class:`Handle`, as JSON)::
@@ -21,8 +21,8 @@ different worker, so what crosses steps is the adapter's typed :class:`Handle`, 
 
 Everything an adapter needs comes from the cell: the engine's folder, container name and schema
 are ``cell.identity`` (one hash of the run and the cell), so :meth:`Engine.handle_for` can find
-what a killed task started. Adapters never import the driver (``tasks``), the planner
-(``matrix``) or the command line; setup-time work (fetching builds, making venvs) belongs to
+what a killed task started. Adapters never import the driver (``tasks``), the run plan
+(``plan``), the matrix file (``matrix``) or the command line; setup-time work (fetching builds, making venvs) belongs to
 :mod:`jsonbench.setup`, not here.
 
 Adding a backend: subclass :class:`Engine` with a :class:`Handle` dataclass of its own, add it
@@ -181,7 +181,7 @@ class Engine(abc.ABC, Generic[H, S]):
 
 
 def engine_for(cell: Cell) -> Engine[Any, Any]:
-    """The adapter of a cell (the import path the planner put into ``cell.adapter``)."""
+    """The adapter of a cell (the import path the run plan put into ``cell.adapter``)."""
     from jsonbench.errors import ConfigError
 
     try:

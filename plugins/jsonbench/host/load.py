@@ -329,16 +329,3 @@ class WindowSampler:
             steal = min(max(host1[1] - host0[1], 0.0) / capacity, 1.0)
         quiet = None if other is None or steal is None else (other <= self.max_other_cpu and steal <= self.max_steal)
         return WindowLoad(seconds=wall, other_cpu=other, steal=steal, load_1m=load_1m(), quiet=quiet)
-
-
-def worst(windows: Iterable[WindowLoad | dict[str, Any]]) -> dict[str, Any]:
-    """The columns a measurement row carries: worst other CPU, steal and load over its task's windows."""
-    ws = [w.to_json() if isinstance(w, WindowLoad) else dict(w) for w in windows]
-
-    def peak(key: str) -> float | None:
-        vals = [float(w[key]) for w in ws if w.get(key) is not None]
-        return max(vals) if vals else None
-
-    flags = [w.get("quiet") for w in ws]
-    quiet = None if not ws or any(f is None for f in flags) else all(bool(f) for f in flags)
-    return {"host_other_cpu": peak("other_cpu"), "host_steal": peak("steal"), "host_load_1m": peak("load_1m"), "quiet": quiet}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,19 @@ from jsonbench import paths
 from jsonbench.cell import Cell, PostgresOptions, QuietPolicy, RunRef, cell_id_of
 from jsonbench.errors import ConfigError
 from jsonbench.matrix import LABEL_RE, SETTING_NAME_RE, Matrix, load_matrix
+
+
+def _some_of(default: Iterable[str], choices: Iterable[str], title: str, description: str) -> dict[str, Any]:
+    """A parameter that picks one or more of ``choices``, each at most once (the engines, the suites)."""
+    return {
+        "default": list(default),
+        "type": "array",
+        "items": {"type": "string", "enum": sorted(choices)},
+        "minItems": 1,
+        "uniqueItems": True,
+        "title": title,
+        "description": description,
+    }
 
 
 def params_schema(matrix: Matrix | None = None, hardware_label: str | None = None) -> dict[str, dict[str, Any]]:
@@ -33,7 +47,7 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
     parameter then defaults to that label and accepts no other.
 
     One function on purpose: it returns one literal, the schema, an entry per parameter in the order
-    the DAG declares them.
+    the DAG declares them (the two pick-several parameters share their shape through :func:`_some_of`).
     """
     m = matrix or load_matrix()
     label_param: dict[str, Any] = {
@@ -52,24 +66,13 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
             "description": f"This DAG measures the host labelled {hardware_label!r} (its tasks go to that host's queue).",
         }
     return {
-        "engines": {
-            "default": list(m.raw["default_engines"]),
-            "type": "array",
-            "items": {"type": "string", "enum": sorted(m.engines)},
-            "minItems": 1,
-            "uniqueItems": True,
-            "title": "Engines",
-            "description": "Engine versions to benchmark (from include/matrix.yaml).",
-        },
-        "suites": {
-            "default": list(m.raw["default_suites"]),
-            "type": "array",
-            "items": {"type": "string", "enum": sorted(m.suites)},
-            "minItems": 1,
-            "uniqueItems": True,
-            "title": "Suites",
-            "description": "Benchmark suites to run; each runs on every selected engine of its family.",
-        },
+        "engines": _some_of(m.raw["default_engines"], m.engines, "Engines", "Engine versions to benchmark (from include/matrix.yaml)."),
+        "suites": _some_of(
+            m.raw["default_suites"],
+            m.suites,
+            "Suites",
+            "Benchmark suites to run; each runs on every selected engine of its family.",
+        ),
         "backend": {
             "default": os.environ.get("JSONBENCH_BACKEND") or m.raw.get("default_backend", "embedded"),
             "type": "string",

@@ -23,7 +23,8 @@ from typing import Any, ParamSpec, TypeVar
 import altair as alt
 from altair.utils.schemapi import debug_mode
 
-from jsonbench.report.model import Column, FigureRow, SuiteScore, figure_label, natural_key, num
+from jsonbench.dataset.measurement import finite_float
+from jsonbench.report.model import Column, FigureRow, SuiteScore, figure_label, natural_key
 
 #: Colour per engine id, stable across charts (Tableau 10 without grey).
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"]
@@ -84,6 +85,53 @@ class _Data:
         return out
 
 
+def _one_rule(data: _Data, x_scale: alt.Scale) -> alt.Chart:
+    """The dashed rule at 1 on a ratio chart's log axis: where observed equals the seed's figure."""
+    return alt.Chart(data([{"x": 1}])).mark_rule(color="#333", strokeDash=[3, 3]).encode(x=alt.X("x:Q", scale=x_scale))
+
+
+def _lead_tooltips(label: str) -> list[alt.Tooltip]:
+    """What every ratio point's tooltip opens with: its row (a finding or a figure), then engine, version and scale."""
+    return [alt.Tooltip(f"{label}:N"), alt.Tooltip("engine:N"), alt.Tooltip("version:N"), alt.Tooltip("scale:N")]
+
+
+def _engine_points(
+    data: alt.Data,
+    engines: list[str],
+    *,
+    size: int,
+    opacity: float,
+    y: alt.Y,
+    x: alt.X,
+    shape: alt.Shape,
+    more: dict[str, Any],
+    tooltip: list[alt.Tooltip],
+) -> alt.Chart:
+    """A ratio chart's points, coloured by engine the same way in both ratio charts (findings and figures);
+    ``more`` holds the channels only one of them sets (the findings' offset per scale)."""
+    return (
+        alt.Chart(data)
+        .mark_point(size=size, filled=True, opacity=opacity)
+        .encode(
+            y=y,
+            x=x,
+            color=alt.Color("engine:N", scale=engine_colors(engines), title="engine"),
+            shape=shape,
+            **more,
+            tooltip=tooltip,
+        )
+    )
+
+
+def _point(c: Column, first: dict[str, Any], shown: dict[str, Any], last: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One ratio point's data: ``first`` (its row, and where it leads with it the scale), the column's engine,
+    version and scale, ``shown``, the column's run and build, then ``last``. The keys keep the order the
+    page has always inlined them in."""
+    point = {**first, "engine": c.engine_id, "version": c.engine_version}
+    point.setdefault("scale", c.scale)
+    return {**point, **shown, "run": c.run_id, "build": c.engine_build, **(last or {})}
+
+
 def _findings_points(score: SuiteScore) -> tuple[list[dict[str, Any]], dict[tuple[str, str], dict[str, Any]], list[str]]:
     """The findings chart's data: a point per finding, engine and scale observed (its ratio to the seed), the band
     per finding and scale (open sides None), and the findings with no point."""
@@ -107,20 +155,18 @@ def _findings_points(score: SuiteScore) -> tuple[list[dict[str, Any]], dict[tupl
                 continue
             drawn = True
             points.append(
-                {
-                    "finding": r.finding,
-                    "scale": c.scale,
-                    "engine": c.engine_id,
-                    "version": c.engine_version,
-                    "ratio": cell.observed / r.seed_value,
-                    "observed": fmt(cell.observed),
-                    "seed": fmt(r.seed_value),
-                    "band": f"[{fmt(cell.band_min)}, {fmt(cell.band_max)}] at {c.scale}",
-                    "verdict": cell.verdict,
-                    "run": c.run_id,
-                    "build": c.engine_build,
-                    "inputs": "; ".join(f"{k} = {fmt(num(x))}" for k, x in list(cell.inputs.items())[:6]),
-                }
+                _point(
+                    c,
+                    {"finding": r.finding, "scale": c.scale},
+                    {
+                        "ratio": cell.observed / r.seed_value,
+                        "observed": fmt(cell.observed),
+                        "seed": fmt(r.seed_value),
+                        "band": f"[{fmt(cell.band_min)}, {fmt(cell.band_max)}] at {c.scale}",
+                        "verdict": cell.verdict,
+                    },
+                    {"inputs": "; ".join(f"{k} = {fmt(finite_float(x))}" for k, x in list(cell.inputs.items())[:6])},
+                )
             )
         if not drawn:
             skipped.append(r.finding)
@@ -156,31 +202,27 @@ def findings_chart(score: SuiteScore) -> tuple[dict[str, Any] | None, list[str]]
             tooltip=[alt.Tooltip("finding:N"), alt.Tooltip("scale:N", title="band at scale"), alt.Tooltip("band:N")],
         )
     )
-    one = alt.Chart(data([{"x": 1}])).mark_rule(color="#333", strokeDash=[3, 3]).encode(x=alt.X("x:Q", scale=x_scale))
+    one = _one_rule(data, x_scale)
     shapes = alt.Scale(domain=["pass", "fail", "not_applicable"], range=["circle", "cross", "square"])
-    pts = (
-        alt.Chart(data(points))
-        .mark_point(size=70, filled=True, opacity=0.9)
-        .encode(
-            y=y,
-            x=alt.X("ratio:Q", scale=x_scale),
-            color=alt.Color("engine:N", scale=engine_colors(engines), title="engine"),
-            shape=alt.Shape("verdict:N", scale=shapes, title="verdict"),
-            **({"yOffset": offset} if len(scales) > 1 else {}),
-            tooltip=[
-                alt.Tooltip("finding:N"),
-                alt.Tooltip("engine:N"),
-                alt.Tooltip("version:N"),
-                alt.Tooltip("scale:N"),
-                alt.Tooltip("observed:N"),
-                alt.Tooltip("seed:N"),
-                alt.Tooltip("band:N"),
-                alt.Tooltip("verdict:N"),
-                alt.Tooltip("run:N", title="run id"),
-                alt.Tooltip("build:N"),
-                alt.Tooltip("inputs:N"),
-            ],
-        )
+    pts = _engine_points(
+        data(points),
+        engines,
+        size=70,
+        opacity=0.9,
+        y=y,
+        x=alt.X("ratio:Q", scale=x_scale),
+        shape=alt.Shape("verdict:N", scale=shapes, title="verdict"),
+        more={"yOffset": offset} if len(scales) > 1 else {},
+        tooltip=[
+            *_lead_tooltips("finding"),
+            alt.Tooltip("observed:N"),
+            alt.Tooltip("seed:N"),
+            alt.Tooltip("band:N"),
+            alt.Tooltip("verdict:N"),
+            alt.Tooltip("run:N", title="run id"),
+            alt.Tooltip("build:N"),
+            alt.Tooltip("inputs:N"),
+        ],
     )
     rows = len(order) * max(len(scales), 1)
     chart = alt.layer(band, one, pts).properties(
@@ -201,19 +243,17 @@ def _figure_points(rows: list[FigureRow], cols: list[Column]) -> tuple[list[dict
                 continue
             drawn = True
             points.append(
-                {
-                    "figure": r.label,
-                    "engine": c.engine_id,
-                    "version": c.engine_version,
-                    "scale": c.scale,
-                    "ratio": cell.ratio,
-                    "measured": f"{fmt(cell.value)} {r.unit}",
-                    "seed": f"{fmt(r.seed_value)} {r.unit}",
-                    "seed_scaled": f"{fmt(cell.seed_scaled)} {r.unit}" + (f" (scaled by {r.scales_with})" if r.scales_with else ""),
-                    "samples": _samples(cell.samples),
-                    "run": c.run_id,
-                    "build": c.engine_build,
-                }
+                _point(
+                    c,
+                    {"figure": r.label},
+                    {
+                        "ratio": cell.ratio,
+                        "measured": f"{fmt(cell.value)} {r.unit}",
+                        "seed": f"{fmt(r.seed_value)} {r.unit}",
+                        "seed_scaled": f"{fmt(cell.seed_scaled)} {r.unit}" + (f" (scaled by {r.scales_with})" if r.scales_with else ""),
+                        "samples": _samples(cell.samples),
+                    },
+                )
             )
         if not drawn:
             skipped.append(r.label)
@@ -235,30 +275,27 @@ def figures_chart(suite: str, rows: list[FigureRow], cols: list[Column]) -> tupl
     x_scale = alt.Scale(type="log", domain=dom)
     y = alt.Y("figure:N", sort=order, title=None, axis=alt.Axis(labelLimit=340))
     within = alt.Chart(data([{"lo": 0.5, "hi": 2.0}])).mark_rect(color="#eeeeee").encode(x=alt.X("lo:Q", scale=x_scale), x2="hi:Q")
-    one = alt.Chart(data([{"x": 1}])).mark_rule(color="#333", strokeDash=[3, 3]).encode(x=alt.X("x:Q", scale=x_scale))
+    one = _one_rule(data, x_scale)
     scale_shapes = alt.Scale(domain=scales, range=["circle", "diamond", "triangle-up", "square"][: len(scales)])
-    pts = (
-        alt.Chart(data(points))
-        .mark_point(size=60, filled=True, opacity=0.85)
-        .encode(
-            y=y,
-            x=alt.X("ratio:Q", scale=x_scale, title="measured / seed (1 = the seed's figure; grey: within 2x; log scale)"),
-            color=alt.Color("engine:N", scale=engine_colors(engines), title="engine"),
-            shape=alt.Shape("scale:N", scale=scale_shapes, title="scale"),
-            tooltip=[
-                alt.Tooltip("figure:N"),
-                alt.Tooltip("engine:N"),
-                alt.Tooltip("version:N"),
-                alt.Tooltip("scale:N"),
-                alt.Tooltip("measured:N"),
-                alt.Tooltip("seed:N"),
-                alt.Tooltip("seed_scaled:N", title="seed at this size"),
-                alt.Tooltip("ratio:Q", format=".3~g"),
-                alt.Tooltip("samples:N"),
-                alt.Tooltip("run:N", title="run id"),
-                alt.Tooltip("build:N"),
-            ],
-        )
+    pts = _engine_points(
+        data(points),
+        engines,
+        size=60,
+        opacity=0.85,
+        y=y,
+        x=alt.X("ratio:Q", scale=x_scale, title="measured / seed (1 = the seed's figure; grey: within 2x; log scale)"),
+        shape=alt.Shape("scale:N", scale=scale_shapes, title="scale"),
+        more={},
+        tooltip=[
+            *_lead_tooltips("figure"),
+            alt.Tooltip("measured:N"),
+            alt.Tooltip("seed:N"),
+            alt.Tooltip("seed_scaled:N", title="seed at this size"),
+            alt.Tooltip("ratio:Q", format=".3~g"),
+            alt.Tooltip("samples:N"),
+            alt.Tooltip("run:N", title="run id"),
+            alt.Tooltip("build:N"),
+        ],
     )
     chart = alt.layer(within, one, pts).properties(
         width=WIDTH, height=max(60, 16 * len(order)), title=f"{suite}: seed figures, measured / seed"
@@ -271,11 +308,11 @@ def _trend_points(h: Any, metric: str, unit: str, drifted: set[tuple[str, str, s
     latest = h.groupby("engine_id")["logical_date"].max().to_dict()
     rows: list[dict[str, Any]] = []
     for r in h.itertuples(index=False):
-        v = num(r.value)
+        v = finite_float(r.value)
         if v is None:
             continue
         series = figure_label(r.workload, r.variant)
-        samples = [float(s) for s in (r.samples if r.samples is not None else []) if num(s) is not None]
+        samples = [float(s) for s in (r.samples if r.samples is not None else []) if finite_float(s) is not None]
         rows.append(
             {
                 "kind": "point",
@@ -288,7 +325,7 @@ def _trend_points(h: Any, metric: str, unit: str, drifted: set[tuple[str, str, s
                 "build": r.engine_build,
                 "version": r.engine_version,
                 "samples": _samples(samples),
-                "spread": fmt(num(r.spread)),
+                "spread": fmt(finite_float(r.spread)),
                 "drift": "drift tonight"
                 if (r.engine_id, r.workload, r.variant, metric) in drifted and r.logical_date == latest.get(r.engine_id)
                 else "",
@@ -309,7 +346,7 @@ def _change_rules(h: Any, metric: str, engines: list[str], cps: list[dict[str, A
             date = match["logical_date"].iloc[0].isoformat() if not match.empty else None
         if not date:
             continue
-        change = num(cp.get("relative_change"))
+        change = finite_float(cp.get("relative_change"))
         rows.append(
             {
                 "kind": "change",
@@ -317,10 +354,10 @@ def _change_rules(h: Any, metric: str, engines: list[str], cps: list[dict[str, A
                 "series": figure_label(str(cp.get("workload")), cp.get("variant")),
                 "date": str(date),
                 "run": str(cp.get("run_id")),
-                "before": fmt(num(cp.get("metric_before"))),
-                "after": fmt(num(cp.get("metric_after"))),
+                "before": fmt(finite_float(cp.get("metric_before"))),
+                "after": fmt(finite_float(cp.get("metric_after"))),
                 "change": f"{change * 100:+.0f} %" if change is not None else "n/a",
-                "pvalue": fmt(num(cp.get("pvalue"))),
+                "pvalue": fmt(finite_float(cp.get("pvalue"))),
             }
         )
     return rows

@@ -36,6 +36,8 @@ from typing import Any
 
 import pandas as pd
 
+from jsonbench.dataset.measurement import finite_float
+
 log = logging.getLogger(__name__)
 
 #: The scales the table compares, in its column order.
@@ -102,7 +104,7 @@ class SuiteFigures:
 
 def reproduces(finding: dict[str, Any], observed: float | None) -> str:
     """``yes`` / ``direction`` / ``no`` / ``-`` for an observed value against the finding's seed value."""
-    seed = _num((finding.get("seed") or {}).get("value"))
+    seed = finite_float((finding.get("seed") or {}).get("value"))
     if seed is None or observed is None:
         return "-"
     if finding.get("kind") == "deterministic":
@@ -153,14 +155,6 @@ def read_measurements(results_dirs: Iterable[str | Path]) -> pd.DataFrame:
         return pd.DataFrame()
     m = pd.concat(frames, ignore_index=True)
     return m.drop_duplicates(subset=["run_id", "suite", "engine_id", "workload", "variant", "metric"], keep="last")
-
-
-def _num(v: Any) -> float | None:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
 
 
 def _latest_runs(m: pd.DataFrame, suite: str, scale: str) -> list[str]:
@@ -235,14 +229,14 @@ def suite_figures(
                     continue
                 # The value whenever it could be computed, judged or not (a finding not applied at a scale,
                 # e.g. one needing a third core, still shows what was measured); the checks' reason goes with it.
-                value = _num(r.observed)
+                value = finite_float(r.observed)
                 note = str(r.problem) if isinstance(r.problem, str) and r.problem else ("" if r.applicable == "yes" else "not applicable")
                 if value is None:
                     note = _input_reason(data, by_id.get(str(r.finding), {}), engine) or note
                 found[(str(r.finding), scale, engine)] = Measured(value, run_id, reproduces(by_id.get(str(r.finding), {}), value), note)
             for engine, cell in rows[rows["workload"] == CELL_RECORD].groupby("engine_id"):
                 if str(engine) in new:
-                    got = {str(x.metric): _num(x.value) for x in cell.itertuples()}
+                    got = {str(x.metric): finite_float(x.value) for x in cell.itertuples()}
                     resources[(scale, str(engine))] = CellResources(
                         scale, str(engine), run_id, got.get("duration"), got.get("peak_rss"), got.get("disk_peak")
                     )
@@ -262,7 +256,7 @@ def suite_figures(
                 description=f.get("description", ""),
                 kind=f.get("kind", "timing"),
                 unit=f.get("unit", ""),
-                seed_value=_num((f.get("seed") or {}).get("value")),
+                seed_value=finite_float((f.get("seed") or {}).get("value")),
                 seed_figure=str((f.get("seed") or {}).get("figure", "")),
                 values=values,
                 mechanisms={s: said[s] for s in SCALES if s in off and s in said},

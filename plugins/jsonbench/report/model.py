@@ -10,7 +10,6 @@ write comes back empty, never as an error.
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,14 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-
-def num(v: Any) -> float | None:
-    """A finite float, or None."""
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
+from jsonbench.dataset.measurement import MEASURED_COLUMNS, finite_float
 
 
 def details_of(raw: Any) -> dict[str, Any]:
@@ -68,12 +60,7 @@ M_COLUMNS = [
     "engine_version",
     "engine_build",
     "suite",
-    "workload",
-    "variant",
-    "metric",
-    "unit",
-    "value",
-    "spread",
+    *MEASURED_COLUMNS,
     "samples",
     "status",
     "reason",
@@ -301,7 +288,12 @@ def scorecard(lib_reproduction: dict[str, dict[str, Any]], ds: Dataset, label: s
         for f in definition.get("findings", []):
             seed = f.get("seed") or {}
             rows[f["id"]] = FindingRow(
-                suite, f["id"], str(f.get("description", "")), str(f.get("unit", "")), num(seed.get("value")), str(seed.get("figure", ""))
+                suite,
+                f["id"],
+                str(f.get("description", "")),
+                str(f.get("unit", "")),
+                finite_float(seed.get("value")),
+                str(seed.get("figure", "")),
             )
         if not srep.empty:
             wanted = {(c.run_id, c.engine_id): c for c in cols}
@@ -317,7 +309,7 @@ def scorecard(lib_reproduction: dict[str, dict[str, Any]], ds: Dataset, label: s
                         fid,
                         str(getattr(r, "description", "") or ""),
                         str(getattr(r, "unit", "") or ""),
-                        num(seed.get("value")) if isinstance(seed, dict) else None,
+                        finite_float(seed.get("value")) if isinstance(seed, dict) else None,
                         str(seed.get("figure", "")) if isinstance(seed, dict) else "",
                     )
                 verdict = getattr(r, "verdict", None)
@@ -326,9 +318,9 @@ def scorecard(lib_reproduction: dict[str, dict[str, Any]], ds: Dataset, label: s
                 band_reason = str(d.get("band_reason") or "")
                 inputs = d.get("inputs")
                 rows[fid].cells[col.key] = Verdict(
-                    observed=num(r.observed),
-                    band_min=num(r.min_value),
-                    band_max=num(r.max_value),
+                    observed=finite_float(r.observed),
+                    band_min=finite_float(r.min_value),
+                    band_max=finite_float(r.max_value),
                     verdict=verdict,
                     reason=_reason(verdict, d, band_reason),
                     band_reason=band_reason,
@@ -402,7 +394,7 @@ def seed_figures(seed: dict[str, Any], m: pd.DataFrame, cols: list[Column], suit
             variant,
             str(f["metric"]),
             str(f.get("unit", "")),
-            num(f.get("value")),
+            finite_float(f.get("value")),
             f.get("scales_with"),
             str(f.get("note", "") or ""),
         )
@@ -410,14 +402,14 @@ def seed_figures(seed: dict[str, Any], m: pd.DataFrame, cols: list[Column], suit
             hit = index.get((c.run_id, c.engine_id, row.workload, variant, row.metric))
             seed_scaled = row.seed_value
             if row.scales_with and row.seed_value is not None:
-                run_k, seed_k = num(params[c.key].get(row.scales_with)), num(seed_scale.get(row.scales_with))
+                run_k, seed_k = finite_float(params[c.key].get(row.scales_with)), finite_float(seed_scale.get(row.scales_with))
                 seed_scaled = row.seed_value * run_k / seed_k if run_k and seed_k else None
             if hit is None:
                 row.cells[c.key] = FigureCell(None, seed_scaled, None, "missing", "not published by this run", [], c.run_id)
                 continue
-            value = num(hit.value) if hit.status == "ok" else None
+            value = finite_float(hit.value) if hit.status == "ok" else None
             ratio = value / seed_scaled if value is not None and seed_scaled not in (None, 0) and value > 0 and seed_scaled > 0 else None
-            samples = [float(s) for s in (hit.samples if hit.samples is not None else []) if num(s) is not None]
+            samples = [float(s) for s in (hit.samples if hit.samples is not None else []) if finite_float(s) is not None]
             row.cells[c.key] = FigureCell(
                 value, seed_scaled, ratio, str(hit.status), str(hit.reason or "") if hit.status != "ok" else "", samples, c.run_id
             )

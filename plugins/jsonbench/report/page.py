@@ -56,6 +56,7 @@ from markupsafe import Markup
 
 from jsonbench.checks import verdicts
 from jsonbench.dataset.fsio import write_text_atomic
+from jsonbench.dataset.measurement import finite_float
 from jsonbench.report import charts, figures
 from jsonbench.report.charts import fmt
 from jsonbench.report.judged import badge_of
@@ -74,7 +75,6 @@ from jsonbench.report.model import (
     load,
     natural_key,
     noise_figures,
-    num,
     scorecard,
     seed_figures,
 )
@@ -275,7 +275,7 @@ def reproduction_context(seed: dict[str, Any], rows: list[FigureRow], cols: list
         "seed": str(seed.get("seed", "")),
         "title": str(seed.get("title", "")),
         "engine": str(seed.get("engine", "")),
-        "seed_scale": ", ".join(f"{k}={fmt(num(v))}" for k, v in (seed.get("scale") or {}).items()),
+        "seed_scale": ", ".join(f"{k}={fmt(finite_float(v))}" for k, v in (seed.get("scale") or {}).items()),
         "notes": str(seed.get("notes", "")),
         "columns": cols,
         "rows": out_rows,
@@ -289,7 +289,7 @@ def drift_context(v_suite: pd.DataFrame, cps: list[dict[str, Any]]) -> dict[str,
     counts = v_suite["verdict"].fillna("unknown").value_counts().to_dict()
     history_n = 0
     if counts.get("insufficient_history"):
-        history_n = max((int(num(details_of(d).get("history_n")) or 0) for d in v_suite["details"]), default=0)
+        history_n = max((int(finite_float(details_of(d).get("history_n")) or 0) for d in v_suite["details"]), default=0)
     shown = v_suite[v_suite["verdict"].isin(["drift", "unstable"])].sort_values(["verdict", "engine_id", "workload", "metric"])
     rows = []
     for r in shown.head(60).itertuples():
@@ -300,27 +300,27 @@ def drift_context(v_suite: pd.DataFrame, cps: list[dict[str, Any]]) -> dict[str,
                 "engine_id": str(r.engine_id),
                 "label": figure_label(str(r.workload), r.variant),
                 "metric": str(r.metric),
-                "observed": num(r.observed),
+                "observed": finite_float(r.observed),
                 "unit": str(r.unit or ""),
-                "history_median": num(det.get("history_median")),
-                "min": num(r.min_value),
-                "max": num(r.max_value),
+                "history_median": finite_float(det.get("history_median")),
+                "min": finite_float(r.min_value),
+                "max": finite_float(r.max_value),
                 "method": str(det.get("method") or ""),
             }
         )
     points = []
     for cp in sorted(cps, key=lambda c: (natural_key(str(c.get("engine_id"))), str(c.get("metric")), str(c.get("logical_date") or ""))):
-        rel = num(cp.get("relative_change"))
+        rel = finite_float(cp.get("relative_change"))
         points.append(
             {
                 "engine_id": str(cp.get("engine_id")),
                 "label": figure_label(str(cp.get("workload")), cp.get("variant")),
                 "metric": str(cp.get("metric")),
                 "run_id": str(cp.get("run_id")),
-                "before": num(cp.get("metric_before")),
-                "after": num(cp.get("metric_after")),
+                "before": finite_float(cp.get("metric_before")),
+                "after": finite_float(cp.get("metric_after")),
                 "change": f"{rel * 100:+.0f} %" if rel is not None else "n/a",
-                "pvalue": num(cp.get("pvalue")),
+                "pvalue": finite_float(cp.get("pvalue")),
             }
         )
     return {
@@ -446,7 +446,7 @@ def environment_context(run: pd.DataFrame) -> dict[str, Any]:
         ("host", first.get("host_name")),
         ("CPU", first.get("host_cpu_model")),
         ("cores", first.get("host_cores")),
-        ("memory", fmt(num(first.get("host_memory_bytes"))) + "B"),
+        ("memory", fmt(finite_float(first.get("host_memory_bytes"))) + "B"),
         ("kernel", first.get("host_kernel")),
         ("git revision", first.get("git_revision")),
         ("scale", f"{first.get('scale')}"),
@@ -526,13 +526,15 @@ def failures_context(vrun: pd.DataFrame, limit: int = 5) -> dict[str, Any] | Non
                 "kind": str(r.check_kind),
                 "where": [str(x) for x in (r.suite, r.engine_id) if isinstance(x, str) and x],
                 "what": str(r.expectation) if r.check_kind != "drift" else figure_label(str(r.workload), r.variant, str(r.metric)),
-                "seen": f"observed {fmt(num(r.observed))}" if num(r.observed) is not None else "",
+                "seen": f"observed {fmt(finite_float(r.observed))}" if finite_float(r.observed) is not None else "",
                 "bounds": (
-                    f", expected [{fmt(num(r.min_value))}, {fmt(num(r.max_value))}]"
-                    if num(r.min_value) is not None or num(r.max_value) is not None
+                    f", expected [{fmt(finite_float(r.min_value))}, {fmt(finite_float(r.max_value))}]"
+                    if finite_float(r.min_value) is not None or finite_float(r.max_value) is not None
                     else ""
                 ),
-                "hist": f", history median {fmt(num(det.get('history_median')))}" if num(det.get("history_median")) is not None else "",
+                "hist": f", history median {fmt(finite_float(det.get('history_median')))}"
+                if finite_float(det.get("history_median")) is not None
+                else "",
             }
         )
     return {"n": len(failed), "entries": items, "more": len(failed) - limit if len(failed) > limit else 0}
@@ -557,10 +559,10 @@ def judged_context(vrun: pd.DataFrame) -> dict[str, Any] | None:
                 "verdict": str(r.get("verdict")),
                 "where": " · ".join(str(x) for x in (r.get("suite"), r.get("engine_id")) if isinstance(x, str) and x),
                 "expectation": str(r.get("expectation")),
-                "first": fmt(num(first.get("observed"))),
-                "again": fmt(num(again.get("observed"))),
-                "min": fmt(num(first.get("min_value"))),
-                "max": fmt(num(first.get("max_value"))),
+                "first": fmt(finite_float(first.get("observed"))),
+                "again": fmt(finite_float(again.get("observed"))),
+                "min": fmt(finite_float(first.get("min_value"))),
+                "max": fmt(finite_float(first.get("max_value"))),
                 "why": str(again.get("why", "")),
             }
         )

@@ -7,17 +7,17 @@ the DAG file reads the suites' workload names at parse time to create one task p
 
 from __future__ import annotations
 
-import importlib
 from functools import lru_cache
 from typing import Any
 
+from jsonbench import load_object
 from jsonbench.suites.base import Suite
 
 
 @lru_cache(maxsize=64)
 def _suite_class(target: str) -> type[Suite[Any]]:
-    module, _, name = target.partition(":")
-    cls = getattr(importlib.import_module(module), name)
+    """The suite class the matrix file names (``module:Class``), loaded once per target by the project's one loader."""
+    cls = load_object(target)
     if not (isinstance(cls, type) and issubclass(cls, Suite)):
         raise TypeError(f"{target!r} is not a Suite subclass")
     return cls
@@ -34,5 +34,5 @@ def get_suite(name: str) -> Suite[Any]:
     target = str(suites[name]["module"])
     try:
         return _suite_class(target)()
-    except (ImportError, AttributeError, TypeError) as exc:
+    except (ImportError, AttributeError, TypeError, ValueError) as exc:  # ValueError: a path with no module in it
         raise ConfigError(f"matrix.suites.{name}.module", f"cannot load {target!r}: {exc}") from None

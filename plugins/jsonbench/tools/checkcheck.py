@@ -76,6 +76,15 @@ class Plant:
     caught: bool = False
     by: list[str] = field(default_factory=list)
 
+    @classmethod
+    def of_finding(cls, kind: str, suite: str, finding: dict[str, Any], engine_id: str, what: str) -> Plant:
+        """A plant in the inputs of ``finding`` on ``engine_id``: caught by that finding's reproduction row."""
+        return cls(
+            kind,
+            f"{suite}/{finding['id']} on {engine_id}: {what}",
+            [{"check_kind": "reproduction", "expectation": finding["id"], "engine_id": engine_id}],
+        )
+
 
 @contextmanager
 def _env(**values: str) -> Iterator[None]:
@@ -242,13 +251,7 @@ def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Rando
                 # A geometric mean moves by k when every numerator term does; a plain quotient when its first term does.
                 for t in num if f.get("geomean") else num[:1]:
                     _scale_rows(df, _key_mask(df, t.get("engine", engine_id), suite, *term_key(t)), k)
-                plants.append(
-                    Plant(
-                        "reversed_comparison",
-                        f"{suite}/{f['id']} on {row_engine}: {observed:.3g} -> {target:.3g}",
-                        [{"check_kind": "reproduction", "expectation": f["id"], "engine_id": row_engine}],
-                    )
-                )
+                plants.append(Plant.of_finding("reversed_comparison", suite, f, row_engine, f"{observed:.3g} -> {target:.3g}"))
     return plants
 
 
@@ -362,13 +365,7 @@ def plant_not_applicable(df: pd.DataFrame, lib: Library, scale: str, rng: random
         df.loc[m, "status"] = "not_applicable"
         df.loc[m, "reason"] = "planted: recorded as not applicable on a build that has everything it needs"
         df.loc[m, "value"] = float("nan")
-        plants.append(
-            Plant(
-                "input_not_applicable",
-                f"{suite}/{f['id']} on {e}: {'/'.join(term_key(t))} not applicable",
-                [{"check_kind": "reproduction", "expectation": f["id"], "engine_id": e}],
-            )
-        )
+        plants.append(Plant.of_finding("input_not_applicable", suite, f, e, f"{'/'.join(term_key(t))} not applicable"))
     return plants
 
 

@@ -19,12 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from jsonbench.dataset.measurement import MetricKind
 from jsonbench.sqlfiles import sql_path
-from jsonbench.suites.catalogue.helpers import NAME, fixed_query, plan_core, plan_shape, prewarm, safe_ratio, script_variables
+from jsonbench.suites.catalogue.helpers import NAME, Ctx, fixed_query, plan_core, plan_shape, prewarm, safe_ratio, script_variables
 from jsonbench.suites.catalogue.reads import SCRIPTS
 
 if TYPE_CHECKING:
     from jsonbench.engines.postgres_session import PostgresSession
-    from jsonbench.suites.catalogue.helpers import Ctx
 
 #: Buffer counts are those of each plan's first execution in this session (see :func:`run`): facts.
 METRICS: dict[str, MetricKind] = {

@@ -24,7 +24,6 @@ with the seed's pgbench command line by hand on the same server and the same fre
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
 
 from jsonbench.dataset.measurement import MetricKind
 from jsonbench.suites.base import LOAD
@@ -32,6 +31,7 @@ from jsonbench.suites.catalogue.helpers import (
     CLIENT_KINDS,
     NAME,
     RUN_KINDS,
+    Ctx,
     PgbenchSamples,
     UpdateRun,
     prewarm,
@@ -41,9 +41,6 @@ from jsonbench.suites.catalogue.helpers import (
     run_pgbench,
     update_run,
 )
-
-if TYPE_CHECKING:
-    from jsonbench.suites.catalogue.helpers import Ctx
 
 #: ``toast_growth`` and the WAL figures depend on how many updates the timed run fit in: sampled.
 METRICS: dict[str, MetricKind] = {

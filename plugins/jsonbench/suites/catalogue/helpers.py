@@ -23,7 +23,7 @@ import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from jsonbench import pgbench
 from jsonbench.dataset.measurement import MetricKind
@@ -33,7 +33,9 @@ from jsonbench.suites.base import MEASURE, WorkloadContext
 if TYPE_CHECKING:
     from jsonbench.engines.postgres_session import PostgresSession
 
-    Ctx = WorkloadContext[PostgresSession]
+#: What every catalogue workload is handed: a workload context on a PostgreSQL session (imported by
+#: each workload module with the helpers it uses).
+Ctx: TypeAlias = WorkloadContext["PostgresSession"]
 
 NAME = "catalogue"
 

@@ -10,8 +10,6 @@ update and HOT share.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from jsonbench.dataset.measurement import MetricKind
 from jsonbench.suites.base import LOAD
 from jsonbench.suites.catalogue.helpers import (
@@ -19,14 +17,12 @@ from jsonbench.suites.catalogue.helpers import (
     NAME,
     RUN_KINDS,
     UPDATE_KINDS,
+    Ctx,
     PgbenchSamples,
     record_clients,
     run_length,
     update_run,
 )
-
-if TYPE_CHECKING:
-    from jsonbench.suites.catalogue.helpers import Ctx
 
 #: ``heap_bytes`` is the freshly loaded table's, before its update run: a fact.
 METRICS: dict[str, MetricKind] = {

@@ -10,13 +10,9 @@ more (a build does not change the table), so its time is a quiet one or is marke
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
 
 from jsonbench.dataset.measurement import MetricKind
-from jsonbench.suites.catalogue.helpers import NAME, ratios
-
-if TYPE_CHECKING:
-    from jsonbench.suites.catalogue.helpers import Ctx
+from jsonbench.suites.catalogue.helpers import NAME, Ctx, ratios
 
 METRICS: dict[str, MetricKind] = {
     "build_time": "timed",

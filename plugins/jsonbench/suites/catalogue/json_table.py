@@ -18,12 +18,10 @@ from typing import TYPE_CHECKING, Any
 from jsonbench.dataset.measurement import MetricKind
 from jsonbench.sqlfiles import compose, load_sql
 from jsonbench.suites.base import MEASURE
-from jsonbench.suites.catalogue.helpers import NAME, prewarm
+from jsonbench.suites.catalogue.helpers import NAME, Ctx, prewarm
 
 if TYPE_CHECKING:
     from psycopg.sql import Composed
-
-    from jsonbench.suites.catalogue.helpers import Ctx
 
 METRICS: dict[str, MetricKind] = {"point_latency": "timed", "scan_time": "timed", "results_match": "deterministic", "time_ratio": "timed"}
 FORMS: tuple[str, ...] = ("json_table", "arrow")

@@ -22,15 +22,11 @@ document and row disagree, tags included): 0 when both designs hold the same val
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
 
 from jsonbench import pgbench
 from jsonbench.dataset.measurement import MetricKind
 from jsonbench.suites.base import LOAD
-from jsonbench.suites.catalogue.helpers import NAME
-
-if TYPE_CHECKING:
-    from jsonbench.suites.catalogue.helpers import Ctx
+from jsonbench.suites.catalogue.helpers import NAME, Ctx
 
 #: The workload name the setup step's measurements are recorded under.
 WORKLOAD = "load"

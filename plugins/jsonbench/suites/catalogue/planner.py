@@ -12,15 +12,10 @@ whole-table (the seed multiplied a per-worker estimate by 2.4).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from jsonbench.dataset.measurement import MetricKind
 from jsonbench.sqlfiles import compose, load_sql
 from jsonbench.suites.base import MEASURE
-from jsonbench.suites.catalogue.helpers import NAME, error_factor, plan_core, safe_ratio
-
-if TYPE_CHECKING:
-    from jsonbench.suites.catalogue.helpers import Ctx
+from jsonbench.suites.catalogue.helpers import NAME, Ctx, error_factor, plan_core, safe_ratio
 
 #: Estimates come from ANALYZE's random sample of 300 x ``default_statistics_target`` rows (30,000):
 #: at ``smoke`` (20,000 products) it reads every row and they repeat, at ``laptop`` and above it

@@ -12,12 +12,12 @@ verdicts state (tps of the faster over the slower script).
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
 
 from jsonbench.dataset.measurement import MetricKind
 from jsonbench.suites.catalogue.helpers import (
     CLIENT_KINDS,
     RUN_KINDS,
+    Ctx,
     PgbenchSamples,
     prewarm,
     ratios,
@@ -25,9 +25,6 @@ from jsonbench.suites.catalogue.helpers import (
     run_length,
     run_pgbench,
 )
-
-if TYPE_CHECKING:
-    from jsonbench.suites.catalogue.helpers import Ctx
 
 METRICS: dict[str, MetricKind] = {**RUN_KINDS, "tps_ratio": "timed", **CLIENT_KINDS}
 

@@ -26,15 +26,11 @@ from __future__ import annotations
 import os
 import statistics
 from functools import partial
-from typing import TYPE_CHECKING
 
 from jsonbench.dataset.measurement import MetricKind
 from jsonbench.sqlfiles import compose, load_sql
 from jsonbench.suites.base import MEASURE
-from jsonbench.suites.catalogue.helpers import NAME, is_full_scan, plan_shape, prewarm, workers_launched, workers_planned
-
-if TYPE_CHECKING:
-    from jsonbench.suites.catalogue.helpers import Ctx
+from jsonbench.suites.catalogue.helpers import NAME, Ctx, is_full_scan, plan_shape, prewarm, workers_launched, workers_planned
 
 #: ``workers_launched`` is what the server granted out of ``max_worker_processes`` on a server
 #: running nothing else: a fact (0 spread over the recorded runs) as long as nothing else holds workers.

@@ -8,14 +8,9 @@ with its tag table / document design (the seed's "391 MB against 336 MB").
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from jsonbench.dataset.measurement import MetricKind
 from jsonbench.suites.base import MEASURE
-from jsonbench.suites.catalogue.helpers import NAME, SHARED_TABLES
-
-if TYPE_CHECKING:
-    from jsonbench.suites.catalogue.helpers import Ctx
+from jsonbench.suites.catalogue.helpers import NAME, SHARED_TABLES, Ctx
 
 METRICS: dict[str, MetricKind] = {
     m: "deterministic"

@@ -20,7 +20,7 @@ it equals ``transactions``).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jsonbench.dataset.measurement import MetricKind
 from jsonbench.suites.base import LOAD
@@ -30,6 +30,7 @@ from jsonbench.suites.catalogue.helpers import (
     RUN_KINDS,
     RUN_METRICS,
     UPDATE_KINDS,
+    Ctx,
     PgbenchSamples,
     UpdateRun,
     ratios,
@@ -38,9 +39,6 @@ from jsonbench.suites.catalogue.helpers import (
     update_run,
     walinspect_reason,
 )
-
-if TYPE_CHECKING:
-    from jsonbench.suites.catalogue.helpers import Ctx
 
 METRICS: dict[str, MetricKind] = {**RUN_KINDS, **UPDATE_KINDS, "tps_ratio": "timed", "wal_ratio": "sampled", **CLIENT_KINDS}
 UPDATE_METRICS: tuple[str, ...] = (*RUN_METRICS, "wal_bytes_per_update", "fpi_share", "hot_share", "n_tup_upd", "n_tup_hot_upd")
