@@ -132,7 +132,7 @@ def test_planted_wrong_facts_fail_the_assertion(smoke_run: dict, tmp_path: Path,
     """The smoke run's published rows with three deterministic facts made wrong (a HOT count on PostgreSQL 17, a heap
     size on 18, an SQLite page ratio), checked again: the assertion above (``assert_run_correct``) fails and names each.
     One check of the three plants (each on its own cell and finding): a test that passed any run would pass this."""
-    from jsonbench.checks.run import ChecksFailed, check_run
+    from jsonbench.checks.examine import ChecksFailed, check_run
 
     monkeypatch.setenv("JSONBENCH_DATA_DOCS", "0")  # the pages take seconds and prove nothing here
     results = tmp_path / "results"

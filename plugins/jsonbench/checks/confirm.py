@@ -1,6 +1,6 @@
 """The confirmation before a timing alert: a suspect judged again on its cell's second measurement.
 
-The first check of a run (:func:`jsonbench.checks.run.check_run`) stores a timing finding out of its
+The first check of a run (:func:`jsonbench.checks.examine.check_run`) stores a timing finding out of its
 band, or a statistical drift verdict, as ``suspect`` (:mod:`jsonbench.checks.verdicts`). The DAG then
 lists the suspects' cells and workloads (:func:`suspect_cells`, task ``suspects``), measures exactly
 those again in the same DAG run (task ``reconfirm``, mapped over the cells: a fresh engine, the
@@ -144,7 +144,7 @@ def _rejudge(
     """The suspects judged again on ``substituted``: ``{(check_kind, key): fresh row}``."""
     from jsonbench.checks.changepoints import DetectorUnavailable
     from jsonbench.checks.gxrun import GXSession
-    from jsonbench.checks.run import _drift, _reproduction
+    from jsonbench.checks.examine import _drift, _reproduction
     from jsonbench.checks.verdicts import mark_suspects
     from jsonbench.dataset.schema import run_key
 
@@ -253,7 +253,7 @@ def confirm_run(run: dict[str, Any]) -> dict[str, Any]:
     failures are not raised again: the first check alerted at once.
     """
     from jsonbench.cell import CONFIRMATION_SUFFIX
-    from jsonbench.checks.run import ChecksFailed
+    from jsonbench.checks.examine import ChecksFailed
     from jsonbench.dataset.publish import CONFIRMATIONS, MEASUREMENTS, publish_validations, read_dataset, read_dataset_report
 
     results_dir, run_id = run["results_dir"], run["run_id"]
