@@ -143,8 +143,8 @@ def _rejudge(
 ) -> dict[Any, dict[str, Any]]:
     """The suspects judged again on ``substituted``: ``{(check_kind, key): fresh row}``."""
     from jsonbench.checks.changepoints import DetectorUnavailable
-    from jsonbench.checks.gxrun import GXSession
     from jsonbench.checks.examine import _drift, _reproduction
+    from jsonbench.checks.gxrun import GXSession
     from jsonbench.checks.verdicts import mark_suspects
     from jsonbench.dataset.schema import run_key
 
