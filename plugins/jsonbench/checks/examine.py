@@ -33,6 +33,7 @@ from jsonbench.checks.gxrun import GXSession, Outcome
 from jsonbench.checks.library import Library, load_library
 from jsonbench.checks.sanity import cells_that_ran, completeness_frame, measurements_frame, schema_expectations
 from jsonbench.checks.verdicts import alerting, describe_share, judged_share, judgement, mark_suspects, unjudged
+from jsonbench.dataset.schema import ValidationRow
 
 log = logging.getLogger(__name__)
 
@@ -72,28 +73,42 @@ def _aggregate_rows(kind: str, suite: str | None, outcomes: list[Outcome], run: 
     for o in outcomes:
         observed = o.result.get("unexpected_count", o.result.get("observed_value"))
         rows.append(
-            {
-                "check_kind": kind,
-                "suite": suite,
-                "engine_id": None,
-                "expectation": o.label,
-                "description": str(o.meta.get("notes", "")),
-                "observed": float(observed) if isinstance(observed, (int, float)) and not isinstance(observed, bool) else None,
-                "min_value": _num(o.kwargs.get("min_value")),
-                "max_value": _num(o.kwargs.get("max_value")),
-                "success": o.success,
-                "verdict": "pass" if o.success else "fail",
-                "gx_suite": o.suite_name,
-                "scale": run.get("scale"),
-                "details": {
+            _row(
+                run,
+                check_kind=kind,
+                suite=suite,
+                expectation=o.label,
+                description=str(o.meta.get("notes", "")),
+                observed=_num(observed),
+                min_value=_num(o.kwargs.get("min_value")),
+                max_value=_num(o.kwargs.get("max_value")),
+                success=o.success,
+                verdict="pass" if o.success else "fail",
+                gx_suite=o.suite_name,
+                details={
                     "unexpected": o.unexpected[:MAX_DETAIL_ROWS],
                     "unexpected_count": o.result.get("unexpected_count"),
                     "error": o.error,
                     "kwargs": o.kwargs,
                 },
-            }
+            )
         )
     return rows
+
+
+def _row(run: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """One validation row of this run (its id, logical date and scale), as publishing stores it."""
+    return ValidationRow(
+        run_id=run["run_id"], logical_date=_logical_date(run.get("logical_date")), scale=run.get("scale"), **fields
+    ).to_row()
+
+
+def _logical_date(value: str | None) -> datetime | None:
+    """The run's logical date (ISO text in the plan) as the schema's UTC timestamp."""
+    if not value:
+        return None
+    dt = datetime.fromisoformat(value)
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 def _num(value: Any) -> float | None:
@@ -163,23 +178,23 @@ def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: 
         ok = not applicable or disturbed or (problem is None and (r.finding, r.engine_id) not in failed)
         f = reasons.get(r.finding, {})
         rows.append(
-            {
-                "check_kind": "reproduction",
-                "suite": suite,
-                "engine_id": r.engine_id,
-                "engine_version": _str(r.engine_version),
-                "engine_build": _str(r.engine_build),
-                "expectation": r.finding,
-                "description": r.description,
-                "observed": None if pd.isna(r.observed) else float(r.observed),
-                "min_value": None if pd.isna(r.band_min) else float(r.band_min),
-                "max_value": None if pd.isna(r.band_max) else float(r.band_max),
-                "success": ok,
-                "verdict": ("disturbed" if disturbed else "pass" if ok else "fail") if applicable else "not_applicable",
-                "unit": r.unit,
-                "gx_suite": f"{suite}.reproduction",
-                "scale": scale,
-                "details": {
+            _row(
+                run,
+                check_kind="reproduction",
+                suite=suite,
+                engine_id=r.engine_id,
+                engine_version=_str(r.engine_version),
+                engine_build=_str(r.engine_build),
+                expectation=r.finding,
+                description=r.description,
+                observed=None if pd.isna(r.observed) else float(r.observed),
+                min_value=None if pd.isna(r.band_min) else float(r.band_min),
+                max_value=None if pd.isna(r.band_max) else float(r.band_max),
+                success=ok,
+                verdict=("disturbed" if disturbed else "pass" if ok else "fail") if applicable else "not_applicable",
+                unit=r.unit,
+                gx_suite=f"{suite}.reproduction",
+                details={
                     "inputs": json.loads(r.inputs),
                     "problem": problem,
                     "seed": f.get("seed"),
@@ -191,7 +206,7 @@ def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: 
                     "derived_from": json.loads(r.derived_from),
                     "not_derived": r.not_derived if isinstance(r.not_derived, str) else None,
                 },
-            }
+            )
         )
     rows += _aggregate_rows("reproduction", suite, extra, run)
     return rows
@@ -228,26 +243,26 @@ def _drift(
 
 def _drift_row(r: Any, suite: str, ok: bool, run: dict[str, Any]) -> dict[str, Any]:
     """The validation row of one drift-frame row; ``ok`` is whether GX passed its expectations."""
-    return {
-        "check_kind": "drift",
-        "suite": suite,
-        "engine_id": r.engine_id,
-        "engine_version": _str(r.engine_version),
-        "engine_build": _str(r.engine_build),
-        "workload": r.workload,
-        "variant": r.variant,
-        "metric": r.metric,
-        "unit": r.unit,
-        "expectation": f"no_drift:{r.workload}/{r.variant}/{r.metric}",
-        "description": f"{r.metric} of {r.workload}: {r.method} over {r.history_n} earlier run(s) and tonight",
-        "observed": None if pd.isna(r.value) else float(r.value),
-        "min_value": None if pd.isna(r.lower) else float(r.lower),
-        "max_value": None if pd.isna(r.upper) else float(r.upper),
-        "success": ok,
-        "verdict": r.verdict if ok else ("missing" if r.verdict == "missing" else "drift"),
-        "gx_suite": f"{suite}.drift",
-        "scale": run.get("scale"),
-        "details": {
+    return _row(
+        run,
+        check_kind="drift",
+        suite=suite,
+        engine_id=r.engine_id,
+        engine_version=_str(r.engine_version),
+        engine_build=_str(r.engine_build),
+        workload=r.workload,
+        variant=r.variant,
+        metric=r.metric,
+        unit=r.unit,
+        expectation=f"no_drift:{r.workload}/{r.variant}/{r.metric}",
+        description=f"{r.metric} of {r.workload}: {r.method} over {r.history_n} earlier run(s) and tonight",
+        observed=None if pd.isna(r.value) else float(r.value),
+        min_value=None if pd.isna(r.lower) else float(r.lower),
+        max_value=None if pd.isna(r.upper) else float(r.upper),
+        success=ok,
+        verdict=r.verdict if ok else ("missing" if r.verdict == "missing" else "drift"),
+        gx_suite=f"{suite}.drift",
+        details={
             "method": r.method,
             "metric_kind": r.metric_kind,
             "history_runs": json.loads(r.history_runs),
@@ -267,32 +282,27 @@ def _drift_row(r: Any, suite: str, ok: bool, run: dict[str, Any]) -> dict[str, A
             "note": r.note or None,
             "scale": run.get("scale"),
         },
-    }
+    )
 
 
-def _damaged_rows(damaged: Any, results_dir: str | Path, table: str) -> list[dict[str, Any]]:
+def _damaged_rows(damaged: Any, run: dict[str, Any], table: str) -> list[dict[str, Any]]:
     """One failed sanity row per dataset file that could not be read, naming it."""
     rows = []
     for d in damaged:
         try:
-            where = str(Path(d.path).relative_to(Path(results_dir)))
+            where = str(Path(d.path).relative_to(Path(run["results_dir"])))
         except ValueError:
             where = str(d.path)
         rows.append(
-            {
-                "check_kind": "sanity",
-                "suite": None,
-                "engine_id": None,
-                "expectation": f"dataset_file_readable:{where}",
-                "description": f"every {table} file of the dataset is readable; this one is not and was skipped by every check, drift judgement and report",
-                "observed": None,
-                "min_value": None,
-                "max_value": None,
-                "success": False,
-                "verdict": "fail",
-                "gx_suite": None,
-                "details": {"file": where, "table": table, "error": d.error, "check": "damaged_file"},
-            }
+            _row(
+                run,
+                check_kind="sanity",
+                expectation=f"dataset_file_readable:{where}",
+                description=f"every {table} file of the dataset is readable; this one is not and was skipped by every check, drift judgement and report",
+                success=False,
+                verdict="fail",
+                details={"file": where, "table": table, "error": d.error, "check": "damaged_file"},
+            )
         )
     return rows
 
@@ -323,7 +333,7 @@ def _suite_checks(
         try:
             drift_rows, drift_notes = _drift(lib, gxs, run, published, dataset, suite)
         except DetectorUnavailable as exc:
-            drift_rows, drift_notes = [_detector_row(suite, str(exc))], [f"{suite}: drift not judged: {exc}"]
+            drift_rows, drift_notes = [_detector_row(run, suite, str(exc))], [f"{suite}: drift not judged: {exc}"]
         rows += drift_rows
         notes += drift_notes
     return rows, notes
@@ -350,7 +360,7 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     # One file-backed GX context under <results>/gx/: each validation runs through a Checkpoint whose
     # UpdateDataDocsAction adds its page, so Data Docs keep every run's (and every attempt's) results.
     gxs = GXSession(results_dir if _docs_enabled() else None, run_name=run_key(run["run_id"]))
-    rows = _damaged_rows(read.damaged, results_dir, MEASUREMENTS)
+    rows = _damaged_rows(read.damaged, run, MEASUREMENTS)
     rows += _sanity(lib, gxs, run, published)
     notes: list[str] = [f"skipped unreadable dataset file {d.path}: {d.error}" for d in read.damaged]
     suite_rows, suite_notes = _suite_checks(lib, gxs, run, published, dataset)
@@ -470,22 +480,19 @@ def _relative(path: Path | None, results_dir: str | Path) -> str | None:
         return str(path)
 
 
-def _detector_row(suite: str, error: str) -> dict[str, Any]:
+def _detector_row(run: dict[str, Any], suite: str, error: str) -> dict[str, Any]:
     """A failed drift row when the change-point detector cannot run: drift must not pass unjudged in silence."""
-    return {
-        "check_kind": "drift",
-        "suite": suite,
-        "engine_id": None,
-        "expectation": "change_point_detector_available",
-        "description": "Apache Otava's environment runs (./bin/setup installs it)",
-        "observed": None,
-        "min_value": None,
-        "max_value": None,
-        "success": False,
-        "verdict": "fail",
-        "gx_suite": f"{suite}.drift",
-        "details": {"error": error, "metric_kind": "deterministic"},
-    }
+    return _row(
+        run,
+        check_kind="drift",
+        suite=suite,
+        expectation="change_point_detector_available",
+        description="Apache Otava's environment runs (./bin/setup installs it)",
+        success=False,
+        verdict="fail",
+        gx_suite=f"{suite}.drift",
+        details={"error": error, "metric_kind": "deterministic"},
+    )
 
 
 def _failure_line(r: dict[str, Any]) -> str:
