@@ -53,7 +53,7 @@ class Tiny(Suite[Any]):
         ctx.record("rows", "rows", float(rows))
         ctx.record("count_time", "ms", [ctx.timed(lambda: ctx.session.query_file(NAME, "count"), MEASURE) for _ in range(ctx.repetitions)])
 
-    def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
+    def expected_metrics(self) -> list[tuple[str, str]]:
         return [("count", "rows"), ("count", "count_time")]
 
     def metric_kinds(self) -> dict[str, dict[str, Any]]:

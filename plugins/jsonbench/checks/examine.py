@@ -162,7 +162,7 @@ def _sanity(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.Dat
 def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, suite: str) -> list[dict[str, Any]]:
     definition = lib.reproduction[suite]
     scale = run.get("scale")
-    frame = findings_frame(published, suite, definition, scale=scale, promised=promised_metrics(suite, published))
+    frame = findings_frame(published, suite, definition, scale=scale, promised=promised_metrics(suite))
     if frame.empty:
         return []
     keys = ["finding", "engine_id"]

@@ -422,14 +422,12 @@ def _cross_engine_row(
     )
 
 
-def promised_metrics(suite: str, published: pd.DataFrame) -> set[tuple[str, str]] | None:
-    """The (workload, metric) pairs the suite promises at the run's scale, or None if the suite is unknown."""
+def promised_metrics(suite: str) -> set[tuple[str, str]] | None:
+    """The (workload, metric) pairs the suite promises (at every scale alike), or None if the suite is unknown."""
     try:
         from jsonbench.suites import get_suite
 
-        sub = published[published["suite"] == suite]
-        params = json.loads(sub["scale_params"].iloc[0] or "{}") if "scale_params" in sub.columns and not sub.empty else {}
-        return set(get_suite(suite).expected_metrics(params))
+        return set(get_suite(suite).expected_metrics())
     except Exception:  # an unknown suite (a test's) promises nothing we can read: judge what is there
         return None
 
@@ -446,7 +444,7 @@ def findings_per_run(df: pd.DataFrame, lib: Any, suites: list[str] | None, scale
         for suite in sorted(rdf["suite"].unique()):
             if suite not in lib.reproduction or (suites and suite not in suites):
                 continue
-            f = findings_frame(rdf, suite, lib.reproduction[suite], scale=scale, promised=promised_metrics(suite, rdf))
+            f = findings_frame(rdf, suite, lib.reproduction[suite], scale=scale, promised=promised_metrics(suite))
             f["run_id"] = run_id
             f["logical_date"] = rdf["logical_date"].iloc[0]
             frames.append(f)

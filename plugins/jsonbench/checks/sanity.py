@@ -69,7 +69,7 @@ def completeness_frame(cells: list[dict[str, Any]], published: pd.DataFrame) -> 
         have: dict[tuple[str, str], tuple[str, Any]] = {}
         for r in mine.itertuples(index=False):
             have.setdefault((r.workload, r.metric), (r.status, r.reason))
-        for workload, metric in suite.expected_metrics(cell.get("scale_params", {})):
+        for workload, metric in suite.expected_metrics():
             status, reason = have.get((workload, metric), ("missing", None))
             present = status == "ok" or (status == "not_applicable" and isinstance(reason, str) and bool(reason.strip()))
             rows.append(

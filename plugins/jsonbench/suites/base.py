@@ -275,8 +275,12 @@ class Suite(abc.ABC, Generic[S]):
         """Measure one workload, recording into ``ctx``."""
 
     @abc.abstractmethod
-    def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
-        """``(workload, metric)`` pairs a complete run of this suite contains (ok or not applicable)."""
+    def expected_metrics(self) -> list[tuple[str, str]]:
+        """``(workload, metric)`` pairs a complete run of this suite contains (ok or not applicable).
+
+        The same at every scale: a scale changes how much a workload does, never which metrics it
+        records (no suite read the scale it was once given, so the checks need not re-read it).
+        """
 
     @abc.abstractmethod
     def metric_kinds(self) -> KindTable:

@@ -188,7 +188,7 @@ class JsonVsJsonb(Suite["PostgresSession"]):
         with ctx.window("load"):
             ctx.session.run_file(NAME, "setup")
 
-    def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
+    def expected_metrics(self) -> list[tuple[str, str]]:
         return [(w, m) for w in self.workloads for m in ALL_METRICS]
 
     def metric_kinds(self) -> KindTable:

@@ -123,7 +123,7 @@ class SqliteJsonb(Suite["SqliteSession"]):
     def load(self, ctx: WorkloadContext[SqliteSession]) -> None:
         """Nothing is shared: an in-memory database does not outlive its session, so each workload loads its own."""
 
-    def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
+    def expected_metrics(self) -> list[tuple[str, str]]:
         return [(w, m) for w in self.workloads for m, _ in METRICS]
 
     def metric_kinds(self) -> KindTable:
