@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from collections.abc import Callable
@@ -139,10 +140,10 @@ def test_planted_wrong_facts_fail_the_assertion(smoke_run: dict, tmp_path: Path,
     shutil.copytree(smoke_run["results"], results, ignore=shutil.ignore_patterns("gx", "alerts", VALIDATIONS))
     for pick, change, _ in PLANTS.values():
         assert _plant(results, smoke_run["run_id"], pick, change) >= 1
-    run = next(iter(Staging(results, smoke_run["run_id"]).records())).cell.run.to_json()
-    run = json.loads(json.dumps({**run, "results_dir": str(results)}, default=str))
+    planned = {r.cell.cell_id: r.cell for r in Staging(results, smoke_run["run_id"]).records()}  # the plan's cells, as staged
+    run = dataclasses.replace(next(iter(planned.values())).run, results_dir=str(results))
     with pytest.raises(ChecksFailed):
-        check_run(run)
+        check_run(run, list(planned.values()))
     states = {**smoke_run["states"], "check": "failed"}
     with pytest.raises(AssertionError) as caught:
         assert_run_correct(results, smoke_run["run_id"], states)

@@ -20,18 +20,20 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from jsonbench.cell import Cell, RunRef
 from jsonbench.checks.changepoints import DetectorUnavailable
 from jsonbench.checks.drift import drift_expectations, drift_frame
 from jsonbench.checks.findings import finding_expectations, findings_frame, promised_metrics
 from jsonbench.checks.gxrun import GXSession, Outcome
 from jsonbench.checks.library import Library, load_library
-from jsonbench.checks.sanity import cells_that_ran, completeness_frame, measurements_frame, schema_expectations
+from jsonbench.checks.sanity import cells_in_rows, completeness_frame, measurements_frame, schema_expectations
 from jsonbench.checks.verdicts import alerting, describe_share, judged_share, judgement, mark_suspects, unjudged
 from jsonbench.dataset.schema import ValidationRow
 
@@ -67,7 +69,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _aggregate_rows(kind: str, suite: str | None, outcomes: list[Outcome], run: dict[str, Any]) -> list[dict[str, Any]]:
+def _aggregate_rows(kind: str, suite: str | None, outcomes: list[Outcome], run: RunRef) -> list[dict[str, Any]]:
     """One validation row per expectation (sanity, and raw extra expectations of other kinds)."""
     rows = []
     for o in outcomes:
@@ -96,11 +98,9 @@ def _aggregate_rows(kind: str, suite: str | None, outcomes: list[Outcome], run: 
     return rows
 
 
-def _row(run: dict[str, Any], **fields: Any) -> dict[str, Any]:
+def _row(run: RunRef, **fields: Any) -> dict[str, Any]:
     """One validation row of this run (its id, logical date and scale), as publishing stores it."""
-    return ValidationRow(
-        run_id=run["run_id"], logical_date=_logical_date(run.get("logical_date")), scale=run.get("scale"), **fields
-    ).to_row()
+    return ValidationRow(run_id=run.run_id, logical_date=_logical_date(run.logical_date), scale=run.scale, **fields).to_row()
 
 
 def _logical_date(value: str | None) -> datetime | None:
@@ -136,10 +136,12 @@ def _split(outcomes: list[Outcome]) -> tuple[list[Outcome], list[Outcome]]:
     return [o for o in generated if o not in broken], broken + extra
 
 
-def _sanity(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame) -> list[dict[str, Any]]:
+def _sanity(lib: Library, gxs: GXSession, run: RunRef, published: pd.DataFrame, cells: Sequence[Cell] | None) -> list[dict[str, Any]]:
+    """Schema and per-suite sanity of the published rows, and completeness of ``cells`` (the plan's; None: the cells in the rows)."""
     frames = lib.sanity.get("frames", {})
     mframe = measurements_frame(published)
-    cframe = completeness_frame(cells_that_ran(run["results_dir"], run["run_id"], published), published)
+    ran = [(c.suite, c.engine_id) for c in cells] if cells is not None else cells_in_rows(published)
+    cframe = completeness_frame(ran, published)
     rows: list[dict[str, Any]] = []
     spec = frames.get("measurements", {})
     outs = gxs.validate("sanity.measurements", mframe, schema_expectations() + spec.get("expectations", []), spec.get("index_columns", []))
@@ -159,9 +161,9 @@ def _sanity(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.Dat
     return rows
 
 
-def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, suite: str) -> list[dict[str, Any]]:
+def _reproduction(lib: Library, gxs: GXSession, run: RunRef, published: pd.DataFrame, suite: str) -> list[dict[str, Any]]:
     definition = lib.reproduction[suite]
-    scale = run.get("scale")
+    scale = run.scale
     frame = findings_frame(published, suite, definition, scale=scale, promised=promised_metrics(suite))
     if frame.empty:
         return []
@@ -213,10 +215,10 @@ def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: 
 
 
 def _drift(
-    lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, dataset: pd.DataFrame, suite: str
+    lib: Library, gxs: GXSession, run: RunRef, published: pd.DataFrame, dataset: pd.DataFrame, suite: str
 ) -> tuple[list[dict[str, Any]], list[str]]:
     policy = lib.drift_policy(suite)
-    frame = drift_frame(published, dataset, run, suite, policy, policies=lib.drift_policy)
+    frame = drift_frame(published, dataset, run.to_json(), suite, policy, policies=lib.drift_policy)
     notes: list[str] = []
     if frame.empty:
         return [], notes
@@ -230,8 +232,8 @@ def _drift(
         have = int(timing["history_n"].max()) if not timing.empty else need
         if have < need:
             notes.append(
-                f"{suite} on {engine_id}: only {have} quiet earlier run(s) of hardware {run['hardware_label']!r}, this build "
-                f"and scale {run['scale']!r}; change-point detection needs {need}, so timings are not judged yet"
+                f"{suite} on {engine_id}: only {have} quiet earlier run(s) of hardware {run.hardware_label!r}, this build "
+                f"and scale {run.scale!r}; change-point detection needs {need}, so timings are not judged yet"
             )
         disturbed = int((g["verdict"] == "disturbed").sum())
         if disturbed:
@@ -241,7 +243,7 @@ def _drift(
     return rows, notes
 
 
-def _drift_row(r: Any, suite: str, ok: bool, run: dict[str, Any]) -> dict[str, Any]:
+def _drift_row(r: Any, suite: str, ok: bool, run: RunRef) -> dict[str, Any]:
     """The validation row of one drift-frame row; ``ok`` is whether GX passed its expectations."""
     return _row(
         run,
@@ -280,17 +282,17 @@ def _drift_row(r: Any, suite: str, ok: bool, run: dict[str, Any]) -> dict[str, A
             "threshold": None if pd.isna(r.threshold) else float(r.threshold),
             "mds": None if pd.isna(r.mds) else float(r.mds),
             "note": r.note or None,
-            "scale": run.get("scale"),
+            "scale": run.scale,
         },
     )
 
 
-def _damaged_rows(damaged: Any, run: dict[str, Any], table: str) -> list[dict[str, Any]]:
+def _damaged_rows(damaged: Any, run: RunRef, table: str) -> list[dict[str, Any]]:
     """One failed sanity row per dataset file that could not be read, naming it."""
     rows = []
     for d in damaged:
         try:
-            where = str(Path(d.path).relative_to(Path(run["results_dir"])))
+            where = str(Path(d.path).relative_to(Path(run.results_dir)))
         except ValueError:
             where = str(d.path)
         rows.append(
@@ -307,20 +309,20 @@ def _damaged_rows(damaged: Any, run: dict[str, Any], table: str) -> list[dict[st
     return rows
 
 
-def _published(dataset: pd.DataFrame, run: dict[str, Any], damaged: Any) -> pd.DataFrame:
+def _published(dataset: pd.DataFrame, run: RunRef, damaged: Any) -> pd.DataFrame:
     """The run's rows of the dataset; a run with none has nothing to check (an error naming the damaged files the read skipped)."""
-    published = dataset[dataset["run_id"] == run["run_id"]].copy()
+    published = dataset[dataset["run_id"] == run.run_id].copy()
     if published.empty:
         skipped = "; ".join(d.path for d in damaged)
         raise RuntimeError(
-            f"run {run['run_id']!r} has no published rows under {run['results_dir']}; nothing to check"
+            f"run {run.run_id!r} has no published rows under {run.results_dir}; nothing to check"
             + (f" (damaged files skipped: {skipped})" if skipped else "")
         )
     return published
 
 
 def _suite_checks(
-    lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, dataset: pd.DataFrame
+    lib: Library, gxs: GXSession, run: RunRef, published: pd.DataFrame, dataset: pd.DataFrame
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Reproduction and drift of each suite in the run; without Otava, drift is one failed row per suite, not an exception."""
     rows: list[dict[str, Any]] = []
@@ -339,29 +341,29 @@ def _suite_checks(
     return rows, notes
 
 
-def check_run(run: dict[str, Any]) -> dict[str, Any]:
+def check_run(run: RunRef, cells: Sequence[Cell] | None = None) -> dict[str, Any]:
     """Check one published run; store its validation rows; raise :class:`ChecksFailed` if any failed.
 
-    ``run`` is the dict ``jsonbench.orchestration.tasks.plan`` builds (run_id, logical_date, hardware_label,
-    results_dir, scale, ...). Returns a summary (counts per kind and per finding kind, drift
-    notes, damaged files, paths).
+    ``run`` is the plan's run (its scale picks the bands and the history); ``cells`` are the plan's
+    cells, whose promised metrics the completeness check looks for. Only a caller without the plan
+    (the check of checks, re-checking a copy of an old run) leaves ``cells`` out: the cells are then
+    the (suite, engine) pairs the published rows hold. Returns a summary (counts per kind and per
+    finding kind, drift notes, damaged files, paths).
     """
     from jsonbench.dataset.publish import MEASUREMENTS, publish_validations, read_dataset_report
     from jsonbench.dataset.schema import run_key
 
-    results_dir = run["results_dir"]
+    results_dir = run.results_dir
     lib = load_library()
-    read = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=run["hardware_label"])
+    read = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=run.hardware_label)
     dataset = read.table.to_pandas()
     published = _published(dataset, run, read.damaged)
-    if not run.get("scale"):
-        run = {**run, "scale": published["scale"].iloc[0]}
 
     # One file-backed GX context under <results>/gx/: each validation runs through a Checkpoint whose
     # UpdateDataDocsAction adds its page, so Data Docs keep every run's (and every attempt's) results.
-    gxs = GXSession(results_dir if _docs_enabled() else None, run_name=run_key(run["run_id"]))
+    gxs = GXSession(results_dir if _docs_enabled() else None, run_name=run_key(run.run_id))
     rows = _damaged_rows(read.damaged, run, MEASUREMENTS)
-    rows += _sanity(lib, gxs, run, published)
+    rows += _sanity(lib, gxs, run, published, cells)
     notes: list[str] = [f"skipped unreadable dataset file {d.path}: {d.error}" for d in read.damaged]
     suite_rows, suite_notes = _suite_checks(lib, gxs, run, published, dataset)
     rows += suite_rows
@@ -377,8 +379,8 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     failed = alerting(rows)
     share = judged_share(rows)
     summary = {
-        "run_id": run["run_id"],
-        "scale": run.get("scale"),
+        "run_id": run.run_id,
+        "scale": run.scale,
         "checked": len(rows),
         "failed": len(failed),
         "suspect": len(suspects),
@@ -480,7 +482,7 @@ def _relative(path: Path | None, results_dir: str | Path) -> str | None:
         return str(path)
 
 
-def _detector_row(run: dict[str, Any], suite: str, error: str) -> dict[str, Any]:
+def _detector_row(run: RunRef, suite: str, error: str) -> dict[str, Any]:
     """A failed drift row when the change-point detector cannot run: drift must not pass unjudged in silence."""
     return _row(
         run,

@@ -455,12 +455,14 @@ def findings_frame(
     measurements: pd.DataFrame,
     suite: str,
     definition: dict[str, Any],
-    scale: str | None = None,
+    *,
+    scale: str,
     promised: Iterable[tuple[str, str]] | None = None,
 ) -> pd.DataFrame:
     """One row per finding per engine of ``suite`` in ``measurements`` (one run's published rows).
 
-    ``scale`` picks the bands (default: the rows' own scale); ``promised`` is the suite's
+    ``scale`` picks the bands: the run's (its plan's :class:`~jsonbench.cell.RunRef`, or the scale a
+    caller reads runs of), never guessed from the rows; ``promised`` is the suite's
     ``expected_metrics()`` (``(workload, metric)`` pairs), used to tell a metric the suite does not
     measure yet from one it lost.
     """
@@ -468,8 +470,6 @@ def findings_frame(
     sdf = measurements[measurements["suite"] == suite]
     if sdf.empty:
         return pd.DataFrame([], columns=FINDINGS_COLUMNS)
-    if scale is None and "scale" in sdf.columns:
-        scale = str(sdf["scale"].iloc[0])
     promised_set = set(promised) if promised is not None else None
     per_engine = [f for f in definition.get("findings", []) if f.get("scope", "engine") == "engine"]
     cross = [f for f in definition.get("findings", []) if f.get("scope") == "cross_engine"]
