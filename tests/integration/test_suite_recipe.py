@@ -46,7 +46,7 @@ class Tiny(Suite[Any]):
     headline: ClassVar[tuple[str, ...]] = ("rows",)
 
     def load(self, ctx: WorkloadContext[Any]) -> None:
-        ctx.timed(lambda: ctx.session.run_file(NAME, "load", {"rows": int(ctx.scale["rows"])}), LOAD)
+        ctx.timed(lambda: ctx.session.run_file(NAME, "load", {"rows": int(ctx.scale_params["rows"])}), LOAD)
 
     def run(self, workload: str, ctx: WorkloadContext[Any]) -> None:
         (rows,), _ = ctx.measure(lambda: ctx.session.query_file(NAME, "count")[0], retry_disturbed=True)

@@ -145,8 +145,12 @@ class WorkloadContext(Generic[S]):
     kinds: Callable[[str, str], MetricKind] | None = None
 
     @property
-    def scale(self) -> dict[str, Any]:
-        """The suite's parameters at this run's scale (``include/matrix.yaml``, ``scales.<scale>.<suite>``)."""
+    def scale_params(self) -> dict[str, Any]:
+        """The suite's parameters at this run's scale (``include/matrix.yaml``, ``scales.<scale>.<suite>``).
+
+        Named for what it holds: the scale itself (``smoke``, ``laptop``, ...) is ``cell.scale``, which no
+        workload reads (a workload does what its parameters say, whatever the scale is called).
+        """
         return self.cell.scale_params
 
     @property

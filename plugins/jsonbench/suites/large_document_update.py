@@ -115,7 +115,7 @@ class LargeDocumentUpdate(Suite["PostgresSession"]):
     def run(self, workload: str, ctx: WorkloadContext[PostgresSession]) -> None:
         table = TABLES[workload]
         name = f"docs_{workload}"
-        rows = int(ctx.scale["rows"])
+        rows = int(ctx.scale_params["rows"])
         half = rows // 2
         s = ctx.session
         samples: dict[str, list[float]] = {m: [] for m in METRICS}
