@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from collections.abc import Callable
@@ -132,17 +133,17 @@ def test_planted_wrong_facts_fail_the_assertion(smoke_run: dict, tmp_path: Path,
     """The smoke run's published rows with three deterministic facts made wrong (a HOT count on PostgreSQL 17, a heap
     size on 18, an SQLite page ratio), checked again: the assertion above (``assert_run_correct``) fails and names each.
     One check of the three plants (each on its own cell and finding): a test that passed any run would pass this."""
-    from jsonbench.checks.run import ChecksFailed, check_run
+    from jsonbench.checks.examine import ChecksFailed, check_run
 
     monkeypatch.setenv("JSONBENCH_DATA_DOCS", "0")  # the pages take seconds and prove nothing here
     results = tmp_path / "results"
     shutil.copytree(smoke_run["results"], results, ignore=shutil.ignore_patterns("gx", "alerts", VALIDATIONS))
     for pick, change, _ in PLANTS.values():
         assert _plant(results, smoke_run["run_id"], pick, change) >= 1
-    run = next(iter(Staging(results, smoke_run["run_id"]).records())).cell.run.to_json()
-    run = json.loads(json.dumps({**run, "results_dir": str(results)}, default=str))
+    planned = {r.cell.cell_id: r.cell for r in Staging(results, smoke_run["run_id"]).records()}  # the plan's cells, as staged
+    run = dataclasses.replace(next(iter(planned.values())).run, results_dir=str(results))
     with pytest.raises(ChecksFailed):
-        check_run(run)
+        check_run(run, list(planned.values()))
     states = {**smoke_run["states"], "check": "failed"}
     with pytest.raises(AssertionError) as caught:
         assert_run_correct(results, smoke_run["run_id"], states)
@@ -167,8 +168,7 @@ def test_every_engine_reports_every_metric_of_every_suite(smoke_run: dict) -> No
     for suite in m.raw["default_suites"]:
         family = m.suites[suite]["family"]
         engines = [e for e in m.raw["default_engines"] if m.engines[e]["family"] == family]
-        scale_params = m.scales["smoke"][suite]
-        expected = set(get_suite(suite).expected_metrics(scale_params))
+        expected = set(get_suite(suite).expected_metrics())
         for engine in engines:
             got = df[(df.suite == suite) & (df.engine_id == engine)]
             have = set(zip(got.workload, got.metric, strict=True))

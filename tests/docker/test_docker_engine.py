@@ -162,7 +162,7 @@ def test_smoke_matrix_runs_in_real_containers_and_publishes_every_metric(smoke_r
     m = load_matrix()
     rows = {}
     for suite in SUITES:
-        expected = set(get_suite(suite).expected_metrics(m.scales["smoke"][suite]))
+        expected = set(get_suite(suite).expected_metrics())
         for engine in ENGINES:
             got = df[(df.suite == suite) & (df.engine_id == engine)]
             rows[f"{suite}/{engine}"] = len(got)
@@ -206,7 +206,6 @@ def test_one_container_at_a_time_and_none_left(smoke_run: dict[str, Any]) -> Non
 def test_container_killed_mid_statement_fails_the_task_and_a_rerun_succeeds(docker_env: dict[str, str], tmp_path: Path) -> None:
     """A lock holds the first workload's first DDL inside the server; the container is killed while it waits."""
     from jsonbench.dataset.publish import read_dataset
-    from jsonbench.matrix import load_matrix
     from jsonbench.suites import get_suite
 
     results = tmp_path / "results"
@@ -289,7 +288,7 @@ def test_container_killed_mid_statement_fails_the_task_and_a_rerun_succeeds(dock
     assert_run_correct(results, second["run_id"], states)
     df = read_dataset(results).to_pandas()
     df = df[df.run_id == second["run_id"]]
-    expected = set(get_suite(suite).expected_metrics(load_matrix().scales["smoke"][suite]))
+    expected = set(get_suite(suite).expected_metrics())
     assert expected <= set(zip(df.workload, df.metric, strict=True))
     assert not df.duplicated(["engine_id", "workload", "variant", "metric"]).any()
     assert _containers_of(second["run_id"]) == []

@@ -87,7 +87,7 @@ def test_every_workload_on_postgres_17(make_cells: Callable[..., list[Any]], lea
     ms = _staged(cell)
     # Completeness: every expected (workload, metric) is there, measured or not applicable with a reason.
     present = {(w, m): meas for (w, _v, m), meas in ms.items()}
-    missing = [pair for pair in suite.expected_metrics(cell.scale_params) if pair not in present]
+    missing = [pair for pair in suite.expected_metrics() if pair not in present]
     assert missing == [], f"metrics missing: {missing}"
     for meas in ms.values():
         if meas.status == "not_applicable":

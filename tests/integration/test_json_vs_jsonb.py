@@ -91,7 +91,7 @@ def test_every_metric_of_every_variant_is_present_or_not_applicable(on_17) -> No
                     assert m.samples and all(math.isfinite(s) and s >= 0 for s in m.samples), (workload, variant, metric, m.samples)
     # The contract's list: every (workload, metric) it promises is among what was recorded.
     recorded = {(w, metric) for (w, _, metric) in measured}
-    assert set(suite.expected_metrics(cell.scale_params)) <= recorded
+    assert set(suite.expected_metrics()) <= recorded
 
 
 def test_repetitions_and_read_runs_as_configured(on_17) -> None:

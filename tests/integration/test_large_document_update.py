@@ -43,7 +43,7 @@ def measured(tmp_path_factory) -> dict:
 
 def test_every_expected_metric_is_present_and_finite(measured: dict) -> None:
     suite = get_suite("large_document_update")
-    for workload, metric in suite.expected_metrics({}):
+    for workload, metric in suite.expected_metrics():
         m = measured[(workload, metric)]
         assert m.status == "ok" and len(m.samples) == 2, (workload, metric)
         assert all(math.isfinite(s) for s in m.samples)

@@ -46,14 +46,14 @@ class Tiny(Suite[Any]):
     headline: ClassVar[tuple[str, ...]] = ("rows",)
 
     def load(self, ctx: WorkloadContext[Any]) -> None:
-        ctx.timed(lambda: ctx.session.run_file(NAME, "load", {"rows": int(ctx.scale["rows"])}), LOAD)
+        ctx.timed(lambda: ctx.session.run_file(NAME, "load", {"rows": int(ctx.scale_params["rows"])}), LOAD)
 
     def run(self, workload: str, ctx: WorkloadContext[Any]) -> None:
         (rows,), _ = ctx.measure(lambda: ctx.session.query_file(NAME, "count")[0], retry_disturbed=True)
         ctx.record("rows", "rows", float(rows))
         ctx.record("count_time", "ms", [ctx.timed(lambda: ctx.session.query_file(NAME, "count"), MEASURE) for _ in range(ctx.repetitions)])
 
-    def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
+    def expected_metrics(self) -> list[tuple[str, str]]:
         return [("count", "rows"), ("count", "count_time")]
 
     def metric_kinds(self) -> dict[str, dict[str, Any]]:
@@ -199,7 +199,7 @@ def test_a_suite_added_by_the_recipe_is_planned_parsed_and_run(
     assert list(mine["value"]) == [10.0]
     # Checked for real; the verdict on timings depends on how busy the machine is, so the test reads the
     # stored validation rows instead: the tiny suite's sanity and its deterministic fact must pass.
-    from jsonbench.checks.run import ChecksFailed, check_outcome
+    from jsonbench.checks.examine import ChecksFailed, check_outcome
 
     try:
         tasks.check(planned)

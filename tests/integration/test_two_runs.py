@@ -23,7 +23,6 @@ import pytest
 
 from jsonbench.cell import CONFIRMATION_SUFFIX, EngineIdentity, cell_id_of
 from jsonbench.dataset.publish import read_dataset_report
-from jsonbench.matrix import load_matrix
 from jsonbench.suites import get_suite
 from tests.faultkit import postmasters
 
@@ -103,7 +102,7 @@ def _published(results: Path, run_id: str) -> dict[str, int]:
     got = read_dataset_report(results, run_id=run_id)
     assert got.damaged == ()
     df = got.table.to_pandas()
-    expected = set(get_suite(SUITE).expected_metrics(load_matrix().scales["smoke"][SUITE]))
+    expected = set(get_suite(SUITE).expected_metrics())
     lost = sum(len(expected - set(zip(g.workload, g.metric, strict=True))) for _, g in df.groupby("engine_id"))
     lost += len(expected) * len(set(ENGINES) - set(df.engine_id))
     return {"rows": len(df), "lost": lost, "duplicated": int(df[["engine_id", "workload", "variant", "metric"]].duplicated().sum())}

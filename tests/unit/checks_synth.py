@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from jsonbench.cell import Cell
+from jsonbench.cell import Cell, RunRef
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.publish import publish_run
 from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
@@ -169,15 +169,15 @@ def _stage(
             )
 
 
-def stage_and_publish(cells: list[Cell], seed: int = 0, tamper: Tamper | None = None, busy: bool = False) -> dict[str, Any]:
-    """Stage one synthetic run for ``cells`` (all of one run) and publish it; return the run as the checks read it."""
+def stage_and_publish(cells: list[Cell], seed: int = 0, tamper: Tamper | None = None, busy: bool = False) -> RunRef:
+    """Stage one synthetic run for ``cells`` (all of one run) and publish it; return the run as the checks take it."""
     rng = random.Random(seed)
     run = cells[0].run
     staging = Staging(run.results_dir, run.run_id)
     staging.reset()
     _stage(cells, staging, rng, tamper, busy=busy)
     publish_run(run.results_dir, run)
-    return run.to_json()
+    return run
 
 
 def confirm_run_cells(cells: list[Cell], workloads: set[str], seed: int = 100, tamper: Tamper | None = None) -> None:
@@ -221,7 +221,7 @@ def make_run(
     tamper: Tamper | None = None,
     hardware_label: str | None = None,
     busy: bool = False,
-) -> dict[str, Any]:
+) -> RunRef:
     """Plan and publish synthetic run number ``n`` (logical date 2026-11-<n+1> 02:00)."""
     params: dict[str, Any] = {}
     if hardware_label:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from jsonbench.cell import RunRef
 from tests.unit.checks_synth import make_run, replace_metric
 
 LAST = "scheduled__2026-11-{:02d}T02:00:00+00:00"
@@ -43,7 +44,7 @@ def make_cells_for(results_dir: Path, scale: str = "smoke") -> Callable[..., lis
     return make_cells
 
 
-def plant_change_point(results_dir: Path, run: dict[str, Any], engine_id: str, workload: str, metric: str, at_run: str) -> None:
+def plant_change_point(results_dir: Path, run: RunRef, engine_id: str, workload: str, metric: str, at_run: str) -> None:
     """Add a change point (contract 6 shape) to one drift row of ``run``'s stored validations, judged drift.
 
     What Otava says of a doubled WAL volume once the history is long enough (it needs ``min_history``
@@ -54,7 +55,7 @@ def plant_change_point(results_dir: Path, run: dict[str, Any], engine_id: str, w
     from jsonbench.dataset.publish import VALIDATIONS, partition_dir, read_dataset, replace_run
     from jsonbench.dataset.schema import VALIDATION_SCHEMA, run_key
 
-    table = read_dataset(results_dir, VALIDATIONS, run_key=run_key(run["run_id"]))
+    table = read_dataset(results_dir, VALIDATIONS, run_key=run_key(run.run_id))
     rows = table.drop_columns(["hardware_label", "run_date", "run_key"]).to_pylist()
     for r in rows:
         if r["check_kind"] == "drift" and r["engine_id"] == engine_id and r["workload"] == workload and r["metric"] == metric:
@@ -73,13 +74,13 @@ def plant_change_point(results_dir: Path, run: dict[str, Any], engine_id: str, w
             r["details"] = json.dumps(d)
             r["verdict"], r["success"] = "drift", False
     replace_run(
-        partition_dir(results_dir, VALIDATIONS, run["hardware_label"], run["logical_date"], run["run_id"]),
+        partition_dir(results_dir, VALIDATIONS, run.hardware_label, run.logical_date, run.run_id),
         pa.Table.from_pylist(rows, schema=VALIDATION_SCHEMA),
     )
 
 
-def build(results_dir: Path, runs: int = 5, docs_for_last: bool = True) -> dict[str, Any]:
-    """Publish and check the runs; return the last run's dict. Runs are dated 2026-11-01 ... (n)."""
+def build(results_dir: Path, runs: int = 5, docs_for_last: bool = True) -> RunRef:
+    """Publish and check the runs; return the last run. Runs are dated 2026-11-01 ... (n)."""
     import os
 
     from jsonbench.checks import ChecksFailed, check_run
@@ -87,9 +88,7 @@ def build(results_dir: Path, runs: int = 5, docs_for_last: bool = True) -> dict[
     old = os.environ.get("JSONBENCH_DATA_DOCS")
     try:
         os.environ["JSONBENCH_DATA_DOCS"] = "0"
-        laptop = make_run(make_cells_for(results_dir, "laptop"), 0, seed=99)  # 2026-11-01, laptop scale
-        laptop_run = dict(laptop)
-        check_run(laptop_run)
+        check_run(make_run(make_cells_for(results_dir, "laptop"), 0, seed=99))  # 2026-11-01, laptop scale
         for n in range(1, runs):
             check_run(make_run(make_cells_for(results_dir), n))
         os.environ["JSONBENCH_DATA_DOCS"] = "1" if docs_for_last else "0"
@@ -103,7 +102,7 @@ def build(results_dir: Path, runs: int = 5, docs_for_last: bool = True) -> dict[
             os.environ.pop("JSONBENCH_DATA_DOCS", None)
         else:
             os.environ["JSONBENCH_DATA_DOCS"] = old
-    plant_change_point(results_dir, last, "postgres-17", "json_big", "wal_bytes", last["run_id"])
+    plant_change_point(results_dir, last, "postgres-17", "json_big", "wal_bytes", last.run_id)
     return last
 
 

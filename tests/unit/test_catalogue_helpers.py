@@ -112,7 +112,7 @@ def test_error_factor_is_symmetric_and_at_least_one() -> None:
 
 def test_expected_metrics_cover_every_workload_and_the_load() -> None:
     suite = catalogue.Catalogue()
-    pairs = suite.expected_metrics({})
+    pairs = suite.expected_metrics()
     workloads = {w for w, _ in pairs}
     assert workloads == set(suite.workloads) | {"load"}
     assert len(pairs) == len(set(pairs))

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from jsonbench.checks.alerts import CheckFailureNotifier, FileAlertNotifier, alert_text
-from jsonbench.checks.run import ChecksFailed
+from jsonbench.checks.examine import ChecksFailed
 
 RECEIVED: list[dict[str, Any]] = []
 

@@ -271,7 +271,7 @@ def test_a_tie_fails_in_great_expectations() -> None:
     definition = {"findings": [f]}
     rows = _measurements("e1", [("w", "default", "a", 1.0, "ok"), ("w", "default", "b", 1.0, "ok")])
     rows += _measurements("e2", [("w", "default", "a", 1.01, "ok"), ("w", "default", "b", 1.0, "ok")])
-    frame = findings_frame(pd.DataFrame(rows), "s", definition)
+    frame = findings_frame(pd.DataFrame(rows), "s", definition, scale="smoke")
     (outcome,) = GXSession(None).validate("s.reproduction", frame, finding_expectations(definition, "smoke")[1:], ["finding", "engine_id"])
     assert not outcome.success
     assert {str(u.get("engine_id")) for u in outcome.unexpected} == {"e1"}, outcome.unexpected

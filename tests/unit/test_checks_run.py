@@ -17,9 +17,10 @@ import pytest
 from jsonbench.checks import ChecksFailed, check_run
 from jsonbench.checks.findings import band_at
 from jsonbench.checks.library import load_library
+from jsonbench.checks.sanity import cells_in_rows, completeness_frame
 from jsonbench.dataset.measurement import Measurement
 from jsonbench.dataset.publish import VALIDATIONS, read_dataset
-from tests.unit.checks_synth import drop_metric, make_run, replace_metric
+from tests.unit.checks_synth import drop_metric, make_run, replace_metric, run_cells
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +47,7 @@ def test_honest_run_passes_builds_data_docs_and_says_history_is_too_short(make_c
     assert summary["drift_verdicts"] == {"insufficient_history": 2 * 5 * 17}
     assert any("only 0 quiet earlier run(s)" in n and "change-point detection needs 4" in n for n in summary["notes"])
     assert set(summary["by_tag"]) == {"sanity", "deterministic", "timing"}
-    v = _validations(results_dir, run["run_id"])
+    v = _validations(results_dir, run.run_id)
     assert set(v["check_kind"]) == {"sanity", "reproduction", "drift"}
     rep = v[v["check_kind"] == "reproduction"]
     slow = rep[rep["expectation"] == "big_document_jsonb_update_slowdown"]
@@ -67,7 +68,7 @@ def test_missing_metric_fails_sanity_and_names_it(make_cells, results_dir: Path)
     run = make_run(make_cells, 0, tamper=drop_metric("json_big", "wal_bytes"))
     with pytest.raises(ChecksFailed) as err:
         check_run(run)
-    v = _validations(results_dir, run["run_id"])
+    v = _validations(results_dir, run.run_id)
     failed = v[(v["check_kind"] == "sanity") & ~v["success"]]
     assert len(failed) == 1 and "present" in failed["expectation"].iloc[0]
     unexpected = json.loads(failed["details"].iloc[0])["unexpected"]
@@ -85,7 +86,7 @@ def test_negative_size_fails_sanity(make_cells, results_dir: Path) -> None:
     run = make_run(make_cells, 0, tamper=replace_metric("postgres-17", "rel_small", "heap_bytes_after", lambda v: -8192.0))
     with pytest.raises(ChecksFailed):
         check_run(run)
-    v = _validations(results_dir, run["run_id"])
+    v = _validations(results_dir, run.run_id)
     failed = v[(v["check_kind"] == "sanity") & ~v["success"]]
     assert len(failed) == 1 and "unit=bytes" in failed["expectation"].iloc[0]
     assert json.loads(failed["details"].iloc[0])["unexpected"] == [
@@ -117,7 +118,7 @@ def test_not_applicable_counts_only_with_a_reason(make_cells, results_dir: Path)
     bad = make_run(make_cells, 1, tamper=na(None))
     with pytest.raises(ChecksFailed):
         check_run(bad)
-    v = _validations(results_dir, bad["run_id"])
+    v = _validations(results_dir, bad.run_id)
     assert set(v[~v["success"]]["expectation"]) == {
         "expect_column_values_to_not_be_null(reason) where status=not_applicable",
         "expect_column_values_to_be_in_set(present)",
@@ -140,7 +141,7 @@ def test_a_not_applicable_input_the_finding_does_not_allow_fails_it(make_cells, 
     run = make_run(make_cells, 0, tamper=na)
     with pytest.raises(ChecksFailed):
         check_run(run)
-    v = _validations(results_dir, run["run_id"])
+    v = _validations(results_dir, run.run_id)
     row = v[(v["expectation"] == "expression_index_no_hot") & (v["engine_id"] == "postgres-16")].iloc[0]
     assert row["verdict"] == "fail" and "depends on no optional capability" in json.loads(row["details"])["problem"]
     other = v[(v["expectation"] == "expression_index_no_hot") & (v["engine_id"] == "postgres-17")].iloc[0]
@@ -150,7 +151,7 @@ def test_a_not_applicable_input_the_finding_does_not_allow_fails_it(make_cells, 
 def test_a_finding_not_applied_at_the_scale_says_why(make_cells, results_dir: Path) -> None:
     run = make_run(make_cells, 0)
     check_run(run)
-    v = _validations(results_dir, run["run_id"])
+    v = _validations(results_dir, run.run_id)
     row = v[(v["expectation"] == "expression_index_same_cost")].iloc[0]
     assert row["verdict"] == "not_applicable" and row["success"] and "not applied at scale smoke" in json.loads(row["details"])["problem"]
     assert pd.isna(row["min_value"]) and pd.isna(row["max_value"])
@@ -162,7 +163,7 @@ def test_inverted_finding_fails_reproduction_only_there(make_cells, results_dir:
     before = _measurement_files(results_dir)
     summary = check_run(run)  # a timing finding failed on one run: suspect, measured again before any alert (test_confirmation)
     assert _measurement_files(results_dir) == before, "a failed check must not touch the published measurements"
-    v = _validations(results_dir, run["run_id"])
+    v = _validations(results_dir, run.run_id)
     failed = v[~v["success"]]
     assert set(zip(failed["check_kind"], failed["expectation"], failed["engine_id"], failed["verdict"], strict=True)) == {
         ("reproduction", "big_document_jsonb_update_slowdown", "postgres-16", "suspect"),
@@ -174,7 +175,7 @@ def test_lost_order_of_magnitude_fails(make_cells, results_dir: Path) -> None:
     # json_big only 10x the column update (seed: 136x): the finding's magnitude is gone.
     run = make_run(make_cells, 0, tamper=replace_metric(None, "json_big", "update_time", lambda v: 9.0))
     assert check_run(run)["suspect"] == 2
-    v = _validations(results_dir, run["run_id"])
+    v = _validations(results_dir, run.run_id)
     slow = v[v["expectation"] == "big_document_jsonb_update_slowdown"]
     assert not slow["success"].any() and (slow["observed"] < 20).all() and (slow["verdict"] == "suspect").all()
 
@@ -190,21 +191,21 @@ def test_drift_quiet_on_honest_reruns_then_fires_on_a_doubled_timing_and_a_moved
 
     doubled = make_run(make_cells, 5, tamper=replace_metric("postgres-17", "json_big", "update_time", lambda v: 2 * v))
     summary = check_run(doubled)  # statistical drift on one run: suspect until its confirmation
-    v = _validations(results_dir, doubled["run_id"])
+    v = _validations(results_dir, doubled.run_id)
     failed = v[~v["success"]]
     assert ("drift", "postgres-17", "json_big", "update_time", "suspect") in set(
         zip(failed["check_kind"], failed["engine_id"], failed["workload"], failed["metric"], failed["verdict"], strict=True)
     )
     row = failed[(failed["check_kind"] == "drift") & (failed["metric"] == "update_time")].iloc[0]
     details = json.loads(row["details"])
-    assert details["method"].startswith("otava") and details["change_points"][-1]["run_id"] == doubled["run_id"]
+    assert details["method"].startswith("otava") and details["change_points"][-1]["run_id"] == doubled.run_id
     assert details["history_runs"][0] == "scheduled__2026-11-01T02:00:00+00:00" and len(details["history_runs"]) == 5
     assert any("no_drift:json_big/default/update_time" in line for line in summary["suspects"])
 
     moved = make_run(make_cells, 6, tamper=replace_metric("postgres-16", "rel_small", "heap_bytes_after", lambda v: 1.1 * v))
     with pytest.raises(ChecksFailed):
         check_run(moved)
-    v = _validations(results_dir, moved["run_id"])
+    v = _validations(results_dir, moved.run_id)
     failed = v[~v["success"] & (v["check_kind"] == "drift")]
     assert ("postgres-16", "heap_bytes_after") in set(zip(failed["engine_id"], failed["metric"], strict=True))
     assert json.loads(failed[failed["metric"] == "heap_bytes_after"]["details"].iloc[0])["method"] == "relative_tolerance"
@@ -242,7 +243,7 @@ def test_raw_gx_expectations_of_a_reproduction_file_are_run_too(
     run = make_run(make_cells, 0)
     with pytest.raises(ChecksFailed):
         check_run(run)
-    v = _validations(results_dir, run["run_id"])
+    v = _validations(results_dir, run.run_id)
     failed = v[~v["success"]]
     assert list(failed["expectation"]) == ["expect_table_row_count_to_be_between"] and failed["observed"].iloc[0] == 28
     assert v[(v["check_kind"] == "reproduction") & v["engine_id"].notna()]["success"].all()
@@ -256,7 +257,7 @@ def test_a_damaged_history_file_fails_the_check_naming_it_and_everything_else_st
     tonight = make_run(make_cells, 5)
     with pytest.raises(ChecksFailed) as err:
         check_run(tonight)
-    v = _validations(results_dir, tonight["run_id"])
+    v = _validations(results_dir, tonight.run_id)
     failed = v[~v["success"]]
     assert len(failed) == 1 and failed["check_kind"].iloc[0] == "sanity"
     rel = str(victim.relative_to(results_dir))
@@ -284,3 +285,26 @@ def test_a_busy_first_night_is_still_building_history_not_disturbed() -> None:
     assert not _judgeable(later, 3, 1, "a calibrated series") and later["verdict"] == "disturbed"
     quiet = row(True)
     assert _judgeable(quiet, 3, 1, "a calibrated series") and quiet["verdict"] == "insufficient_history"
+
+
+def test_a_planned_cell_that_published_nothing_is_missed_by_completeness(make_cells, results_dir: Path) -> None:
+    """The check reads the plan's cells: a cell of the plan with no published row fails completeness, naming the cell."""
+    run = make_run(make_cells, 0, engines=["postgres-17"])
+    check_run(run)  # without a plan the cells are those in the rows: postgres-16 is not missed
+    v = _validations(results_dir, run.run_id)
+    assert v[v["check_kind"] == "sanity"]["success"].all()
+    with pytest.raises(ChecksFailed):
+        check_run(run, run_cells(make_cells, 0))  # the plan had postgres-16 too
+    v = _validations(results_dir, run.run_id)
+    failed = v[(v["check_kind"] == "sanity") & ~v["success"]]
+    unexpected = [u for d in failed["details"] for u in json.loads(d)["unexpected"]]
+    assert unexpected and {u["engine_id"] for u in unexpected} == {"postgres-16"}
+    assert (v["scale"] == "smoke").all(), "every validation row carries the run's scale"
+
+
+def test_cells_without_a_plan_are_named_as_the_plan_names_them(make_cells, results_dir: Path) -> None:
+    run = make_run(make_cells, 0)
+    published = read_dataset(results_dir, "measurements", run_id=run.run_id).to_pandas()
+    assert cells_in_rows(published) == [("large_document_update", "postgres-16"), ("large_document_update", "postgres-17")]
+    frame = completeness_frame(cells_in_rows(published), published)
+    assert set(frame["cell_id"]) == {c.cell_id for c in run_cells(make_cells, 0)} and frame["present"].all()

@@ -13,10 +13,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from jsonbench.cell import RunRef
 from jsonbench.checks import ChecksFailed, check_run
 from jsonbench.checks.alerts import alert_text
 from jsonbench.checks.confirm import confirm_run, suspect_cells
-from jsonbench.checks.run import check_outcome
+from jsonbench.checks.examine import check_outcome
 from jsonbench.dataset.publish import CONFIRMATIONS, MEASUREMENTS, VALIDATIONS, read_dataset
 from tests.unit.checks_synth import confirm_run_cells, make_run, replace_metric, run_cells
 
@@ -34,8 +35,8 @@ def _row(results_dir: Path, run_id: str, expectation: str, engine_id: str) -> pd
     return v[(v["expectation"] == expectation) & (v["engine_id"] == engine_id)].iloc[0]
 
 
-def _facts(run: dict) -> dict:
-    return {"run_id": run["run_id"], "dag_id": "d", "task_id": "t", "logical_date": None, "results_dir": run["results_dir"]}
+def _facts(run: RunRef) -> dict:
+    return {"run_id": run.run_id, "dag_id": "d", "task_id": "t", "logical_date": None, "results_dir": run.results_dir}
 
 
 def test_a_timing_finding_out_of_band_is_suspect_and_names_its_cell_and_workloads(make_cells, results_dir: Path) -> None:
@@ -43,12 +44,12 @@ def test_a_timing_finding_out_of_band_is_suspect_and_names_its_cell_and_workload
     summary = check_run(run)  # no alert: a timing finding failed on one run only
     assert summary["failed"] == 0 and summary["suspect"] == 1 and summary["judgement"] == "suspect"
     assert any(SLOWDOWN in line for line in summary["suspects"])
-    row = _row(results_dir, run["run_id"], SLOWDOWN, "postgres-16")
+    row = _row(results_dir, run.run_id, SLOWDOWN, "postgres-16")
     assert row["verdict"] == "suspect" and not row["success"]
-    assert suspect_cells(results_dir, run["run_id"]) == [
+    assert suspect_cells(results_dir, run.run_id) == [
         {"suite": "large_document_update", "engine_id": "postgres-16", "workloads": ["json_big", "rel_big"]}
     ]
-    out = check_outcome(results_dir, run["run_id"])
+    out = check_outcome(results_dir, run.run_id)
     assert out["facts_ok"] and out["sanity_ok"] and out["judgement"] == "suspect"
 
 
@@ -61,19 +62,19 @@ def test_a_confirmation_that_fails_the_same_way_alerts_with_both_measurements(ma
         confirm_run(run)
     s = err.value.summary
     assert s["confirmed"] == 1 and s["cleared"] == 0 and s["kind"] == "confirmation"
-    row = _row(results_dir, run["run_id"], SLOWDOWN, "postgres-16")
+    row = _row(results_dir, run.run_id, SLOWDOWN, "postgres-16")
     d = json.loads(row["details"])
     assert row["verdict"] == "confirmed" and not row["success"]
     assert d["first"]["observed"] == pytest.approx(row["observed"]) and d["confirmation"]["observed"] < 20
-    assert d["confirmation"]["run_id"] == run["run_id"] + "+confirm"
+    assert d["confirmation"]["run_id"] == run.run_id + "+confirm"
     subject, text = alert_text({**_facts(run), "summary": s})
     assert "confirmed" in subject and "first " in text and "confirmation " in text and SLOWDOWN in text
     # The confirmation lives apart: the night's measurements are untouched and history sees no partial run.
     assert {p: p.read_bytes() for p in (results_dir / MEASUREMENTS).rglob("*.parquet")} == before
     redone = read_dataset(results_dir, CONFIRMATIONS).to_pandas()
-    assert set(redone["run_id"]) == {run["run_id"] + "+confirm"} and set(redone["workload"]) - {"_cell"} == {"json_big", "rel_big"}
+    assert set(redone["run_id"]) == {run.run_id + "+confirm"} and set(redone["workload"]) - {"_cell"} == {"json_big", "rel_big"}
     assert set(redone["engine_id"]) == {"postgres-16", "postgres-17"}  # the synthetic helper stages both cells
-    assert check_outcome(results_dir, run["run_id"])["facts_ok"]
+    assert check_outcome(results_dir, run.run_id)["facts_ok"]
 
 
 def test_a_confirmation_that_passes_clears_the_suspect(make_cells, results_dir: Path) -> None:
@@ -82,7 +83,7 @@ def test_a_confirmation_that_passes_clears_the_suspect(make_cells, results_dir: 
     confirm_run_cells(run_cells(make_cells, 0), {"json_big", "rel_big"})  # honest this time
     summary = confirm_run(run)
     assert summary["cleared"] == 1 and summary["confirmed"] == 0 and summary["judgement"] == "passed"
-    row = _row(results_dir, run["run_id"], SLOWDOWN, "postgres-16")
+    row = _row(results_dir, run.run_id, SLOWDOWN, "postgres-16")
     d = json.loads(row["details"])
     assert row["verdict"] == "cleared" and row["success"] and d["first"]["observed"] < 20 and d["confirmation"]["observed"] > 20
 
@@ -92,7 +93,7 @@ def test_a_suspect_whose_cell_was_not_measured_again_stays_unconfirmed_and_is_no
     check_run(run)
     confirm_run_cells(run_cells(make_cells, 0), {"json_small"})  # not the suspect's workloads
     summary = confirm_run(run)  # 1 of 6 timing findings unjudged: 83 %, above the threshold, still judged
-    row = _row(results_dir, run["run_id"], SLOWDOWN, "postgres-16")
+    row = _row(results_dir, run.run_id, SLOWDOWN, "postgres-16")
     assert row["verdict"] == "unconfirmed" and not row["success"]
     assert "not measured again" in json.loads(row["details"])["confirmation"]["why"]
     assert (
@@ -106,7 +107,7 @@ def test_a_deterministic_fact_alerts_at_once(make_cells, results_dir: Path) -> N
     with pytest.raises(ChecksFailed) as err:
         check_run(run)
     assert err.value.summary["suspect"] == 0 and "rel_small_hot_count" in str(err.value)
-    assert not check_outcome(results_dir, run["run_id"])["facts_ok"]
+    assert not check_outcome(results_dir, run.run_id)["facts_ok"]
 
 
 def test_a_night_with_every_measurement_busy_alerts_as_not_judged(make_cells, results_dir: Path) -> None:
@@ -119,7 +120,7 @@ def test_a_night_with_every_measurement_busy_alerts_as_not_judged(make_cells, re
     assert "not judged" in str(err.value)
     subject, text = alert_text({**_facts(run), "summary": s})
     assert "NOT JUDGED" in subject and "judged 0 of" in text and "does not count as passed" in text
-    out = check_outcome(results_dir, run["run_id"])
+    out = check_outcome(results_dir, run.run_id)
     assert out["facts_ok"] and out["judgement"] == "not_judged"
 
 
@@ -138,7 +139,7 @@ def test_a_statistical_drift_is_confirmed_by_the_same_drift_judgement_on_its_con
     confirm_run_cells(run_cells(make_cells, 5), {"json_big"}, tamper=doubled)
     with pytest.raises(ChecksFailed) as err:
         confirm_run(run)
-    v = read_dataset(results_dir, VALIDATIONS, run_id=run["run_id"]).to_pandas()
+    v = read_dataset(results_dir, VALIDATIONS, run_id=run.run_id).to_pandas()
     row = v[
         (v["check_kind"] == "drift") & (v["engine_id"] == "postgres-17") & (v["workload"] == "json_big") & (v["metric"] == "update_time")
     ]
@@ -154,7 +155,7 @@ def test_the_report_never_shows_a_night_not_judged_as_passed_and_shows_both_meas
     busy = make_run(make_cells, 0, busy=True)
     with pytest.raises(ChecksFailed):
         check_run(busy)
-    page = build_report(results_dir, busy["run_id"]).read_text(encoding="utf-8")
+    page = build_report(results_dir, busy.run_id).read_text(encoding="utf-8")
     assert "NOT JUDGED" in page and "all checks passed" not in page and "judged 0 of" in page
 
     run = make_run(make_cells, 1, tamper=INVERTED)
@@ -162,7 +163,7 @@ def test_the_report_never_shows_a_night_not_judged_as_passed_and_shows_both_meas
     confirm_run_cells(run_cells(make_cells, 1), {"json_big", "rel_big"}, tamper=INVERTED)
     with pytest.raises(ChecksFailed):
         confirm_run(run)
-    page = build_report(results_dir, run["run_id"]).read_text(encoding="utf-8")
+    page = build_report(results_dir, run.run_id).read_text(encoding="utf-8")
     assert "checks FAILED" in page and "Measured twice before any timing alert" in page
     assert f"<b>confirmed</b> large_document_update · postgres-16: {SLOWDOWN}: first " in page and ", confirmation " in page
 

@@ -377,7 +377,7 @@ def test_columns_missing_from_older_files_come_back_null_not_vanish(results_dir:
     pq.write_table(pa.Table.from_pylist(rows, schema=old_schema), old / "part-0.parquet")
     publish_validations(
         results_dir,
-        _run(results_dir, "new").to_json(),
+        _run(results_dir, "new"),
         [{"check_kind": "drift", "expectation": "e", "success": False, "verdict": "drift", "gx_suite": "s.drift"}],
     )
     df = read_dataset(results_dir, VALIDATIONS).to_pandas().set_index("run_id")

@@ -124,7 +124,7 @@ def test_the_roots_are_found() -> None:
     reached = _closure(_nightly_roots())
     for needed in (
         "jsonbench.orchestration.tasks",
-        "jsonbench.checks.run",
+        "jsonbench.checks.examine",
         "jsonbench.report.page",
         "jsonbench.engines.postgres_embedded",
         "jsonbench.suites.catalogue",

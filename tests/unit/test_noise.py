@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from jsonbench.cell import RunRef
 from jsonbench.checks import noise
 from jsonbench.checks.drift import benjamini_hochberg, drift_frame
 from jsonbench.checks.library import load_library
@@ -31,24 +32,24 @@ def _no_detector(series: dict[str, Any], **_: Any) -> tuple[str, dict[str, Any]]
     return "none", {k: [] for k in series}
 
 
-def _history(make_cells: Any, n: int, tamper: Any = None) -> list[dict[str, Any]]:
+def _history(make_cells: Any, n: int, tamper: Any = None) -> list[RunRef]:
     runs = [make_run(make_cells, i, hardware_label=LABEL) for i in range(n - 1)]
     runs.append(make_run(make_cells, n - 1, hardware_label=LABEL, tamper=tamper))
     return runs
 
 
-def _drift(results_dir: Path, run: dict[str, Any], record: dict[str, Any]) -> pd.DataFrame:
+def _drift(results_dir: Path, run: RunRef, record: dict[str, Any]) -> pd.DataFrame:
     lib = load_library()
     ds = read_dataset_report(results_dir, MEASUREMENTS).table.to_pandas()
-    tonight = ds[ds["run_id"] == run["run_id"]]
+    tonight = ds[ds["run_id"] == run.run_id]
     suite = "large_document_update"
-    return drift_frame(tonight, ds, run, suite, lib.drift_policy(suite), detector=_no_detector, calibration=record)
+    return drift_frame(tonight, ds, run.to_json(), suite, lib.drift_policy(suite), detector=_no_detector, calibration=record)
 
 
 def test_the_record_names_its_runs_and_holds_each_series_noise(make_cells: Any, results_dir: Path) -> None:
     runs = _history(make_cells, 5)
-    rec = noise.build_record(results_dir, "smoke", LABEL, exclude=noise.parse_exclude([f"{runs[4]['run_id']}::large_document_update"]))
-    assert [r["run_id"] for r in rec["runs"]] == [r["run_id"] for r in runs]
+    rec = noise.build_record(results_dir, "smoke", LABEL, exclude=noise.parse_exclude([f"{runs[4].run_id}::large_document_update"]))
+    assert [r["run_id"] for r in rec["runs"]] == [r.run_id for r in runs]
     assert rec["runs"][4]["used"] == "all but large_document_update" and rec["runs"][0]["used"] == "all suites"
     s = rec["series"]["large_document_update/postgres-16/json_big/default/update_time"]
     assert s["kind"] == "timed" and s["runs"] == 4 and s["run_df"] == 3 and s["engine_build"] == "synthetic-postgres-16"
@@ -80,7 +81,7 @@ def test_label_local_is_committed_in_include(monkeypatch: pytest.MonkeyPatch, tm
 
 def test_honest_run_passes_and_a_slower_engine_drifts(make_cells: Any, results_dir: Path) -> None:
     runs = _history(make_cells, 6)
-    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r["run_id"] for r in runs[:5]])
+    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs[:5]])
     honest = _drift(results_dir, runs[5], rec)
     cal = honest[honest["method"].str.startswith("calibrated")]
     assert len(cal) > 0 and (cal["judged"] == "yes").all() and (cal["history_n"] == 5).all()
@@ -91,7 +92,7 @@ def test_honest_run_passes_and_a_slower_engine_drifts(make_cells: Any, results_d
 
 def test_a_whole_engine_moving_is_found_by_its_family(make_cells: Any, results_dir: Path) -> None:
     runs = _history(make_cells, 5)
-    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r["run_id"] for r in runs])
+    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs])
 
     def twice(eid: str, w: str, ms: list[Any]) -> list[Any]:
         from jsonbench.dataset.measurement import Measurement
@@ -116,7 +117,7 @@ def test_a_whole_engine_moving_is_found_by_its_family(make_cells: Any, results_d
 
 def test_one_series_far_beyond_its_tail_drifts_alone(make_cells: Any, results_dir: Path) -> None:
     runs = _history(make_cells, 5)
-    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r["run_id"] for r in runs])
+    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs])
     cells = make_cells(
         "large_document_update", engines=["postgres-16", "postgres-17"], run_id="scheduled__2026-11-06T02:00:00+00:00", hardware_label=LABEL
     )

@@ -15,7 +15,7 @@ __all__ = ["ChecksFailed", "check_run"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from jsonbench.checks import run
+        from jsonbench.checks import examine
 
-        return getattr(run, name)
+        return getattr(examine, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """The confirmation before a timing alert: a suspect judged again on its cell's second measurement.
 
-The first check of a run (:func:`jsonbench.checks.run.check_run`) stores a timing finding out of its
+The first check of a run (:func:`jsonbench.checks.examine.check_run`) stores a timing finding out of its
 band, or a statistical drift verdict, as ``suspect`` (:mod:`jsonbench.checks.verdicts`). The DAG then
 lists the suspects' cells and workloads (:func:`suspect_cells`, task ``suspects``), measures exactly
 those again in the same DAG run (task ``reconfirm``, mapped over the cells: a fresh engine, the
@@ -35,6 +35,7 @@ from typing import Any
 
 import pandas as pd
 
+from jsonbench.cell import RunRef
 from jsonbench.checks.findings import terms
 from jsonbench.checks.library import Library, load_library
 from jsonbench.checks.verdicts import alerting, describe_share, details_of, judged_share, judgement, unjudged
@@ -139,16 +140,16 @@ def _key(row: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _rejudge(
-    lib: Library, run: dict[str, Any], suspects: list[dict[str, Any]], substituted: pd.DataFrame, dataset: pd.DataFrame
+    lib: Library, run: RunRef, suspects: list[dict[str, Any]], substituted: pd.DataFrame, dataset: pd.DataFrame
 ) -> dict[Any, dict[str, Any]]:
     """The suspects judged again on ``substituted``: ``{(check_kind, key): fresh row}``."""
     from jsonbench.checks.changepoints import DetectorUnavailable
+    from jsonbench.checks.examine import _drift, _reproduction
     from jsonbench.checks.gxrun import GXSession
-    from jsonbench.checks.run import _drift, _reproduction
     from jsonbench.checks.verdicts import mark_suspects
     from jsonbench.dataset.schema import run_key
 
-    gxs = GXSession(None, run_name=run_key(run["run_id"]) + "-confirm")
+    gxs = GXSession(None, run_name=run_key(run.run_id) + "-confirm")
     fresh: dict[Any, dict[str, Any]] = {}
     for suite in sorted({str(r["suite"]) for r in suspects}):
         kinds = {r["check_kind"] for r in suspects if r["suite"] == suite}
@@ -245,32 +246,29 @@ def confirmation_line(row: dict[str, Any]) -> str:
     )
 
 
-def confirm_run(run: dict[str, Any]) -> dict[str, Any]:
+def confirm_run(run: RunRef) -> dict[str, Any]:
     """Judge the run's suspects on their confirmation; store the final verdicts; raise ``ChecksFailed`` if one is confirmed.
 
     Also raises when the confirmation leaves the run ``not_judged`` (unconfirmed suspects lower the
     judged share) and the first check had not already alerted as such. Deterministic and sanity
     failures are not raised again: the first check alerted at once.
     """
-    from jsonbench.cell import CONFIRMATION_SUFFIX
-    from jsonbench.checks.run import ChecksFailed
+    from jsonbench.checks.examine import ChecksFailed
     from jsonbench.dataset.publish import CONFIRMATIONS, MEASUREMENTS, publish_validations, read_dataset, read_dataset_report
 
-    results_dir, run_id = run["results_dir"], run["run_id"]
+    results_dir, run_id = run.results_dir, run.run_id
     rows = stored_rows(results_dir, run_id)
     if not rows:  # the check failed before storing anything, and alerted: there is nothing to confirm
         log.warning("run %s has no validation rows under %s: nothing to confirm", run_id, results_dir)
         return {"kind": "confirmation", "run_id": run_id, "judgement": "not_checked", "checked": 0, "failed": 0, "suspect": 0}
-    if not run.get("scale"):
-        run = {**run, "scale": rows[0].get("scale")}
     first_share = judged_share(rows)
     suspects = [r for r in rows if r.get("verdict") == "suspect"]
     changed: list[dict[str, Any]] = []
-    confirm_id = run_id + CONFIRMATION_SUFFIX
+    confirm_id = run.confirmation().run_id
     if suspects:
         lib = load_library()
         confirmations = read_dataset(results_dir, CONFIRMATIONS, run_id=confirm_id).to_pandas()
-        dataset = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=run["hardware_label"]).table.to_pandas()
+        dataset = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=run.hardware_label).table.to_pandas()
         published = dataset[dataset["run_id"] == run_id]
         substituted, redone = _substitute(published, confirmations)
         fresh = _rejudge(lib, run, suspects, substituted, dataset) if redone else {}
@@ -278,10 +276,10 @@ def confirm_run(run: dict[str, Any]) -> dict[str, Any]:
         publish_validations(results_dir, run, rows)
     share = judged_share(rows)
     confirmed = [r for r in changed if r["verdict"] == "confirmed"]
-    summary = {
+    summary: dict[str, Any] = {
         "kind": "confirmation",
         "run_id": run_id,
-        "scale": run.get("scale"),
+        "scale": run.scale,
         "checked": len(rows),
         "failed": len(confirmed),
         "suspect": len(suspects),

@@ -422,14 +422,12 @@ def _cross_engine_row(
     )
 
 
-def promised_metrics(suite: str, published: pd.DataFrame) -> set[tuple[str, str]] | None:
-    """The (workload, metric) pairs the suite promises at the run's scale, or None if the suite is unknown."""
+def promised_metrics(suite: str) -> set[tuple[str, str]] | None:
+    """The (workload, metric) pairs the suite promises (at every scale alike), or None if the suite is unknown."""
     try:
         from jsonbench.suites import get_suite
 
-        sub = published[published["suite"] == suite]
-        params = json.loads(sub["scale_params"].iloc[0] or "{}") if "scale_params" in sub.columns and not sub.empty else {}
-        return set(get_suite(suite).expected_metrics(params))
+        return set(get_suite(suite).expected_metrics())
     except Exception:  # an unknown suite (a test's) promises nothing we can read: judge what is there
         return None
 
@@ -446,7 +444,7 @@ def findings_per_run(df: pd.DataFrame, lib: Any, suites: list[str] | None, scale
         for suite in sorted(rdf["suite"].unique()):
             if suite not in lib.reproduction or (suites and suite not in suites):
                 continue
-            f = findings_frame(rdf, suite, lib.reproduction[suite], scale=scale, promised=promised_metrics(suite, rdf))
+            f = findings_frame(rdf, suite, lib.reproduction[suite], scale=scale, promised=promised_metrics(suite))
             f["run_id"] = run_id
             f["logical_date"] = rdf["logical_date"].iloc[0]
             frames.append(f)
@@ -457,12 +455,14 @@ def findings_frame(
     measurements: pd.DataFrame,
     suite: str,
     definition: dict[str, Any],
-    scale: str | None = None,
+    *,
+    scale: str,
     promised: Iterable[tuple[str, str]] | None = None,
 ) -> pd.DataFrame:
     """One row per finding per engine of ``suite`` in ``measurements`` (one run's published rows).
 
-    ``scale`` picks the bands (default: the rows' own scale); ``promised`` is the suite's
+    ``scale`` picks the bands: the run's (its plan's :class:`~jsonbench.cell.RunRef`, or the scale a
+    caller reads runs of), never guessed from the rows; ``promised`` is the suite's
     ``expected_metrics()`` (``(workload, metric)`` pairs), used to tell a metric the suite does not
     measure yet from one it lost.
     """
@@ -470,8 +470,6 @@ def findings_frame(
     sdf = measurements[measurements["suite"] == suite]
     if sdf.empty:
         return pd.DataFrame([], columns=FINDINGS_COLUMNS)
-    if scale is None and "scale" in sdf.columns:
-        scale = str(sdf["scale"].iloc[0])
     promised_set = set(promised) if promised is not None else None
     per_engine = [f for f in definition.get("findings", []) if f.get("scope", "engine") == "engine"]
     cross = [f for f in definition.get("findings", []) if f.get("scope") == "cross_engine"]

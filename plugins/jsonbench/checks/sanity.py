@@ -1,20 +1,21 @@
 """The sanity frames of a run: its published rows as GX sees them, and what was promised vs published.
 
-``completeness_frame`` lists, for every cell that ran (it staged at least one record), every
-``(workload, metric)`` its suite's :meth:`~jsonbench.suites.base.Suite.expected_metrics` promises
-at the cell's scale, and whether the run published it (a metric recorded ``not_applicable`` with
-a reason counts as present; without a reason it does not).
+``completeness_frame`` lists, for every cell of the run's plan (the check is given the plan's
+cells; it does not re-derive them from staging or Parquet), every ``(workload, metric)`` its
+suite's :meth:`~jsonbench.suites.base.Suite.expected_metrics` promises, and whether the run
+published it (a metric recorded ``not_applicable`` with a reason counts as present; without a
+reason it does not).
 """
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
 
+from jsonbench.cell import cell_id_of
 from jsonbench.dataset.schema import MEASUREMENT_SCHEMA, PARTITION_KEYS
 
 COMPLETENESS_COLUMNS = ["cell_id", "engine_id", "suite", "workload", "metric", "present", "status"]
@@ -39,44 +40,36 @@ def schema_expectations(columns: list[str] | None = None) -> list[dict[str, Any]
     ]
 
 
-def cells_that_ran(results_dir: str | Path, run_id: str, published: pd.DataFrame) -> list[dict[str, Any]]:
-    """The run's cells, from its staging records; if staging is gone, rebuilt from the published rows."""
-    from jsonbench.dataset.staging import Staging
+def cells_in_rows(published: pd.DataFrame) -> list[tuple[str, str]]:
+    """``(suite, engine_id)`` of every cell with published rows: the cells, for a caller without the run's plan.
 
-    cells: dict[str, dict[str, Any]] = {}
-    for rec in Staging(results_dir, run_id).records():
-        cells.setdefault(rec.cell.cell_id, rec.cell.to_json())
-    if cells:
-        return list(cells.values())
-    for (engine_id, suite), g in published.groupby(["engine_id", "suite"]):
-        cells[f"{suite}/{engine_id}"] = {
-            "cell_id": f"{suite}/{engine_id}",
-            "engine_id": engine_id,
-            "suite": suite,
-            "scale_params": json.loads(g["scale_params"].iloc[0] or "{}"),
-        }
-    return list(cells.values())
+    Only the check of checks (a copy of an old run, re-checked) has no plan; the DAG's check task
+    passes the plan's cells, so a planned cell that published nothing is missed, not forgotten.
+    """
+    return sorted(
+        {(str(suite), str(engine_id)) for suite, engine_id in published[["suite", "engine_id"]].drop_duplicates().itertuples(index=False)}
+    )
 
 
-def completeness_frame(cells: list[dict[str, Any]], published: pd.DataFrame) -> pd.DataFrame:
-    """One row per promised ``(cell, workload, metric)``: present or not, and with which status."""
+def completeness_frame(cells: Iterable[tuple[str, str]], published: pd.DataFrame) -> pd.DataFrame:
+    """One row per promised ``(cell, workload, metric)`` of ``cells`` (``(suite, engine_id)`` pairs): present or not, and with which status."""
     from jsonbench.suites import get_suite
 
     rows: list[dict[str, Any]] = []
-    for cell in cells:
-        suite = get_suite(cell["suite"])
-        mine = published[(published["engine_id"] == cell["engine_id"]) & (published["suite"] == cell["suite"])]
+    for suite_name, engine_id in sorted(set(cells), key=lambda c: cell_id_of(*c)):
+        suite = get_suite(suite_name)
+        mine = published[(published["engine_id"] == engine_id) & (published["suite"] == suite_name)]
         have: dict[tuple[str, str], tuple[str, Any]] = {}
         for r in mine.itertuples(index=False):
             have.setdefault((r.workload, r.metric), (r.status, r.reason))
-        for workload, metric in suite.expected_metrics(cell.get("scale_params", {})):
+        for workload, metric in suite.expected_metrics():
             status, reason = have.get((workload, metric), ("missing", None))
             present = status == "ok" or (status == "not_applicable" and isinstance(reason, str) and bool(reason.strip()))
             rows.append(
                 {
-                    "cell_id": cell["cell_id"],
-                    "engine_id": cell["engine_id"],
-                    "suite": cell["suite"],
+                    "cell_id": cell_id_of(suite_name, engine_id),
+                    "engine_id": engine_id,
+                    "suite": suite_name,
                     "workload": workload,
                     "metric": metric,
                     "present": present,

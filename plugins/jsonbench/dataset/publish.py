@@ -269,13 +269,17 @@ def publish_confirmations(results_dir: str | Path, run: RunRef) -> tuple[Path, i
     return replace_run(target, table), table.num_rows
 
 
-def publish_validations(results_dir: str | Path, run: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
-    """Store a run's validation outcomes beside its measurements (same partitioning, same swap)."""
+def publish_validations(results_dir: str | Path, run: RunRef, rows: list[dict[str, Any]]) -> Path:
+    """Store a run's validation outcomes beside its measurements (same partitioning, same swap).
+
+    ``rows`` are :meth:`jsonbench.dataset.schema.ValidationRow.to_row` dicts (the check's, stamped),
+    or rows read back and given their final verdicts (the confirmation's).
+    """
     for r in rows:
-        r.setdefault("run_id", run["run_id"])
-        r.setdefault("logical_date", _ts(run.get("logical_date")))
+        r.setdefault("run_id", run.run_id)
+        r.setdefault("logical_date", _ts(run.logical_date))
         r["logical_date"] = _ts(r["logical_date"])
         r["validated_at"] = _ts(r.get("validated_at")) or datetime.now(UTC)
     table = pa.Table.from_pylist(rows, schema=VALIDATION_SCHEMA)
-    target = partition_dir(results_dir, VALIDATIONS, run["hardware_label"], run.get("logical_date"), run["run_id"])
+    target = partition_dir(results_dir, VALIDATIONS, run.hardware_label, run.logical_date, run.run_id)
     return replace_run(target, table)

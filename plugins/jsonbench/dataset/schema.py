@@ -9,7 +9,11 @@ read the whole dataset as is.
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
 
 import pyarrow as pa
 
@@ -95,6 +99,46 @@ VALIDATION_SCHEMA = pa.schema(
         ("gx_suite", pa.string()),
     ]
 )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValidationRow:
+    """One row of :data:`VALIDATION_SCHEMA`, as the checks build it: its fields are the schema's columns, in order.
+
+    Every kind of check (sanity, reproduction, drift, a damaged file, a missing detector) builds
+    this one value, so no row can lack a column another kind has (a test holds the fields equal to
+    ``VALIDATION_SCHEMA.names``). ``details`` is a dict here and JSON text in the file;
+    ``validated_at`` is stamped when the check is done.
+    """
+
+    run_id: str
+    logical_date: datetime | None
+    check_kind: str
+    suite: str | None = None
+    engine_id: str | None = None
+    expectation: str
+    description: str = ""
+    observed: float | None = None
+    min_value: float | None = None
+    max_value: float | None = None
+    success: bool
+    details: dict[str, Any] = field(default_factory=dict)
+    validated_at: datetime | None = None
+    verdict: str
+    engine_version: str | None = None
+    engine_build: str | None = None
+    workload: str | None = None
+    variant: str | None = None
+    metric: str | None = None
+    unit: str | None = None
+    scale: str | None = None
+    gx_suite: str | None = None
+
+    def to_row(self) -> dict[str, Any]:
+        """The row as :func:`jsonbench.dataset.publish.publish_validations` stores it (details as JSON text)."""
+        row = asdict(self)
+        row["details"] = json.dumps(self.details, default=str)
+        return row
 
 
 def partition_schema() -> pa.Schema:

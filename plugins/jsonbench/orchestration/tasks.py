@@ -14,7 +14,6 @@ from another process or deployment waits instead of measuring next to it.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import threading
 import time
@@ -351,19 +350,14 @@ def publish(planned: dict[str, Any]) -> dict[str, Any]:
 
 
 def check(planned: dict[str, Any]) -> dict[str, Any]:
-    """Run the Great Expectations checks of the published run (raises ``ChecksFailed``)."""
+    """Run the Great Expectations checks of the published run against its plan's cells (raises ``ChecksFailed``)."""
     from jsonbench.checks import check_run
 
     run = run_of(planned)
     try:
-        return dict(check_run(_run_dict(run)))
+        return dict(check_run(run, cells_of(planned)))
     finally:
         _refresh_views(run.results_dir)
-
-
-def _run_dict(run: RunRef) -> dict[str, Any]:
-    """The run as the checks read it (plain JSON)."""
-    return json.loads(json.dumps(run.to_json(), default=str))
 
 
 def _refresh_views(results_dir: str) -> None:
@@ -445,7 +439,7 @@ def confirm_check(planned: dict[str, Any]) -> dict[str, Any]:
     if published:
         log.info("published %d confirmation rows of run %s to %s", published[1], run.run_id, published[0])
     try:
-        return dict(confirm_run(_run_dict(run)))
+        return dict(confirm_run(run))
     finally:
         _refresh_views(run.results_dir)
 

@@ -173,14 +173,11 @@ def _engines(m: pd.DataFrame, suite: str, family_engines: list[str]) -> tuple[st
     return tuple(sorted(set(family_engines) | seen, key=natural_key))
 
 
-def _promised(suite: str, rows: pd.DataFrame) -> set[tuple[str, str]] | None:
-    import json
-
+def _promised(suite: str) -> set[tuple[str, str]] | None:
     from jsonbench.suites import get_suite
 
     try:
-        params = json.loads(rows["scale_params"].iloc[0] or "{}") if not rows.empty else {}
-        return set(get_suite(suite).expected_metrics(params))
+        return set(get_suite(suite).expected_metrics())
     except Exception:  # a suite this checkout does not know: judge what is there
         return None
 
@@ -222,7 +219,7 @@ def suite_figures(
             new = set(data["engine_id"].dropna().astype(str)) - covered
             if not new:
                 continue
-            frame = findings_frame(data, suite, definition, scale=scale, promised=_promised(suite, data))
+            frame = findings_frame(data, suite, definition, scale=scale, promised=_promised(suite))
             for r in frame.itertuples(index=False):
                 engine = str(r.engine_id).split("/")[0]  # a cross-engine finding sits in its numerator's column
                 if engine not in new:

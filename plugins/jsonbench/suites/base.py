@@ -145,8 +145,12 @@ class WorkloadContext(Generic[S]):
     kinds: Callable[[str, str], MetricKind] | None = None
 
     @property
-    def scale(self) -> dict[str, Any]:
-        """The suite's parameters at this run's scale (``include/matrix.yaml``, ``scales.<scale>.<suite>``)."""
+    def scale_params(self) -> dict[str, Any]:
+        """The suite's parameters at this run's scale (``include/matrix.yaml``, ``scales.<scale>.<suite>``).
+
+        Named for what it holds: the scale itself (``smoke``, ``laptop``, ...) is ``cell.scale``, which no
+        workload reads (a workload does what its parameters say, whatever the scale is called).
+        """
         return self.cell.scale_params
 
     @property
@@ -275,8 +279,12 @@ class Suite(abc.ABC, Generic[S]):
         """Measure one workload, recording into ``ctx``."""
 
     @abc.abstractmethod
-    def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
-        """``(workload, metric)`` pairs a complete run of this suite contains (ok or not applicable)."""
+    def expected_metrics(self) -> list[tuple[str, str]]:
+        """``(workload, metric)`` pairs a complete run of this suite contains (ok or not applicable).
+
+        The same at every scale: a scale changes how much a workload does, never which metrics it
+        records (no suite read the scale it was once given, so the checks need not re-read it).
+        """
 
     @abc.abstractmethod
     def metric_kinds(self) -> KindTable:

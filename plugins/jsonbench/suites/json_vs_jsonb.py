@@ -188,7 +188,7 @@ class JsonVsJsonb(Suite["PostgresSession"]):
         with ctx.window("load"):
             ctx.session.run_file(NAME, "setup")
 
-    def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
+    def expected_metrics(self) -> list[tuple[str, str]]:
         return [(w, m) for w in self.workloads for m in ALL_METRICS]
 
     def metric_kinds(self) -> KindTable:
@@ -197,8 +197,8 @@ class JsonVsJsonb(Suite["PostgresSession"]):
     def run(self, workload: str, ctx: WorkloadContext[PostgresSession]) -> None:
         shape = SHAPES[workload]
         s = ctx.session
-        rows = int(ctx.scale[shape.rows_param])
-        read_runs = int(ctx.scale.get("read_runs", 5))
+        rows = int(ctx.scale_params[shape.rows_param])
+        read_runs = int(ctx.scale_params.get("read_runs", 5))
         source = f"jvj_{workload}_source"
         lz4_missing = ctx.require("lz4")
 
@@ -288,7 +288,7 @@ class JsonVsJsonb(Suite["PostgresSession"]):
         reads: list[float] = []
         result: Any = None
         storage: Storage | None = None
-        for rep in range(load_repetitions(ctx.scale, ctx.repetitions)):
+        for rep in range(load_repetitions(ctx.scale_params, ctx.repetitions)):
             # Fresh data every repetition: the update rewrites every row, and the index build
             # should always see the table as loaded.
             s.run_file(NAME, "create_doc", table=table, type=typ, method="pglz")
@@ -365,4 +365,4 @@ def load_repetitions(scale: dict[str, Any], run_repetitions: int) -> int:
 
 
 def _rows(ctx: WorkloadContext[PostgresSession], shape: Shape) -> int:
-    return int(ctx.scale[shape.rows_param])
+    return int(ctx.scale_params[shape.rows_param])

@@ -28,7 +28,7 @@ second per table: nothing to share between versions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from jsonbench.cell import Cell
 from jsonbench.dataset.measurement import MetricKind
@@ -106,7 +106,7 @@ class LargeDocumentUpdate(Suite["PostgresSession"]):
         with ctx.window("load"):
             ctx.session.run_file(NAME, "setup")
 
-    def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
+    def expected_metrics(self) -> list[tuple[str, str]]:
         return [(w, m) for w in self.workloads for m in METRICS]
 
     def metric_kinds(self) -> KindTable:
@@ -115,7 +115,7 @@ class LargeDocumentUpdate(Suite["PostgresSession"]):
     def run(self, workload: str, ctx: WorkloadContext[PostgresSession]) -> None:
         table = TABLES[workload]
         name = f"docs_{workload}"
-        rows = int(ctx.scale["rows"])
+        rows = int(ctx.scale_params["rows"])
         half = rows // 2
         s = ctx.session
         samples: dict[str, list[float]] = {m: [] for m in METRICS}

@@ -123,7 +123,7 @@ class SqliteJsonb(Suite["SqliteSession"]):
     def load(self, ctx: WorkloadContext[SqliteSession]) -> None:
         """Nothing is shared: an in-memory database does not outlive its session, so each workload loads its own."""
 
-    def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
+    def expected_metrics(self) -> list[tuple[str, str]]:
         return [(w, m) for w in self.workloads for m, _ in METRICS]
 
     def metric_kinds(self) -> KindTable:
@@ -179,9 +179,9 @@ class _Run:
         self.s = ctx.session
         self.workload = workload
         self.keys = KEYS[workload]
-        self.rows = rows_for(self.keys, ctx.scale)
-        self.best_of = int(ctx.scale.get("best_of", 5))
-        self.file_backed = bool(ctx.scale.get("file_backed", False))
+        self.rows = rows_for(self.keys, ctx.scale_params)
+        self.best_of = int(ctx.scale_params.get("best_of", 5))
+        self.file_backed = bool(ctx.scale_params.get("file_backed", False))
         self.extra: dict[str, Any] = {"keys": self.keys, "rows": self.rows, "best_of": self.best_of}
         self.samples: dict[tuple[str, str], list[float]] = {}
 

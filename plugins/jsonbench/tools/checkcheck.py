@@ -43,12 +43,13 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from jsonbench.cell import RunRef
 from jsonbench.checks.findings import HOST_FACTS, band_at, finding_value, term_key, terms, unmet_host_requirement
 from jsonbench.checks.library import Library, load_library
 
@@ -105,15 +106,16 @@ def _runs(df: pd.DataFrame) -> list[tuple[str, Any]]:
     return list(first.items())
 
 
-def _run_dict(df: pd.DataFrame, run_id: str, results_dir: Path) -> dict[str, Any]:
+def _run_ref(df: pd.DataFrame, run_id: str, results_dir: Path) -> RunRef:
+    """An old run as the check takes it, rebuilt from its published rows (a copy has no plan to read it from)."""
     r = df[df["run_id"] == run_id].iloc[0]
-    return {
-        "run_id": run_id,
-        "logical_date": pd.Timestamp(r["logical_date"]).isoformat(),
-        "hardware_label": r["hardware_label"],
-        "scale": r["scale"],
-        "results_dir": str(results_dir),
-    }
+    return RunRef(
+        run_id=run_id,
+        logical_date=pd.Timestamp(r["logical_date"]).isoformat(),
+        hardware_label=str(r["hardware_label"]),
+        results_dir=str(results_dir),
+        scale=str(r["scale"]),
+    )
 
 
 def _file_of(results_dir: Path, run_id: str) -> Path:
@@ -387,12 +389,15 @@ def _matches(row: pd.Series, fp: dict[str, Any], details: dict[str, Any]) -> boo
     return True
 
 
-def _check_copy(work: Path, run: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Run the real check on the copy; return its validation rows and a summary (never raises ChecksFailed)."""
+def _check_copy(work: Path, run: RunRef) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Run the real check on the copy; return its validation rows and a summary (never raises ChecksFailed).
+
+    The copy has no plan, so the check reads the cells from the published rows.
+    """
     from jsonbench.checks import ChecksFailed, check_run
     from jsonbench.dataset.read import VALIDATIONS, read_dataset
 
-    run = {**run, "results_dir": str(work)}
+    run = replace(run, results_dir=str(work))
     outcome: dict[str, Any] = {"raised": None}
     with _env(JSONBENCH_DATA_DOCS="0"):
         try:
@@ -402,7 +407,7 @@ def _check_copy(work: Path, run: dict[str, Any]) -> tuple[pd.DataFrame, dict[str
             outcome["raised"] = "ChecksFailed"
         except Exception as exc:  # a check that cannot finish fails the task: that is caught too
             outcome["raised"] = f"{type(exc).__name__}: {exc}"
-    v = read_dataset(work, VALIDATIONS, run_id=run["run_id"]).to_pandas()
+    v = read_dataset(work, VALIDATIONS, run_id=run.run_id).to_pandas()
     return v, outcome
 
 
@@ -453,7 +458,7 @@ class _Target:
 
     def judge(self, work: Path, plants: list[Plant], baseline: set[tuple[str, str, str]]) -> None:
         """Run the real check on the copy and mark each plant caught or not."""
-        v, out = _check_copy(work, _run_dict(self.data, self.run_id, work))
+        v, out = _check_copy(work, _run_ref(self.data, self.run_id, work))
         _judge(plants, v, baseline, out)
 
 
@@ -553,7 +558,7 @@ def checkcheck(
     }
     try:
         base = t.copy("baseline")
-        v0, out0 = _check_copy(base, _run_dict(data, target_id, base))
+        v0, out0 = _check_copy(base, _run_ref(data, target_id, base))
         baseline = _failed_keys(v0)
         report["baseline_failures"] = sorted("/".join(k) for k in baseline)
         target_df = _read_file(_file_of(src, target_id))
@@ -618,7 +623,7 @@ def _honest(src: Path, data: pd.DataFrame, label: str, runs: list[tuple[str, Any
         upto = ids[: ids.index(run_id) + 1]
         work = own / f"honest-{len(upto)}"
         _copy_history(src, work, label, upto)
-        v, o = _check_copy(work, _run_dict(data, run_id, work))
+        v, o = _check_copy(work, _run_ref(data, run_id, work))
         failed = v[~v["success"].astype(bool)] if not v.empty else v
         out.append(
             {
@@ -658,7 +663,7 @@ def _busy_hour(
     if "host_other_cpu" in MEASUREMENT_SCHEMA.names:
         df["host_other_cpu"] = 0.7
     _write_file(_file_of(work, history_ids[-1]), df)
-    v, _ = _check_copy(work, _run_dict(data, history_ids[-1], work))
+    v, _ = _check_copy(work, _run_ref(data, history_ids[-1], work))
     new = _failed_keys(v) - baseline
     shutil.rmtree(work, ignore_errors=True)
     return {"failed": len(new), "failures": sorted("/".join(k) for k in new)[:10]}

@@ -76,12 +76,12 @@ def _read(name: str) -> Script:
     def pipeline(ctx: Ctx, clients: int, seconds: int, last: float | None) -> pgbench.PgbenchResult:
         res, _ = ctx.measure(
             lambda: run_pgbench(
-                ctx, name, clients, {"seconds": seconds}, defines={"products": int(ctx.scale["products"])}, expected_tps=last
+                ctx, name, clients, {"seconds": seconds}, defines={"products": int(ctx.scale_params["products"])}, expected_tps=last
             )
         )
         return res
 
-    return Script(name, None, pipeline, lambda ctx: {"products": int(ctx.scale["products"])}, setup=lambda ctx: prewarm(ctx))
+    return Script(name, None, pipeline, lambda ctx: {"products": int(ctx.scale_params["products"])}, setup=lambda ctx: prewarm(ctx))
 
 
 def _small_update(design: str) -> Script:
@@ -93,7 +93,7 @@ def _small_update(design: str) -> Script:
         f"upd_{design}",
         lambda ctx: updates.fresh_copy(ctx, design),
         pipeline,
-        lambda ctx: {"products": int(ctx.scale["products"])},
+        lambda ctx: {"products": int(ctx.scale_params["products"])},
         options="-c synchronous_commit=off",
         cleanup=lambda ctx: ctx.session.run_file(NAME, "drop_update_copies"),
     )
@@ -108,7 +108,7 @@ def _fat_update(design: str) -> Script:
         f"upd_fat_{design}",
         lambda ctx: fat_update.fresh_copy(ctx, design),
         pipeline,
-        lambda ctx: {"rows": int(ctx.scale["fat_docs"])},
+        lambda ctx: {"rows": int(ctx.scale_params["fat_docs"])},
         options=fat_update.OPTIONS,
         setup=fat_update.load_base,
         cleanup=fat_update.drop,
@@ -118,7 +118,7 @@ def _fat_update(design: str) -> Script:
 def _hybrid() -> Script:
     def pipeline(ctx: Ctx, clients: int, seconds: int, last: float | None) -> pgbench.PgbenchResult:
         hybrid.fresh_table(ctx)
-        defines = {"products": int(ctx.scale["products"])}
+        defines = {"products": int(ctx.scale_params["products"])}
         return update_run(
             ctx, "upd_hybrid", hybrid.TABLE, clients, {"seconds": seconds}, defines, "-c synchronous_commit=off", last, fpi=False
         ).result
@@ -127,7 +127,7 @@ def _hybrid() -> Script:
         "upd_hybrid",
         hybrid.fresh_table,
         pipeline,
-        lambda ctx: {"products": int(ctx.scale["products"])},
+        lambda ctx: {"products": int(ctx.scale_params["products"])},
         options="-c synchronous_commit=off",
         cleanup=lambda ctx: ctx.session.run_file(NAME, "drop_hybrid"),
     )
@@ -214,7 +214,7 @@ def measure(engine: str = "postgres-17", script: str = "cb_rel", seconds: int = 
 
             with eng.session(handle) as session:
                 ctx: Ctx = WorkloadContext(cell=cell, session=session, workload="pgbench_overhead", sampler=sampler)
-                clients = pgbench.machine_clients(int(ctx.scale.get("clients", 4)))
+                clients = pgbench.machine_clients(int(ctx.scale_params.get("clients", 4)))
                 out["clients"] = clients
                 for name in names:
                     out["scripts"][name] = _compare(ctx, SCRIPTS[name], clients, seconds, rounds)

@@ -66,19 +66,14 @@ def make_history(source: Path, out: Path, runs: int, check: bool) -> list[str]:
                 r["samples"] = [s * f for s in (r["samples"] or [])]
             night.append(r)
         replace_run(partition_dir(out, MEASUREMENTS, label, when, run_id), pa.Table.from_pylist(night, schema=MEASUREMENT_SCHEMA))
-        run = {
-            "run_id": run_id,
-            "logical_date": when.isoformat(),
-            "hardware_label": label,
-            "results_dir": str(out),
-            "scale": rows[0]["scale"],
-        }
         if check:
+            from jsonbench.cell import RunRef
             from jsonbench.checks import ChecksFailed, check_run
 
+            run = RunRef(run_id=run_id, logical_date=when.isoformat(), hardware_label=label, results_dir=str(out), scale=rows[0]["scale"])
             t = time.perf_counter()
             try:
-                check_run(run)
+                check_run(run)  # no plan: the cells are those of the copied rows
             except ChecksFailed as exc:
                 print(f"  night {n + 1}: checks failed ({exc.summary['failed']})", flush=True)
             print(f"  night {n + 1}/{runs} checked in {time.perf_counter() - t:.1f} s", flush=True)

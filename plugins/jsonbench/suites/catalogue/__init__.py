@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from jsonbench import pgbench
 from jsonbench.cell import Cell
@@ -115,7 +115,7 @@ class Catalogue(Suite["PostgresSession"]):
         """A missing or too old pgbench fails the run here, before any engine starts."""
         pgbench.check_version(pgbench.command_for_cell(cell))
 
-    def expected_metrics(self, scale: dict[str, Any]) -> list[tuple[str, str]]:
+    def expected_metrics(self) -> list[tuple[str, str]]:
         return [(load.WORKLOAD, m) for m in LOAD.metrics] + [(w, m) for w, spec in WORKLOADS.items() for m in spec.metrics]
 
     def metric_kinds(self) -> KindTable:

@@ -42,7 +42,7 @@ FIXED_PARAMS: dict[str, int] = {"c": 7, "b": 120, "t": 33, "i": 42, "p": 50000}
 def run(ctx: Ctx) -> None:
     s = ctx.session
     prewarm(ctx)
-    params = {**FIXED_PARAMS, "products": int(ctx.scale["products"])}
+    params = {**FIXED_PARAMS, "products": int(ctx.scale_params["products"])}
     totals: dict[str, float] = {}
     for script in SCRIPTS:
         text = sql_path(NAME, f"pgbench/{script}").read_text(encoding="utf-8")

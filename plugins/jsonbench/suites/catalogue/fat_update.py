@@ -70,7 +70,7 @@ def table(design: str) -> str:
 def load_base(ctx: Ctx) -> dict[str, float]:
     """Create and load the pristine originals; returns the load time per design (ms)."""
     s = ctx.session
-    rows = int(ctx.scale["fat_docs"])
+    rows = int(ctx.scale_params["fat_docs"])
     s.run_file(NAME, "create_fat_base")
     times = {
         "doc": ctx.timed(lambda: s.run_file(NAME, "load_fat_doc", {"rows": rows}), LOAD),
@@ -92,7 +92,15 @@ def drop(ctx: Ctx) -> None:
 def measure_update(ctx: Ctx, design: str, clients: int, length: dict[str, float], expected_tps: float | None = None) -> UpdateRun:
     """The update run on the current working copy (CHECKPOINT, pgbench, WAL, counters)."""
     return update_run(
-        ctx, f"upd_fat_{design}", table(design), clients, length, {"rows": int(ctx.scale["fat_docs"])}, OPTIONS, expected_tps, fpi=False
+        ctx,
+        f"upd_fat_{design}",
+        table(design),
+        clients,
+        length,
+        {"rows": int(ctx.scale_params["fat_docs"])},
+        OPTIONS,
+        expected_tps,
+        fpi=False,
     )
 
 
@@ -100,7 +108,7 @@ def run(ctx: Ctx) -> None:
     s = ctx.session
     clients = record_clients(ctx)
     length = run_length(ctx, "update")
-    defines = {"rows": int(ctx.scale["fat_docs"])}
+    defines = {"rows": int(ctx.scale_params["fat_docs"])}
     try:
         for design, ms in load_base(ctx).items():
             ctx.record("load_time", "ms", ms, variant=design)
@@ -109,7 +117,7 @@ def run(ctx: Ctx) -> None:
         ctx.record("avg_value_bytes", "bytes", float(rel_size), variant="rel")
         samples = {d: PgbenchSamples() for d in DESIGNS}
         reads = {d: PgbenchSamples(metrics=("tps", "latency_avg")) for d in DESIGNS}
-        for _ in range(int(ctx.scale["pgbench_repetitions"])):
+        for _ in range(int(ctx.scale_params["pgbench_repetitions"])):
             for design in DESIGNS:
                 got = samples[design]
                 fresh_copy(ctx, design)

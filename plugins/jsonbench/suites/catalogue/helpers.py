@@ -195,13 +195,13 @@ def prewarm(ctx: Ctx, tables: tuple[str, ...] = SHARED_TABLES) -> None:
 
 def record_clients(ctx: Ctx) -> int:
     """The seed's 4 clients / 4 threads scaled to this machine; recorded as the ``clients``/``threads`` metrics."""
-    clients = pgbench.machine_clients(int(ctx.scale.get("clients", 4)))
+    clients = pgbench.machine_clients(int(ctx.scale_params.get("clients", 4)))
     lengths: dict[str, Any] = {
-        k: ctx.scale[k]
+        k: ctx.scale_params[k]
         for k in ("pgbench_seconds", "pgbench_transactions", "update_seconds", "update_transactions", "pgbench_repetitions")
-        if k in ctx.scale
+        if k in ctx.scale_params
     }
-    ctx.record("clients", "clients", float(clients), extra={"seed": int(ctx.scale.get("clients", 4)), **lengths})
+    ctx.record("clients", "clients", float(clients), extra={"seed": int(ctx.scale_params.get("clients", 4)), **lengths})
     ctx.record("threads", "threads", float(clients))
     return clients
 
@@ -212,9 +212,9 @@ def run_length(ctx: Ctx, kind: str) -> dict[str, float]:
     ``<kind>_transactions`` (per client, pgbench ``-t``) when the profile gives it, which keeps
     smoke runs far below pgbench's one-second minimum for ``-T``; else ``<kind>_seconds``.
     """
-    if ctx.scale.get(f"{kind}_transactions"):
-        return {"transactions": int(ctx.scale[f"{kind}_transactions"])}
-    return {"seconds": float(ctx.scale[f"{kind}_seconds"])}
+    if ctx.scale_params.get(f"{kind}_transactions"):
+        return {"transactions": int(ctx.scale_params[f"{kind}_transactions"])}
+    return {"seconds": float(ctx.scale_params[f"{kind}_seconds"])}
 
 
 def run_pgbench(

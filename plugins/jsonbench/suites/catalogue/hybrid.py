@@ -37,7 +37,7 @@ TABLE = "products_hybrid"
 
 def fresh_table(ctx: Ctx) -> float:
     """Create and load the hybrid table (a ``load`` window); returns its load time (ms)."""
-    return ctx.timed(lambda: ctx.session.run_file(NAME, "create_hybrid", {"products": int(ctx.scale["products"])}), LOAD)
+    return ctx.timed(lambda: ctx.session.run_file(NAME, "create_hybrid", {"products": int(ctx.scale_params["products"])}), LOAD)
 
 
 def run(ctx: Ctx) -> None:
@@ -48,7 +48,7 @@ def run(ctx: Ctx) -> None:
     loads: list[float] = []
     heap: list[float] = []
     try:
-        for _ in range(int(ctx.scale["pgbench_repetitions"])):
+        for _ in range(int(ctx.scale_params["pgbench_repetitions"])):
             loads.append(fresh_table(ctx))
             heap.append(float(s.relation_sizes(TABLE).heap))
             upd = update_run(
@@ -57,7 +57,7 @@ def run(ctx: Ctx) -> None:
                 TABLE,
                 clients,
                 length,
-                {"products": int(ctx.scale["products"])},
+                {"products": int(ctx.scale_params["products"])},
                 "-c synchronous_commit=off",
                 got.last_tps(),
                 fpi=False,

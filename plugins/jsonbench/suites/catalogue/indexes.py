@@ -43,7 +43,7 @@ def run(ctx: Ctx) -> None:
     s = ctx.session
     times: dict[str, list[float]] = {v: [] for v in BUILDS}
     sizes: dict[str, list[float]] = {v: [] for v in BUILDS}
-    for _ in range(int(ctx.scale.get("index_builds", ctx.repetitions))):
+    for _ in range(int(ctx.scale_params.get("index_builds", ctx.repetitions))):
         for variant, sql_name in BUILDS.items():
             index = f"catalogue_twin_{variant}"
             try:

@@ -39,12 +39,12 @@ def run(ctx: Ctx) -> None:
     prewarm(ctx)
     point = {v: compose(load_sql(NAME, f"json_table/point_{v}")) for v in FORMS}
     scan = {v: compose(load_sql(NAME, f"json_table/scan_{v}")) for v in FORMS}
-    loops = int(ctx.scale.get("point_loops", 200))
-    n = int(ctx.scale["products"])
+    loops = int(ctx.scale_params.get("point_loops", 200))
+    n = int(ctx.scale_params["products"])
     ids = [1 + (i * 7919) % n for i in range(loops)]
     same_point = s.execute(point["json_table"], {"id": 42}) == s.execute(point["arrow"], {"id": 42})
     same_scan = s.execute(scan["json_table"]) == s.execute(scan["arrow"])  # also the warm-up
-    runs = int(ctx.scale.get("scan_runs", 5))
+    runs = int(ctx.scale_params.get("scan_runs", 5))
     medians = {}
     for form in FORMS:
 

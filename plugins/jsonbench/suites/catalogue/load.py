@@ -58,7 +58,7 @@ def run(ctx: Ctx) -> None:
     s = ctx.session
     # Again here, with the session's own pgbench: no data is loaded for a cell that cannot measure.
     major, minor = pgbench.check_version(s.pgbench, s.pgbench_env)
-    params = {"products": int(ctx.scale["products"])}
+    params = {"products": int(ctx.scale_params["products"])}
     for name in PREPARE:
         s.run_file(NAME, name)
     note = {"pgbench_version": f"{major}.{minor}"}

@@ -46,9 +46,9 @@ def run(ctx: Ctx) -> None:
     prewarm(ctx)
     clients = record_clients(ctx)
     length = run_length(ctx, "pgbench")
-    defines = {"products": int(ctx.scale["products"])}
+    defines = {"products": int(ctx.scale_params["products"])}
     samples = {script: PgbenchSamples() for script in SCRIPTS}
-    for _ in range(int(ctx.scale["pgbench_repetitions"])):
+    for _ in range(int(ctx.scale_params["pgbench_repetitions"])):
         for script in SCRIPTS:
             got = samples[script]
             res, _ = ctx.measure(

@@ -55,7 +55,7 @@ TABLES: dict[str, str] = {"doc": "products_doc", "rel": "products_rel"}
 def run(ctx: Ctx) -> None:
     s = ctx.session
     prewarm(ctx)
-    runs = int(ctx.scale.get("scan_runs", 5))
+    runs = int(ctx.scale_params.get("scan_runs", 5))
     medians: dict[str, float] = {}
     try:
         for workers, settings in SETTINGS.items():

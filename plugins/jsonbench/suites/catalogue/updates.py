@@ -85,7 +85,7 @@ def measure_run(
         table,
         clients,
         length,
-        {"products": int(ctx.scale["products"])},
+        {"products": int(ctx.scale_params["products"])},
         f"-c synchronous_commit={sync}",
         expected_tps,
     )
@@ -99,7 +99,7 @@ def run(ctx: Ctx) -> None:
     starts: dict[str, dict[str, list[Any]]] = {v: {"start_stock_offset": [], "stock_added": [], "disturbed": []} for v in samples}
     reference = {design: stock_sum(ctx, design, f"products_{design}") for design in DESIGNS}
     try:
-        for _ in range(int(ctx.scale["pgbench_repetitions"])):
+        for _ in range(int(ctx.scale_params["pgbench_repetitions"])):
             for design in DESIGNS:
                 for sync in SYNCS:
                     variant = f"{design}_sync_{sync}"

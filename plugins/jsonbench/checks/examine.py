@@ -1,5 +1,9 @@
 """``check_run``: sanity, reproduction and drift checks of one published run, stored as validation rows.
 
+Named *examine* (it was ``run.py``) because "run" already means a DAG run, ``tools/rerun.py`` and the
+scheduler trial: this module examines the published results of one DAG run and publishes the
+validation rows that say what it found; nothing else in the package is named after examining.
+
 Order of work: read the run's published rows (never written to), build the frames, validate each
 with Great Expectations (Data Docs under ``<results>/data_docs/<run_key>/``), turn the outcomes
 into rows of ``VALIDATION_SCHEMA`` and publish them beside the measurements, and only then raise
@@ -16,19 +20,22 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from jsonbench.cell import Cell, RunRef
 from jsonbench.checks.changepoints import DetectorUnavailable
 from jsonbench.checks.drift import drift_expectations, drift_frame
 from jsonbench.checks.findings import finding_expectations, findings_frame, promised_metrics
 from jsonbench.checks.gxrun import GXSession, Outcome
 from jsonbench.checks.library import Library, load_library
-from jsonbench.checks.sanity import cells_that_ran, completeness_frame, measurements_frame, schema_expectations
+from jsonbench.checks.sanity import cells_in_rows, completeness_frame, measurements_frame, schema_expectations
 from jsonbench.checks.verdicts import alerting, describe_share, judged_share, judgement, mark_suspects, unjudged
+from jsonbench.dataset.schema import ValidationRow
 
 log = logging.getLogger(__name__)
 
@@ -62,34 +69,46 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _aggregate_rows(kind: str, suite: str | None, outcomes: list[Outcome], run: dict[str, Any]) -> list[dict[str, Any]]:
+def _aggregate_rows(kind: str, suite: str | None, outcomes: list[Outcome], run: RunRef) -> list[dict[str, Any]]:
     """One validation row per expectation (sanity, and raw extra expectations of other kinds)."""
     rows = []
     for o in outcomes:
         observed = o.result.get("unexpected_count", o.result.get("observed_value"))
         rows.append(
-            {
-                "check_kind": kind,
-                "suite": suite,
-                "engine_id": None,
-                "expectation": o.label,
-                "description": str(o.meta.get("notes", "")),
-                "observed": float(observed) if isinstance(observed, (int, float)) and not isinstance(observed, bool) else None,
-                "min_value": _num(o.kwargs.get("min_value")),
-                "max_value": _num(o.kwargs.get("max_value")),
-                "success": o.success,
-                "verdict": "pass" if o.success else "fail",
-                "gx_suite": o.suite_name,
-                "scale": run.get("scale"),
-                "details": {
+            _row(
+                run,
+                check_kind=kind,
+                suite=suite,
+                expectation=o.label,
+                description=str(o.meta.get("notes", "")),
+                observed=_num(observed),
+                min_value=_num(o.kwargs.get("min_value")),
+                max_value=_num(o.kwargs.get("max_value")),
+                success=o.success,
+                verdict="pass" if o.success else "fail",
+                gx_suite=o.suite_name,
+                details={
                     "unexpected": o.unexpected[:MAX_DETAIL_ROWS],
                     "unexpected_count": o.result.get("unexpected_count"),
                     "error": o.error,
                     "kwargs": o.kwargs,
                 },
-            }
+            )
         )
     return rows
+
+
+def _row(run: RunRef, **fields: Any) -> dict[str, Any]:
+    """One validation row of this run (its id, logical date and scale), as publishing stores it."""
+    return ValidationRow(run_id=run.run_id, logical_date=_logical_date(run.logical_date), scale=run.scale, **fields).to_row()
+
+
+def _logical_date(value: str | None) -> datetime | None:
+    """The run's logical date (ISO text in the plan) as the schema's UTC timestamp."""
+    if not value:
+        return None
+    dt = datetime.fromisoformat(value)
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 def _num(value: Any) -> float | None:
@@ -117,10 +136,12 @@ def _split(outcomes: list[Outcome]) -> tuple[list[Outcome], list[Outcome]]:
     return [o for o in generated if o not in broken], broken + extra
 
 
-def _sanity(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame) -> list[dict[str, Any]]:
+def _sanity(lib: Library, gxs: GXSession, run: RunRef, published: pd.DataFrame, cells: Sequence[Cell] | None) -> list[dict[str, Any]]:
+    """Schema and per-suite sanity of the published rows, and completeness of ``cells`` (the plan's; None: the cells in the rows)."""
     frames = lib.sanity.get("frames", {})
     mframe = measurements_frame(published)
-    cframe = completeness_frame(cells_that_ran(run["results_dir"], run["run_id"], published), published)
+    ran = [(c.suite, c.engine_id) for c in cells] if cells is not None else cells_in_rows(published)
+    cframe = completeness_frame(ran, published)
     rows: list[dict[str, Any]] = []
     spec = frames.get("measurements", {})
     outs = gxs.validate("sanity.measurements", mframe, schema_expectations() + spec.get("expectations", []), spec.get("index_columns", []))
@@ -140,10 +161,10 @@ def _sanity(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.Dat
     return rows
 
 
-def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, suite: str) -> list[dict[str, Any]]:
+def _reproduction(lib: Library, gxs: GXSession, run: RunRef, published: pd.DataFrame, suite: str) -> list[dict[str, Any]]:
     definition = lib.reproduction[suite]
-    scale = run.get("scale")
-    frame = findings_frame(published, suite, definition, scale=scale, promised=promised_metrics(suite, published))
+    scale = run.scale
+    frame = findings_frame(published, suite, definition, scale=scale, promised=promised_metrics(suite))
     if frame.empty:
         return []
     keys = ["finding", "engine_id"]
@@ -159,23 +180,23 @@ def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: 
         ok = not applicable or disturbed or (problem is None and (r.finding, r.engine_id) not in failed)
         f = reasons.get(r.finding, {})
         rows.append(
-            {
-                "check_kind": "reproduction",
-                "suite": suite,
-                "engine_id": r.engine_id,
-                "engine_version": _str(r.engine_version),
-                "engine_build": _str(r.engine_build),
-                "expectation": r.finding,
-                "description": r.description,
-                "observed": None if pd.isna(r.observed) else float(r.observed),
-                "min_value": None if pd.isna(r.band_min) else float(r.band_min),
-                "max_value": None if pd.isna(r.band_max) else float(r.band_max),
-                "success": ok,
-                "verdict": ("disturbed" if disturbed else "pass" if ok else "fail") if applicable else "not_applicable",
-                "unit": r.unit,
-                "gx_suite": f"{suite}.reproduction",
-                "scale": scale,
-                "details": {
+            _row(
+                run,
+                check_kind="reproduction",
+                suite=suite,
+                engine_id=r.engine_id,
+                engine_version=_str(r.engine_version),
+                engine_build=_str(r.engine_build),
+                expectation=r.finding,
+                description=r.description,
+                observed=None if pd.isna(r.observed) else float(r.observed),
+                min_value=None if pd.isna(r.band_min) else float(r.band_min),
+                max_value=None if pd.isna(r.band_max) else float(r.band_max),
+                success=ok,
+                verdict=("disturbed" if disturbed else "pass" if ok else "fail") if applicable else "not_applicable",
+                unit=r.unit,
+                gx_suite=f"{suite}.reproduction",
+                details={
                     "inputs": json.loads(r.inputs),
                     "problem": problem,
                     "seed": f.get("seed"),
@@ -187,17 +208,17 @@ def _reproduction(lib: Library, gxs: GXSession, run: dict[str, Any], published: 
                     "derived_from": json.loads(r.derived_from),
                     "not_derived": r.not_derived if isinstance(r.not_derived, str) else None,
                 },
-            }
+            )
         )
     rows += _aggregate_rows("reproduction", suite, extra, run)
     return rows
 
 
 def _drift(
-    lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, dataset: pd.DataFrame, suite: str
+    lib: Library, gxs: GXSession, run: RunRef, published: pd.DataFrame, dataset: pd.DataFrame, suite: str
 ) -> tuple[list[dict[str, Any]], list[str]]:
     policy = lib.drift_policy(suite)
-    frame = drift_frame(published, dataset, run, suite, policy, policies=lib.drift_policy)
+    frame = drift_frame(published, dataset, run.to_json(), suite, policy, policies=lib.drift_policy)
     notes: list[str] = []
     if frame.empty:
         return [], notes
@@ -211,8 +232,8 @@ def _drift(
         have = int(timing["history_n"].max()) if not timing.empty else need
         if have < need:
             notes.append(
-                f"{suite} on {engine_id}: only {have} quiet earlier run(s) of hardware {run['hardware_label']!r}, this build "
-                f"and scale {run['scale']!r}; change-point detection needs {need}, so timings are not judged yet"
+                f"{suite} on {engine_id}: only {have} quiet earlier run(s) of hardware {run.hardware_label!r}, this build "
+                f"and scale {run.scale!r}; change-point detection needs {need}, so timings are not judged yet"
             )
         disturbed = int((g["verdict"] == "disturbed").sum())
         if disturbed:
@@ -222,28 +243,28 @@ def _drift(
     return rows, notes
 
 
-def _drift_row(r: Any, suite: str, ok: bool, run: dict[str, Any]) -> dict[str, Any]:
+def _drift_row(r: Any, suite: str, ok: bool, run: RunRef) -> dict[str, Any]:
     """The validation row of one drift-frame row; ``ok`` is whether GX passed its expectations."""
-    return {
-        "check_kind": "drift",
-        "suite": suite,
-        "engine_id": r.engine_id,
-        "engine_version": _str(r.engine_version),
-        "engine_build": _str(r.engine_build),
-        "workload": r.workload,
-        "variant": r.variant,
-        "metric": r.metric,
-        "unit": r.unit,
-        "expectation": f"no_drift:{r.workload}/{r.variant}/{r.metric}",
-        "description": f"{r.metric} of {r.workload}: {r.method} over {r.history_n} earlier run(s) and tonight",
-        "observed": None if pd.isna(r.value) else float(r.value),
-        "min_value": None if pd.isna(r.lower) else float(r.lower),
-        "max_value": None if pd.isna(r.upper) else float(r.upper),
-        "success": ok,
-        "verdict": r.verdict if ok else ("missing" if r.verdict == "missing" else "drift"),
-        "gx_suite": f"{suite}.drift",
-        "scale": run.get("scale"),
-        "details": {
+    return _row(
+        run,
+        check_kind="drift",
+        suite=suite,
+        engine_id=r.engine_id,
+        engine_version=_str(r.engine_version),
+        engine_build=_str(r.engine_build),
+        workload=r.workload,
+        variant=r.variant,
+        metric=r.metric,
+        unit=r.unit,
+        expectation=f"no_drift:{r.workload}/{r.variant}/{r.metric}",
+        description=f"{r.metric} of {r.workload}: {r.method} over {r.history_n} earlier run(s) and tonight",
+        observed=None if pd.isna(r.value) else float(r.value),
+        min_value=None if pd.isna(r.lower) else float(r.lower),
+        max_value=None if pd.isna(r.upper) else float(r.upper),
+        success=ok,
+        verdict=r.verdict if ok else ("missing" if r.verdict == "missing" else "drift"),
+        gx_suite=f"{suite}.drift",
+        details={
             "method": r.method,
             "metric_kind": r.metric_kind,
             "history_runs": json.loads(r.history_runs),
@@ -261,52 +282,47 @@ def _drift_row(r: Any, suite: str, ok: bool, run: dict[str, Any]) -> dict[str, A
             "threshold": None if pd.isna(r.threshold) else float(r.threshold),
             "mds": None if pd.isna(r.mds) else float(r.mds),
             "note": r.note or None,
-            "scale": run.get("scale"),
+            "scale": run.scale,
         },
-    }
+    )
 
 
-def _damaged_rows(damaged: Any, results_dir: str | Path, table: str) -> list[dict[str, Any]]:
+def _damaged_rows(damaged: Any, run: RunRef, table: str) -> list[dict[str, Any]]:
     """One failed sanity row per dataset file that could not be read, naming it."""
     rows = []
     for d in damaged:
         try:
-            where = str(Path(d.path).relative_to(Path(results_dir)))
+            where = str(Path(d.path).relative_to(Path(run.results_dir)))
         except ValueError:
             where = str(d.path)
         rows.append(
-            {
-                "check_kind": "sanity",
-                "suite": None,
-                "engine_id": None,
-                "expectation": f"dataset_file_readable:{where}",
-                "description": f"every {table} file of the dataset is readable; this one is not and was skipped by every check, drift judgement and report",
-                "observed": None,
-                "min_value": None,
-                "max_value": None,
-                "success": False,
-                "verdict": "fail",
-                "gx_suite": None,
-                "details": {"file": where, "table": table, "error": d.error, "check": "damaged_file"},
-            }
+            _row(
+                run,
+                check_kind="sanity",
+                expectation=f"dataset_file_readable:{where}",
+                description=f"every {table} file of the dataset is readable; this one is not and was skipped by every check, drift judgement and report",
+                success=False,
+                verdict="fail",
+                details={"file": where, "table": table, "error": d.error, "check": "damaged_file"},
+            )
         )
     return rows
 
 
-def _published(dataset: pd.DataFrame, run: dict[str, Any], damaged: Any) -> pd.DataFrame:
+def _published(dataset: pd.DataFrame, run: RunRef, damaged: Any) -> pd.DataFrame:
     """The run's rows of the dataset; a run with none has nothing to check (an error naming the damaged files the read skipped)."""
-    published = dataset[dataset["run_id"] == run["run_id"]].copy()
+    published = dataset[dataset["run_id"] == run.run_id].copy()
     if published.empty:
         skipped = "; ".join(d.path for d in damaged)
         raise RuntimeError(
-            f"run {run['run_id']!r} has no published rows under {run['results_dir']}; nothing to check"
+            f"run {run.run_id!r} has no published rows under {run.results_dir}; nothing to check"
             + (f" (damaged files skipped: {skipped})" if skipped else "")
         )
     return published
 
 
 def _suite_checks(
-    lib: Library, gxs: GXSession, run: dict[str, Any], published: pd.DataFrame, dataset: pd.DataFrame
+    lib: Library, gxs: GXSession, run: RunRef, published: pd.DataFrame, dataset: pd.DataFrame
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Reproduction and drift of each suite in the run; without Otava, drift is one failed row per suite, not an exception."""
     rows: list[dict[str, Any]] = []
@@ -319,35 +335,35 @@ def _suite_checks(
         try:
             drift_rows, drift_notes = _drift(lib, gxs, run, published, dataset, suite)
         except DetectorUnavailable as exc:
-            drift_rows, drift_notes = [_detector_row(suite, str(exc))], [f"{suite}: drift not judged: {exc}"]
+            drift_rows, drift_notes = [_detector_row(run, suite, str(exc))], [f"{suite}: drift not judged: {exc}"]
         rows += drift_rows
         notes += drift_notes
     return rows, notes
 
 
-def check_run(run: dict[str, Any]) -> dict[str, Any]:
+def check_run(run: RunRef, cells: Sequence[Cell] | None = None) -> dict[str, Any]:
     """Check one published run; store its validation rows; raise :class:`ChecksFailed` if any failed.
 
-    ``run`` is the dict ``jsonbench.orchestration.tasks.plan`` builds (run_id, logical_date, hardware_label,
-    results_dir, scale, ...). Returns a summary (counts per kind and per finding kind, drift
-    notes, damaged files, paths).
+    ``run`` is the plan's run (its scale picks the bands and the history); ``cells`` are the plan's
+    cells, whose promised metrics the completeness check looks for. Only a caller without the plan
+    (the check of checks, re-checking a copy of an old run) leaves ``cells`` out: the cells are then
+    the (suite, engine) pairs the published rows hold. Returns a summary (counts per kind and per
+    finding kind, drift notes, damaged files, paths).
     """
     from jsonbench.dataset.publish import MEASUREMENTS, publish_validations, read_dataset_report
     from jsonbench.dataset.schema import run_key
 
-    results_dir = run["results_dir"]
+    results_dir = run.results_dir
     lib = load_library()
-    read = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=run["hardware_label"])
+    read = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=run.hardware_label)
     dataset = read.table.to_pandas()
     published = _published(dataset, run, read.damaged)
-    if not run.get("scale"):
-        run = {**run, "scale": published["scale"].iloc[0]}
 
     # One file-backed GX context under <results>/gx/: each validation runs through a Checkpoint whose
     # UpdateDataDocsAction adds its page, so Data Docs keep every run's (and every attempt's) results.
-    gxs = GXSession(results_dir if _docs_enabled() else None, run_name=run_key(run["run_id"]))
-    rows = _damaged_rows(read.damaged, results_dir, MEASUREMENTS)
-    rows += _sanity(lib, gxs, run, published)
+    gxs = GXSession(results_dir if _docs_enabled() else None, run_name=run_key(run.run_id))
+    rows = _damaged_rows(read.damaged, run, MEASUREMENTS)
+    rows += _sanity(lib, gxs, run, published, cells)
     notes: list[str] = [f"skipped unreadable dataset file {d.path}: {d.error}" for d in read.damaged]
     suite_rows, suite_notes = _suite_checks(lib, gxs, run, published, dataset)
     rows += suite_rows
@@ -363,8 +379,8 @@ def check_run(run: dict[str, Any]) -> dict[str, Any]:
     failed = alerting(rows)
     share = judged_share(rows)
     summary = {
-        "run_id": run["run_id"],
-        "scale": run.get("scale"),
+        "run_id": run.run_id,
+        "scale": run.scale,
         "checked": len(rows),
         "failed": len(failed),
         "suspect": len(suspects),
@@ -466,22 +482,19 @@ def _relative(path: Path | None, results_dir: str | Path) -> str | None:
         return str(path)
 
 
-def _detector_row(suite: str, error: str) -> dict[str, Any]:
+def _detector_row(run: RunRef, suite: str, error: str) -> dict[str, Any]:
     """A failed drift row when the change-point detector cannot run: drift must not pass unjudged in silence."""
-    return {
-        "check_kind": "drift",
-        "suite": suite,
-        "engine_id": None,
-        "expectation": "change_point_detector_available",
-        "description": "Apache Otava's environment runs (./bin/setup installs it)",
-        "observed": None,
-        "min_value": None,
-        "max_value": None,
-        "success": False,
-        "verdict": "fail",
-        "gx_suite": f"{suite}.drift",
-        "details": {"error": error, "metric_kind": "deterministic"},
-    }
+    return _row(
+        run,
+        check_kind="drift",
+        suite=suite,
+        expectation="change_point_detector_available",
+        description="Apache Otava's environment runs (./bin/setup installs it)",
+        success=False,
+        verdict="fail",
+        gx_suite=f"{suite}.drift",
+        details={"error": error, "metric_kind": "deterministic"},
+    )
 
 
 def _failure_line(r: dict[str, Any]) -> str:
