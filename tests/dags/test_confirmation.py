@@ -4,8 +4,8 @@ Three wrong results are planted into the run with ``$JSONBENCH_PLANT`` (jsonbenc
 outcome does not depend on the machine's speed or load:
 
 * ``json_big``'s update time x 0.001 on the night's measurement only: ``big_document_jsonb_update_slowdown``
-  (band [20, 800]) falls to about 0.1, is suspect, its cell is measured again honestly;
-* ``json_small``'s update time x 1000 on every measurement: ``small_document_close`` (band [0.5, 2.2]) reads
+  (its smoke band) falls to about 0.1, is suspect, its cell is measured again honestly;
+* ``json_small``'s update time x 1000 on every measurement: ``small_document_close`` (its smoke band) reads
   about 1000 twice and is confirmed;
 * ``rel_small``'s HOT count x 2 on the night's measurement: a deterministic fact that alerts at once, from
   the check task, without waiting for any confirmation.
@@ -85,8 +85,10 @@ def test_a_suspect_timing_is_measured_again_and_only_a_confirmed_one_alerts(dags
     slow = v.loc["big_document_jsonb_update_slowdown"]
     d = json.loads(slow["details"])
     assert d["first"]["observed"] < 1 and d["confirmation"]["observed"] > 10 * d["first"]["observed"], d
-    in_band = d["first"]["min_value"] <= d["confirmation"]["observed"] <= d["first"]["max_value"]
-    assert slow["verdict"] == ("cleared" if in_band else "confirmed") and bool(slow["success"]) == in_band
+    # Confirmed only when the honest measurement fails the same way (below the band, as the planted first did);
+    # in the band, or above it (a slow machine), it clears: the verdict follows from the values, whatever the speed.
+    same_way = d["confirmation"]["observed"] < d["first"]["min_value"]
+    assert slow["verdict"] == ("confirmed" if same_way else "cleared") and bool(slow["success"]) == (not same_way), (slow["verdict"], d)
     assert not any("big_document_jsonb_update_slowdown" in line for line in first_alert[0]["summary"]["failures"])
 
     # Nothing was disturbed (thresholds opened): every timing finding was judged, and the summary says so.
