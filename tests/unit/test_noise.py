@@ -219,3 +219,57 @@ def test_the_report_block_shows_each_label_and_the_latest_checkcheck(make_cells:
     assert [c["calibrated"] for c in fig["calibration"] if c["hardware_label"] == "never-calibrated"] == [False]
     html = environment().get_template("noise.html.j2").render(page={"noise": noise_context(fig)})
     assert "id='noise'" in html and "never-calibrated" in html and "<th>1.1x</th><th>1.25x</th>" in html and "50%" in html
+
+
+ENGINES3 = ["postgres-16", "postgres-17", "postgres-18"]
+
+
+def _slower(factors: dict[str, float]) -> Any:
+    """A tamper that multiplies every millisecond sample of each named engine by its factor."""
+    from jsonbench.dataset.measurement import Measurement
+
+    def tamper(eid: str, w: str, ms: list[Any]) -> list[Any]:
+        f = factors.get(eid, 1.0)
+        return [Measurement.of(m.workload, m.variant, m.metric, m.unit, [s * f for s in m.samples]) if m.unit == "ms" else m for m in ms]
+
+    return tamper
+
+
+def _night_after(make_cells: Any, results_dir: Path, factors: dict[str, float]) -> pd.DataFrame:
+    runs = [make_run(make_cells, i, engines=ENGINES3, hardware_label=LABEL) for i in range(5)]
+    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs])
+    cells = make_cells("large_document_update", engines=ENGINES3, run_id="scheduled__2026-11-06T02:00:00+00:00", hardware_label=LABEL)
+    cells = [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date="2026-11-06T02:00:00+00:00")) for c in cells]
+    run = stage_and_publish(cells, seed=5, tamper=_slower(factors))
+    frame = _drift(results_dir, run, rec)
+    return frame[frame["method"].str.startswith("calibrated") & (frame["unit"] == "ms")]
+
+
+def test_a_host_that_slowed_as_a_whole_moves_no_family(make_cells: Any, results_dir: Path) -> None:
+    """Every engine 15 % slower at once is the host's move (the median family's), said in each row, and no family drifts."""
+    timed = _night_after(make_cells, results_dir, {e: 1.15 for e in ENGINES3})
+    assert len(timed) >= 15
+    assert not any("beyond the host" in n for n in timed["note"]), timed[timed["note"].str.contains("beyond the host")]["note"].tolist()
+    moves = {float(n.split("the host's own move tonight ")[1].split("%")[0]) for n in timed["note"]}
+    assert len(moves) == 1 and 12 < moves.pop() < 18, "the host's move is the median family's, about +15 %"
+
+
+def test_an_engine_that_slowed_beyond_the_host_drifts_by_its_family(make_cells: Any, results_dir: Path) -> None:
+    """The same slower host, and PostgreSQL 16 twice as slow on top: its family moved beyond the host, the others did not."""
+    timed = _night_after(make_cells, results_dir, {"postgres-16": 2 * 1.15, "postgres-17": 1.15, "postgres-18": 1.15})
+    pg16 = timed[timed["engine_id"] == "postgres-16"]
+    others = timed[timed["engine_id"] != "postgres-16"]
+    assert len(pg16) >= 5 and (pg16["verdict"] == "drift").all()
+    assert all("beyond the host" in n for n in pg16["note"])
+    assert not any("beyond the host" in n for n in others["note"])
+
+
+def test_the_host_move_is_its_suites_median_engine_or_every_familys() -> None:
+    moves = {
+        ("catalogue", "postgres-16"): 0.08,
+        ("catalogue", "postgres-17"): 0.09,
+        ("catalogue", "postgres-18"): 0.30,  # one version regressed on top: the median is another's
+        ("sqlite_jsonb", "sqlite-3.46.1"): 0.02,  # one engine of its suite: the run's median family
+    }
+    assert noise.host_move(moves) == {"catalogue": 0.09, "sqlite_jsonb": pytest.approx((0.08 + 0.09) / 2)}
+    assert noise.host_move({("catalogue", "postgres-16"): 0.5, ("catalogue", "postgres-17"): 0.4}) == {"catalogue": 0.0}

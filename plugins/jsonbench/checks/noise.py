@@ -68,6 +68,29 @@ FDR_Q = 0.01
 POWER = 0.8
 #: How many earlier runs a threshold and mds are quoted against (drift needs one; three is the usual history).
 REF_RUNS = 3
+#: How many families (engine x suite) a run needs before their common move is read as the host's: the median of three
+#: is one that did not move when one engine regressed; of two it would be half the regression.
+HOST_MIN_FAMILIES = 3
+
+
+def host_move(moves: dict[tuple[str, str], float]) -> dict[str, float]:
+    """The host's own move, per suite, from each family's (suite, engine) median change of one night or window.
+
+    A host that slows moves every engine together, and moves each suite by its own sensitivity (on the
+    2-core laptop reruns of 2026-12-01 the catalogue's pgbench workloads moved +8 to +11 % on all three
+    PostgreSQL versions while json_vs_jsonb moved +2 %). So the host's move for a suite is the median of
+    that suite's engines when it has ``HOST_MIN_FAMILIES`` of them; otherwise the median of every family
+    of the run when there are that many; otherwise 0 (one engine alone cannot be told from the host).
+    """
+    every = list(moves.values())
+    overall = statistics.median(every) if len(every) >= HOST_MIN_FAMILIES else 0.0
+    out: dict[str, float] = {}
+    for suite in {sx for sx, _ in moves}:
+        mine = [v for (sx, _), v in moves.items() if sx == suite]
+        out[suite] = statistics.median(mine) if len(mine) >= HOST_MIN_FAMILIES else overall
+    return out
+
+
 #: Weight (in degrees of freedom) of the suite's prior against a series' own run-to-run spread.
 PRIOR_DF = 4
 #: No series is modelled as quieter than this (log units, about 2 %): runs made one after another cannot see what moves
@@ -403,13 +426,19 @@ def _families(fam: dict[tuple[str, str], dict[str, list[float]]], builds: dict[s
     """Per family (suite, engine): the run-to-run spread of the median deviation of its timed series (a whole-family move).
 
     Honest runs move a whole engine by a few per cent (the smoke runs: catalogue medians -6 % .. +6 %);
-    the family test must know that, or every busy-ish night is a per-version regression. With a handful
+    the family test must know that, or every busy-ish night is a per-version regression. What every
+    family of a suite shares in a run is the host's move (:func:`host_move`), which the drift check
+    takes out first, so it is taken out here too. With a handful
     of runs a family's own spread is a guess, so no family is modelled quieter than the median family of
     its suite (the engines of one suite share its workloads' sizes, hence their sensitivity), nor than ``FAMILY_FLOOR``.
     """
+    by_run = {key: {run: statistics.median(v) for run, v in per_run.items() if v} for key, per_run in fam.items()}
+    host: dict[str, dict[str, float]] = {}  # run -> suite -> the host's own move in that run, as the drift check reads it
+    for run in {r for d in by_run.values() for r in d}:
+        host[run] = host_move({key: d[run] for key, d in by_run.items() if run in d})
     raw: dict[tuple[str, str], tuple[float | None, int]] = {}
-    for key, per_run in fam.items():
-        meds = [statistics.median(v) for v in per_run.values() if v]
+    for key in fam:
+        meds = [m - host[run][key[0]] for run, m in by_run[key].items()]
         n = len(meds)
         sd = _sd(meds)
         raw[key] = (None if sd is None else sd / math.sqrt(1 + 1 / max(n - 1, 1)), max(n - 1, 0))
