@@ -82,3 +82,46 @@ def test_checkcheck_measures_power_per_size_with_the_labels_record(make_cells, r
     saved = save(report, tmp_path / "shown")
     assert json.loads(saved.read_text())["power"]["levels"]["engine"]["2"]["planted"] == 2
     assert "power of drift" in render_checkcheck(report)
+
+
+def test_a_reversal_the_check_cannot_judge_is_reported_apart_not_planted(make_cells, results_dir: Path) -> None:
+    """A finding whose host lacks what it needs, or whose inputs were measured in a busy window, is not a comparison
+    the run makes: no input of it is moved, and it is listed as not judged, neither caught nor missed."""
+    import copy
+    import dataclasses
+    import random
+
+    from jsonbench.checks.library import load_library
+    from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
+    from jsonbench.tools.checkcheck import _record, plant_reversed
+
+    make_run(make_cells, 0)
+    df = read_dataset_report(results_dir, MEASUREMENTS).table.to_pandas()
+    lib = load_library()
+    definition = copy.deepcopy(lib.reproduction["large_document_update"])
+    timing = [f for f in definition["findings"] if f.get("kind", "timing") == "timing" and f.get("opposite")]
+    needy, busy = timing[0], timing[1]
+    needy["requires"] = [*needy.get("requires", []), {"fact": "host_cores", "min": 10_000, "why": "a test's impossible host"}]
+    lib = dataclasses.replace(lib, reproduction={"large_document_update": definition})
+    first = busy["numerator"][0]
+    inputs = (df["workload"] == first["workload"]) & (df["variant"] == first.get("variant", "default")) & (df["metric"] == first["metric"])
+    df.loc[inputs & (df["engine_id"] == "postgres-16"), "quiet"] = False
+    before = df.copy()
+
+    plants = plant_reversed(df, lib, "smoke", random.Random(1))
+    by_label = {p.label: p for p in plants}
+    needy_plants = [p for label, p in by_label.items() if needy["id"] in label]
+    assert len(needy_plants) == 2 and all("not applicable on this host" in p.not_judged for p in needy_plants), needy_plants
+    busy_16 = [p for label, p in by_label.items() if busy["id"] in label and "postgres-16" in label]
+    busy_17 = [p for label, p in by_label.items() if busy["id"] in label and "postgres-17" in label]
+    assert len(busy_16) == 1 and "busy window" in busy_16[0].not_judged, busy_16
+    assert len(busy_17) == 1 and not busy_17[0].not_judged, "the same finding on a quiet engine is planted"
+    assert df.loc[inputs & (df["engine_id"] == "postgres-16"), "value"].equals(
+        before.loc[inputs & (df["engine_id"] == "postgres-16"), "value"]
+    )
+
+    report: dict = {"kinds": {}}
+    _record(report, "reversed_comparison", plants)
+    k = report["kinds"]["reversed_comparison"]
+    assert k["planted"] == len(plants) - 3 and len(k["not_judged"]) == 3
+    assert not any(needy["id"] in m or f"{busy['id']} on postgres-16" in m for m in k["missed"])

@@ -35,7 +35,6 @@ alarm either.
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 import random
@@ -50,7 +49,15 @@ from typing import Any
 import pandas as pd
 
 from jsonbench.cell import RunRef
-from jsonbench.checks.findings import HOST_FACTS, band_at, finding_value, term_key, terms, unmet_host_requirement
+from jsonbench.checks.findings import (
+    HOST_FACTS,
+    band_at,
+    disturbed_inputs,
+    finding_value,
+    term_key,
+    terms,
+    unmet_host_requirement,
+)
 from jsonbench.checks.library import Library, load_library
 
 PLANT_KINDS = (
@@ -62,8 +69,6 @@ PLANT_KINDS = (
     "input_not_applicable",
     "damaged_file",
 )
-log = logging.getLogger(__name__)
-
 TIME_UNITS = {"ms": 1.0, "s": 1.0, "us": 1.0, "ns": 1.0, "ns/row": 1.0, "tps": -1.0}
 
 
@@ -76,6 +81,9 @@ class Plant:
     footprints: list[dict[str, Any]] = field(default_factory=list)
     caught: bool = False
     by: list[str] = field(default_factory=list)
+    #: Why the check cannot judge this plant by design (not applicable on the host, inputs measured in a busy
+    #: window): such a plant is reported apart, neither caught nor missed.
+    not_judged: str = ""
 
     @classmethod
     def of_finding(cls, kind: str, suite: str, finding: dict[str, Any], engine_id: str, what: str) -> Plant:
@@ -218,8 +226,10 @@ def _host_facts(rows: pd.DataFrame) -> dict[str, Any]:
 def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Random) -> list[Plant]:
     """Push every applied timing finding of every engine into its opposite region by scaling an input it reads.
 
-    A finding the target's host cannot show (an unmet host requirement, such as parallel workers on 2 cores)
-    is not applied there, so it is not planted: the check marks it not applicable whatever its inputs say.
+    A finding the check cannot judge on the target by design is not planted, and is reported apart
+    (``not_judged``): one whose host lacks what its mechanism needs (an unmet host requirement, such as
+    parallel workers on 2 cores: not applicable whatever its inputs say), and one whose inputs were measured
+    in a busy window (verdict ``disturbed``, counted in the run's judged share).
     """
     plants = []
     for suite, definition in lib.reproduction.items():
@@ -242,10 +252,15 @@ def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Rando
                 if observed is None or observed <= 0:
                     continue
                 unmet = None if cross else unmet_host_requirement(f, _host_facts(sdf[sdf["engine_id"] == engine_id]))
-                if unmet:
-                    # Not a comparison this host makes (issue 18: not applicable, with the reason): nothing to reverse.
-                    # Its inputs are still drift's, as single series; the power table says how often a lone series is caught.
-                    log.info("reversed_comparison: %s/%s on %s not planted: %s", suite, f["id"], row_engine, unmet)
+                busy = disturbed_inputs(vals, f)
+                if unmet or busy:
+                    # Not a comparison this run makes: not applicable on this host (issue 18), or measured in a busy
+                    # window (its verdict is "disturbed", counted in the run's judged share). Its inputs remain drift's,
+                    # as single series; the power table says how often a lone series is caught.
+                    why = f"not applicable on this host: {unmet}" if unmet else "measured in a busy window: " + "; ".join(busy)
+                    plant = Plant.of_finding("reversed_comparison", suite, f, row_engine, f"{observed:.3g} (not planted)")
+                    plant.not_judged = why
+                    plants.append(plant)
                     continue
                 target = _target_value(f, observed)
                 k = target / observed
@@ -606,12 +621,14 @@ def _conclude(report: dict[str, Any]) -> None:
 
 
 def _record(report: dict[str, Any], kind: str, plants: list[Plant]) -> None:
+    judged = [p for p in plants if not p.not_judged]
     report["kinds"][kind] = {
-        "planted": len(plants),
-        "caught": sum(p.caught for p in plants),
-        "share": (sum(p.caught for p in plants) / len(plants)) if plants else None,
-        "missed": [p.label for p in plants if not p.caught],
-        "examples": [f"{p.label} <- {', '.join(p.by[:2])}" for p in plants if p.caught][:3],
+        "planted": len(judged),
+        "caught": sum(p.caught for p in judged),
+        "share": (sum(p.caught for p in judged) / len(judged)) if judged else None,
+        "missed": [p.label for p in judged if not p.caught],
+        "examples": [f"{p.label} <- {', '.join(p.by[:2])}" for p in judged if p.caught][:3],
+        "not_judged": [f"{p.label}: {p.not_judged}" for p in plants if p.not_judged],
     }
 
 
@@ -684,6 +701,10 @@ def render_checkcheck(report: dict[str, Any]) -> str:
         lines.append(f"  {kind:<22} {k['planted']:>7} {k['caught']:>7} {share:>7}")
         for m in k["missed"][:5]:
             lines.append(f"      missed: {m}")
+        if k.get("not_judged"):
+            lines.append(f"      not planted, not judged by design: {len(k['not_judged'])}")
+            for m in k["not_judged"][:3]:
+                lines.append(f"        {m}")
     lines.append("honest reruns (false alarms):")
     for h in report["honest"]:
         lines.append(
