@@ -127,7 +127,8 @@ def run_dag(
     table, expected = preview(conf)  # fails here, naming the field, before Airflow even starts
     log_dir = Path(os.environ.get("AIRFLOW_HOME", paths.PROJECT_ROOT / ".airflow")) / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    log_path = log_path or log_dir / f"dags-test-{time.strftime('%Y%m%dT%H%M%S')}.log"
+    # The process id too: two runs started within the same second (a campaign's, a test's) must not share a file.
+    log_path = log_path or log_dir / f"dags-test-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
     # The logical date (a resume) goes right after the DAG id: `dags test` takes no positional after its options.
     argv = ["airflow", "dags", "test", DAG_ID, *([logical_date] if logical_date else []), "-c", json.dumps(conf)]
     if not quiet:

@@ -126,13 +126,13 @@ def test_two_cli_runs_at_once_take_turns_and_both_publish(
         with Census(leak_tracker) as census:
             # Nearly at once: their start-ups (seconds of `dags test` each) overlap, so their first provisions come
             # within moments of each other, well inside a cell's time: whichever is second finds the host busy. The
-            # second starts once the first has named its full log, in a later second than that name's (the CLI
-            # names it dags-test-<second>.log: two runs started in one second would write one file).
+            # second starts once the first has named its full log (dags-test-<second>-<pid>.log: its own file even
+            # when both start within one second).
             procs.append(_cli_run(airflow_env, results[0], "twins", logs[0]))
             first_log = _wait_for_full_log(logs[0], procs[0])
-            while time.strftime("%Y%m%dT%H%M%S") <= first_log.stem.removeprefix("dags-test-"):
-                time.sleep(0.02)
             procs.append(_cli_run(airflow_env, results[1], "twins", logs[1]))
+            second_log = _wait_for_full_log(logs[1], procs[1])
+            assert second_log != first_log, "two runs share one full log"
             codes = [p.wait(timeout=3600) for p in procs]
     finally:
         for p in procs:
