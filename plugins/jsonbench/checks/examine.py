@@ -120,6 +120,11 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _engine_of(r: Any) -> dict[str, Any]:
+    """The engine columns of a validation row, from a frame row that has them (a finding's or a drift series')."""
+    return {"engine_id": r.engine_id, "engine_version": _str(r.engine_version), "engine_build": _str(r.engine_build)}
+
+
 def _failed_keys(outcomes: list[Outcome], keys: list[str]) -> set[tuple[Any, ...]]:
     return {tuple(u.get(k) for k in keys) for o in outcomes if not o.success for u in o.unexpected}
 
@@ -184,9 +189,7 @@ def _reproduction(lib: Library, gxs: GXSession, run: RunRef, published: pd.DataF
                 run,
                 check_kind="reproduction",
                 suite=suite,
-                engine_id=r.engine_id,
-                engine_version=_str(r.engine_version),
-                engine_build=_str(r.engine_build),
+                **_engine_of(r),
                 expectation=r.finding,
                 description=r.description,
                 observed=None if pd.isna(r.observed) else float(r.observed),
@@ -249,9 +252,7 @@ def _drift_row(r: Any, suite: str, ok: bool, run: RunRef) -> dict[str, Any]:
         run,
         check_kind="drift",
         suite=suite,
-        engine_id=r.engine_id,
-        engine_version=_str(r.engine_version),
-        engine_build=_str(r.engine_build),
+        **_engine_of(r),
         workload=r.workload,
         variant=r.variant,
         metric=r.metric,

@@ -257,7 +257,7 @@ def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Rando
                     # Not a comparison this run makes: not applicable on this host (issue 18), or measured in a busy
                     # window (its verdict is "disturbed", counted in the run's judged share). Its inputs remain drift's,
                     # as single series; the power table says how often a lone series is caught.
-                    why = f"not applicable on this host: {unmet}" if unmet else "measured in a busy window: " + "; ".join(busy)
+                    why = str(unmet) if unmet else "measured in a busy window: " + "; ".join(busy)
                     plant = Plant.of_finding("reversed_comparison", suite, f, row_engine, f"{observed:.3g} (not planted)")
                     plant.not_judged = why
                     plants.append(plant)
