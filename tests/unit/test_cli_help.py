@@ -3,8 +3,9 @@
 ``python -m jsonbench.cli --help`` and the help of each of its subcommands (those whose parser is the
 command line's own, and those that parse their own arguments, such as ``rerun`` and ``views``) are
 compared with ``tests/unit/data/cli_help.golden.txt``, at a fixed terminal width. The golden file was
-first written from the code as it stood before the package was sorted into rooms (issue 21), and the
-texts after the move were shown to be the same; the texts a later change adds or rewrites on purpose
+written from the tree after the package was sorted into rooms (issue 21), whose texts equal those of
+the move itself (8557343); before it (57f61bc) every subcommand printed the same text and the top level
+lacked only the four entry points the move brought into ``cli``. The texts a later change adds or rewrites on purpose
 go in with ``JSONBENCH_UPDATE_GOLDEN=1``, and the test then fails once more, saying so, so that a
 rewrite never passes unnoticed.
 """
