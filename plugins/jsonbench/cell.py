@@ -38,6 +38,11 @@ class HostFacts:
     host_cores: int = 0
     host_memory_bytes: int = 0
     host_kernel: str = ""
+    #: Tell two machines of one type apart (every host here is called ``vm``).
+    host_boot_id: str = ""
+    host_machine_id: str = ""
+    #: Cores a CPU quota on the run's cgroup allowed (None: no quota).
+    host_cpu_quota: float | None = None
 
     @classmethod
     def from_json(cls, d: dict[str, Any] | None) -> HostFacts:

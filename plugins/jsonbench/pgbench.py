@@ -186,6 +186,9 @@ class Load(TypedDict, total=False):
     seconds: float | None
     transactions: int | None
     defines: Mapping[str, Any] | None
+    #: ``--random-seed``: the same seed draws the same values in each client, so a fixed-count run
+    #: (``transactions``) touches the same rows on every host, however fast it runs.
+    random_seed: int | None
 
 
 def build_argv(
@@ -210,6 +213,8 @@ def build_argv(
         argv += ["-T", str(max(1, int(round(load.get("seconds") or 1))))]
     for name, value in (load.get("defines") or {}).items():
         argv += ["-D", f"{name}={value}"]
+    if load.get("random_seed") is not None:
+        argv += [f"--random-seed={int(load['random_seed'] or 0)}"]
     if log_prefix is not None:
         argv += ["-l", f"--log-prefix={log_prefix}"]
         if sampling < 1.0:

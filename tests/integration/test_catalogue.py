@@ -151,6 +151,22 @@ def test_every_workload_on_postgres_17(make_cells: Callable[..., list[Any]], lea
         assert list(upd.samples) == list(ms[("updates", variant, "transactions")].samples), variant
     # The document update also maintains the GIN and expression indexes: more WAL per update.
     assert _value(ms, "updates", "doc_sync_off", "wal_bytes_per_update") > _value(ms, "updates", "rel_sync_off", "wal_bytes_per_update")
+    # The fixed-count runs: the same number of updates on both sides (the seed's per row), whatever the host's speed,
+    # each on its own un-updated copy; the document's is never HOT, and only the bytes that are not full-page
+    # images remain once those are paid for.
+    from jsonbench.suites.catalogue.updates import fixed_updates_per_client
+
+    clients = int(_value(ms, "updates", "default", "clients"))
+    expected = fixed_updates_per_client(int(products), clients) * clients
+    for design in ("doc", "rel"):
+        upd = ms[("updates", f"{design}_fixed", "n_tup_upd")]
+        assert list(upd.samples) == [float(expected)] * 2, design
+        assert upd.extra["start_stock_offset"] == [0, 0], design
+        assert upd.extra["stock_added"] == [expected] * 2, design
+        record = ms[("updates", f"{design}_fixed", "wal_record_bytes_per_update")]
+        assert record.status == "not_applicable" or 0 < record.value < _value(ms, "updates", f"{design}_fixed", "wal_bytes_per_update")
+    assert _value(ms, "updates", "doc_fixed", "n_tup_hot_upd") == 0
+    assert ms[("updates", "doc_over_rel_fixed", "wal_ratio")].extra["updates_per_client"] * clients == expected
 
     # Fat documents: the TOASTed value is rewritten whole; the column update carries the TOAST pointer over.
     assert _value(ms, "fat_update", "doc", "avg_value_bytes") > 7000

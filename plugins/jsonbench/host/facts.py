@@ -1,4 +1,11 @@
-"""Facts about the machine a measurement was taken on, and the project revision that took it."""
+"""Facts about the machine a measurement was taken on, and the project revision that took it.
+
+The host name of these machines is the same on every one (``vm``), so a host is told apart by
+its boot id (new at every boot: a fresh machine, or the same one restarted) and machine id. A CPU
+quota on this process's cgroup (cgroup v1 ``cpu.cfs_quota_us``, or v2 ``cpu.max``: how a slower host
+is simulated) is recorded as the cores it allows, so no row measured under a quota passes for one
+measured at the machine's full speed.
+"""
 
 from __future__ import annotations
 
@@ -31,15 +38,56 @@ def memory_bytes() -> int:
         return 0
 
 
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
+
+
+def boot_id() -> str:
+    """The kernel's boot id: different on every machine and every boot."""
+    return _read("/proc/sys/kernel/random/boot_id")
+
+
+def machine_id() -> str:
+    """The systemd/D-Bus machine id, when the machine has one."""
+    return _read("/etc/machine-id") or _read("/var/lib/dbus/machine-id")
+
+
+def cpu_quota_cores(cgroup_file: str = "/proc/self/cgroup", root: str = "/sys/fs/cgroup") -> float | None:
+    """The cores this process's cgroup quota allows (``cfs_quota_us / cfs_period_us``), None when unlimited."""
+    for line in _read(cgroup_file).splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        hier, controllers, path = parts
+        if "cpu" in controllers.split(","):  # cgroup v1
+            base = f"{root}/{controllers}{path}" if os.path.isdir(f"{root}/{controllers}") else f"{root}/cpu{path}"
+            quota, period = _read(f"{base}/cpu.cfs_quota_us"), _read(f"{base}/cpu.cfs_period_us")
+            if quota and period and int(quota) > 0 and int(period) > 0:
+                return int(quota) / int(period)
+            return None
+        if hier == "0" and controllers == "":  # cgroup v2: cpu.max is "<quota|max> <period>"
+            got = _read(f"{root}{path}/cpu.max").split()
+            if len(got) == 2 and got[0] != "max":
+                return int(got[0]) / int(got[1])
+    return None
+
+
 @lru_cache(maxsize=1)
 def host_facts() -> dict[str, Any]:
-    """CPU model, usable cores, memory, kernel and host name of the current machine."""
+    """CPU model, usable cores, memory, kernel, host name, boot and machine id and CPU quota of this machine."""
     return {
         "host_name": socket.gethostname(),
         "host_cpu_model": _cpu_model(),
         "host_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 0,
         "host_memory_bytes": memory_bytes(),
         "host_kernel": f"{platform.system()} {platform.release()} {platform.machine()}",
+        "host_boot_id": boot_id(),
+        "host_machine_id": machine_id(),
+        "host_cpu_quota": cpu_quota_cores(),
     }
 
 

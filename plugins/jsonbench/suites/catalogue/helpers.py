@@ -56,6 +56,7 @@ UNITS: dict[str, str] = {
     "failures": "transactions",
     "transactions": "transactions",
     "wal_bytes_per_update": "bytes",
+    "wal_record_bytes_per_update": "bytes",
     "fpi_share": "ratio",
     "hot_share": "ratio",
     "n_tup_upd": "rows",
@@ -226,6 +227,7 @@ def run_pgbench(
     defines: Mapping[str, Any],
     options: str | None = None,
     expected_tps: float | None = None,
+    random_seed: int | None = None,
 ) -> pgbench.PgbenchResult:
     """Run ``include/sql/catalogue/pgbench/<script>.sql`` with the session's pgbench (no window: callers time it).
 
@@ -247,6 +249,7 @@ def run_pgbench(
         expected_tps=expected_tps,
         seconds=length.get("seconds"),
         transactions=_int_or_none(length.get("transactions")),
+        random_seed=random_seed,
     )
 
 
@@ -346,6 +349,7 @@ def update_run(
     expected_tps: float | None = None,
     run: Callable[[], pgbench.PgbenchResult] | None = None,
     fpi: bool = True,
+    random_seed: int | None = None,
 ) -> UpdateRun:
     """CHECKPOINT, run an update script in a measure window, then WAL per update, FPI share and HOT counts of ``table``.
 
@@ -359,7 +363,9 @@ def update_run(
     before = s.table_stats(table)
     s.checkpoint()  # WAL of the run alone, with the full-page images a first touch after a checkpoint costs
     start = s.insert_lsn()
-    go = run or (lambda: run_pgbench(ctx, script, clients, length, defines=defines, options=options, expected_tps=expected_tps))
+    go = run or (
+        lambda: run_pgbench(ctx, script, clients, length, defines=defines, options=options, expected_tps=expected_tps, random_seed=random_seed)
+    )
     res, win = ctx.measure(go, phase=MEASURE)
     end = s.insert_lsn()
     wal = float(s.wal_bytes_between(start, end))

@@ -15,6 +15,21 @@ That each run starts un-updated is recorded, not assumed: ``n_tup_upd`` carries 
 copy's stock sum minus the shared table's before the run (``start_stock_offset``, 0 on a fresh
 copy) and how much the run added to it (``stock_added``: every committed update adds exactly 1, so
 it equals ``transactions``).
+
+**Where this departs from the seed: WAL, full-page images and HOT from a fixed count of updates.**
+The seed's counts come from its 20 s run: WAL per update right after a CHECKPOINT is the full-page
+images of every page first touched, divided by the updates the host managed, plus the record. A
+slower host makes fewer updates per page, so more of each update is full-page image, and the two
+designs run at different rates: on this machine type the fixed-time ratio moved from 2.2 to 4.5
+with the host (issue 26). So each repetition also runs variants ``<design>_fixed``: a fresh copy,
+CHECKPOINT, then the same number of updates on both sides (``synchronous_commit = on``, pgbench
+``-t`` with a fixed ``--random-seed``, so every host updates the same rows), the seed's own count
+scaled to the table: :data:`SEED_UPDATES` per :data:`SEED_PRODUCTS` rows (21,400 of 1,000,000,
+the mean of its 21,643 and 21,268), so the share of pages first touched, and so of full-page
+images, is the seed's at every scale. It records WAL, full-page-image share and HOT as above, and
+``wal_record_bytes_per_update``: WAL per update once the full-page images are paid for (the bytes
+that are not full-page images). ``wal_ratio`` of ``doc_over_rel_fixed`` is what the WAL finding
+reads; the HOT findings read ``<design>_fixed`` too. The fixed-time runs keep the seed's tps figures.
 """
 
 from __future__ import annotations
@@ -40,12 +55,30 @@ from jsonbench.suites.catalogue.helpers import (
     walinspect_reason,
 )
 
-METRICS: dict[str, MetricKind] = {**RUN_KINDS, **UPDATE_KINDS, "tps_ratio": "timed", "wal_ratio": "sampled", **CLIENT_KINDS}
+METRICS: dict[str, MetricKind] = {
+    **RUN_KINDS,
+    **UPDATE_KINDS,
+    "wal_record_bytes_per_update": "sampled",
+    "tps_ratio": "timed",
+    "wal_ratio": "sampled",
+    **CLIENT_KINDS,
+}
 UPDATE_METRICS: tuple[str, ...] = (*RUN_METRICS, "wal_bytes_per_update", "fpi_share", "hot_share", "n_tup_upd", "n_tup_hot_upd")
 
 DESIGNS: tuple[str, ...] = ("doc", "rel")
 #: The seed's order: synchronous commit on, then off.
 SYNCS: tuple[str, ...] = ("on", "off")
+#: The seed's synchronous-commit run: about 21,400 updates after its CHECKPOINT (21,643 doc, 21,268
+#: rel in 20 s) over 1,000,000 rows. The fixed-count runs make as many per row of the table.
+SEED_UPDATES = 21_400
+SEED_PRODUCTS = 1_000_000
+#: pgbench ``--random-seed`` of the fixed-count runs: the same rows on every host and every night.
+FIXED_RANDOM_SEED = 1000
+
+
+def fixed_updates_per_client(products: int, clients: int) -> int:
+    """Updates per client of a fixed-count run: the seed's updates per row, times the table's rows."""
+    return max(1, round(SEED_UPDATES * products / SEED_PRODUCTS / clients))
 
 
 def copy_table(design: str) -> str:
@@ -70,10 +103,12 @@ def measure_run(
     length: dict[str, float],
     expected_tps: float | None = None,
     reference: int | None = None,
+    random_seed: int | None = None,
 ) -> tuple[UpdateRun, int, int]:
     """One run on a fresh copy: returns the run, the copy's stock offset before it and the stock it added.
 
-    ``reference`` is the shared table's stock sum (computed when not given).
+    ``reference`` is the shared table's stock sum (computed when not given); ``random_seed`` fixes
+    which rows pgbench draws (the fixed-count runs).
     """
     table = copy_table(design)
     fresh_copy(ctx, design)
@@ -88,6 +123,7 @@ def measure_run(
         {"products": int(ctx.scale_params["products"])},
         f"-c synchronous_commit={sync}",
         expected_tps,
+        random_seed=random_seed,
     )
     return run, offset, stock_sum(ctx, design, table) - start
 
@@ -95,29 +131,41 @@ def measure_run(
 def run(ctx: Ctx) -> None:
     clients = record_clients(ctx)
     length = run_length(ctx, "update")
+    fixed = {"transactions": float(fixed_updates_per_client(int(ctx.scale_params["products"]), clients))}
     samples = {f"{d}_sync_{s}": PgbenchSamples() for d in DESIGNS for s in SYNCS}
+    samples.update({f"{d}_fixed": PgbenchSamples() for d in DESIGNS})
     starts: dict[str, dict[str, list[Any]]] = {v: {"start_stock_offset": [], "stock_added": [], "disturbed": []} for v in samples}
     reference = {design: stock_sum(ctx, design, f"products_{design}") for design in DESIGNS}
+
+    def one(variant: str, design: str, sync: str, run_len: dict[str, float], seed: int | None) -> None:
+        upd, offset, added = measure_run(ctx, design, sync, clients, run_len, samples[variant].last_tps(), reference[design], seed)
+        upd.add_to(samples[variant])
+        if variant.endswith("_fixed"):
+            samples[variant].put("wal_record_bytes_per_update", upd.wal_bytes_per_update * (1.0 - upd.fpi_share))
+        starts[variant]["start_stock_offset"].append(offset)
+        starts[variant]["stock_added"].append(added)
+        starts[variant]["disturbed"].append(upd.disturbed)
+
     try:
         for _ in range(int(ctx.scale_params["pgbench_repetitions"])):
             for design in DESIGNS:
                 for sync in SYNCS:
-                    variant = f"{design}_sync_{sync}"
-                    upd, offset, added = measure_run(ctx, design, sync, clients, length, samples[variant].last_tps(), reference[design])
-                    upd.add_to(samples[variant])
-                    starts[variant]["start_stock_offset"].append(offset)
-                    starts[variant]["stock_added"].append(added)
-                    starts[variant]["disturbed"].append(upd.disturbed)
+                    one(f"{design}_sync_{sync}", design, sync, length, None)
+                one(f"{design}_fixed", design, "on", fixed, FIXED_RANDOM_SEED)
     finally:
         ctx.session.run_file(NAME, "drop_update_copies")
     fpi_missing = any(math.isnan(v) for got in samples.values() for v in got.values["fpi_share"])
     for variant, got in samples.items():
         fpi = got.values.pop("fpi_share")
+        record_bytes = got.values.pop("wal_record_bytes_per_update", None)
         got.record(ctx, variant, metric_extra={"n_tup_upd": starts[variant]})
         if fpi_missing:
-            ctx.not_applicable([("fpi_share", "ratio")], walinspect_reason(ctx), variant=variant)
+            na = [("fpi_share", "ratio")] + ([("wal_record_bytes_per_update", "bytes")] if record_bytes is not None else [])
+            ctx.not_applicable(na, walinspect_reason(ctx), variant=variant)
         else:
             ctx.record("fpi_share", "ratio", fpi, variant=variant)
+            if record_bytes is not None:
+                ctx.record("wal_record_bytes_per_update", "bytes", record_bytes, variant=variant)
     for sync in SYNCS:
         ctx.record(
             "tps_ratio",
@@ -131,3 +179,10 @@ def run(ctx: Ctx) -> None:
             ratios(samples[f"doc_sync_{sync}"].values["wal_bytes_per_update"], samples[f"rel_sync_{sync}"].values["wal_bytes_per_update"]),
             variant=f"doc_over_rel_sync_{sync}",
         )
+    ctx.record(
+        "wal_ratio",
+        "x",
+        ratios(samples["doc_fixed"].values["wal_bytes_per_update"], samples["rel_fixed"].values["wal_bytes_per_update"]),
+        variant="doc_over_rel_fixed",
+        extra={"updates_per_client": int(fixed["transactions"]), "clients": clients, "random_seed": FIXED_RANDOM_SEED},
+    )
