@@ -35,6 +35,7 @@ from jsonbench.checks.gxrun import GXSession, Outcome
 from jsonbench.checks.library import Library, load_library
 from jsonbench.checks.sanity import cells_in_rows, completeness_frame, measurements_frame, schema_expectations
 from jsonbench.checks.verdicts import alerting, describe_share, judged_share, judgement, mark_suspects, unjudged
+from jsonbench.dataset.measurement import HOST_SUITE
 from jsonbench.dataset.schema import ValidationRow
 
 log = logging.getLogger(__name__)
@@ -329,6 +330,8 @@ def _suite_checks(
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
     for suite in sorted(published["suite"].unique()):
+        if suite == HOST_SUITE:  # the canary measures the host: drift reads it as the host's move, never judges it as a suite
+            continue
         if suite in lib.reproduction:
             rows += _reproduction(lib, gxs, run, published, suite)
         else:

@@ -59,7 +59,7 @@ from typing import Any
 import pandas as pd
 
 from jsonbench import paths
-from jsonbench.dataset.measurement import finite_float
+from jsonbench.dataset.measurement import HOST_SUITE, finite_float
 
 FORMAT = 1
 #: The significance level of the run's false-discovery control (Benjamini-Hochberg).
@@ -551,7 +551,7 @@ def build_record(
     lib = lib or load_library()
     exclude = exclude or {}
     df = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=hardware_label).table.to_pandas()
-    df = df[df["scale"] == scale]
+    df = df[(df["scale"] == scale) & (df["suite"] != HOST_SUITE)]  # the canary is the host's move, not a series of a suite
     if runs:
         df = df[df["run_id"].isin(runs)]
     if df.empty:

@@ -46,9 +46,10 @@ def cells_in_rows(published: pd.DataFrame) -> list[tuple[str, str]]:
     Only the check of checks (a copy of an old run, re-checked) has no plan; the DAG's check task
     passes the plan's cells, so a planned cell that published nothing is missed, not forgotten.
     """
-    return sorted(
-        {(str(suite), str(engine_id)) for suite, engine_id in published[["suite", "engine_id"]].drop_duplicates().itertuples(index=False)}
-    )
+    from jsonbench.dataset.measurement import HOST_SUITE
+
+    pairs = published[["suite", "engine_id"]].drop_duplicates()
+    return sorted({(str(suite), str(engine_id)) for suite, engine_id in pairs.itertuples(index=False) if suite != HOST_SUITE})
 
 
 def completeness_frame(cells: Iterable[tuple[str, str]], published: pd.DataFrame) -> pd.DataFrame:

@@ -30,6 +30,13 @@ CELL_METRICS: dict[str, tuple[str, MetricKind]] = {
 }
 
 
+#: The canary's rows (:mod:`jsonbench.host.canary`): suite ``host``, workload ``canary``, one metric per
+#: component (ms, timed) and ``total`` (s, its own cost). Staged as records of the cell they sat beside,
+#: under these names (before the cell's engine started, after the last cell's engine was gone).
+HOST_SUITE = "host"
+CANARY_WORKLOAD = "canary"
+CANARY_RECORDS: dict[str, str] = {"_canary_before": "before", "_canary_after": "after"}
+
 #: The columns a published row takes from its :class:`Measurement` (what was measured, and its value);
 #: the frames the checks and the report build from those rows carry them under the same names.
 MEASURED_COLUMNS: tuple[str, ...] = ("workload", "variant", "metric", "unit", "value", "spread")

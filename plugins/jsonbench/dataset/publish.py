@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from jsonbench.cell import Cell, HostFacts, RunRef
 from jsonbench.dataset.fsio import dataset_lock, disk_full_error, fsync_dir, is_disk_full, make_dirs
-from jsonbench.dataset.measurement import CELL_METRICS, CELL_RECORD, Measurement
+from jsonbench.dataset.measurement import CANARY_RECORDS, CELL_METRICS, CELL_RECORD, HOST_SUITE, Measurement
 from jsonbench.dataset.read import (
     CONFIRMATIONS,
     FILE_NAME,
@@ -153,6 +153,13 @@ def staged_rows(staging: Staging) -> list[dict[str, Any]]:
         cell = rec.cell
         facts = engines.setdefault(cell.cell_id, staging.read_engine(cell.cell_id) or {})
         base = _base_row(cell.run, cell, facts)
+        if rec.workload in CANARY_RECORDS:
+            # The canary beside this cell: the host's rows, each sample's quiet window its own.
+            host = {**base, "suite": HOST_SUITE}
+            for m in rec.measurements:
+                mine = [w for w in rec.windows if m.metric == "total" or w.get("component") in (m.metric, None)]
+                rows.append(_row(host, m, rec.started_at, rec.ended_at, worst_window(mine)))
+            continue
         load = worst_window(rec.windows)
         for m in rec.measurements:
             rows.append(_row(base, m, rec.started_at, rec.ended_at, load))

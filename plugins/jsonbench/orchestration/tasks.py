@@ -24,6 +24,7 @@ from typing import Any
 
 from jsonbench import paths
 from jsonbench.cell import Cell, HostFacts, RunRef, cell_id_of
+from jsonbench.dataset.measurement import CANARY_WORKLOAD, Measurement
 from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
 from jsonbench.engines.base import Engine, Handle, engine_for
 from jsonbench.errors import BenchmarkError, ConfigError
@@ -201,6 +202,38 @@ def _resources(engine: Engine[Any, Any], handle: Handle) -> Iterator[dict[str, f
         peaks["seconds"] = time.perf_counter() - t0
 
 
+def run_canary(cell: Cell, folder: Any, position: str) -> None:
+    """Time the host's canary (:mod:`jsonbench.host.canary`) with no engine running, and stage it beside ``cell``.
+
+    ``position`` is ``before`` (the cell's provision, under the host lease, before its engine starts)
+    or ``after`` (the last cell's teardown, once its engine is gone). A canary that fails is logged
+    and left out: it describes the host and must never cost a measurement.
+    """
+    from jsonbench.host import canary
+
+    started = _now()
+    try:
+        got = canary.run(folder, lambda: WindowSampler(lambda: [], cell.quiet.max_other_cpu, cell.quiet.max_steal))
+    except Exception as exc:  # the host's figure, never a reason to lose the cell
+        log.warning("%s: canary %s not measured: %s", cell.cell_id, position, exc)
+        return
+    variant = f"{position}.{cell.suite}"
+    extra = {"cell": cell.cell_id, "position": position, "cores": got.cores, "samples_per_component": len(got.samples["cpu_single"])}
+    ms = [Measurement.of(CANARY_WORKLOAD, variant, name, "ms", vals, kind="timed", extra=extra) for name, vals in got.samples.items()]
+    ms.append(Measurement.of(CANARY_WORKLOAD, variant, "total", "s", got.seconds, kind="timed", extra=extra))
+    record = f"_canary_{position}"
+    Staging(cell.run.results_dir, cell.run.run_id).write_workload(
+        WorkloadRecord(cell, record, ms, {"canary": got.seconds}, started, _now(), got.windows, {"seconds": got.seconds})
+    )
+    log.info(
+        "%s: canary %s in %.2f s: %s",
+        cell.cell_id,
+        position,
+        got.seconds,
+        ", ".join(f"{c} {got.median(c):.1f} ms" for c in got.samples),
+    )
+
+
 def provision(planned: dict[str, Any], cell_id: str) -> dict[str, Any]:
     """Setup task of a cell: take the host, start the engine, record its facts, run the suite's load step.
 
@@ -220,6 +253,7 @@ def provision(planned: dict[str, Any], cell_id: str) -> dict[str, Any]:
         if engine.workdir.exists():  # a killed earlier attempt of this very cell: clean it first
             log.warning("removing a stale engine folder from an earlier attempt: %s", engine.workdir)
             engine.teardown(engine.handle_for())
+        run_canary(cell, engine.workdir.parent, "before")
         started = _now()
         phases: dict[str, float] = {}
         t0 = time.perf_counter()
@@ -300,6 +334,9 @@ def teardown(planned: dict[str, Any], cell_id: str, handle_json: dict[str, Any] 
     handle = engine.load_handle(handle_json) if handle_json else engine.handle_for()
     try:
         engine.teardown(handle)
+        cells = cells_of(planned)
+        if cells and cells[-1].cell_id == cell_id and not engine.workdir.exists():
+            run_canary(cell, engine.workdir.parent, "after")  # the host after the last cell, its engine gone
     finally:
         if not engine.workdir.exists():
             hostlease.release(cell.run.run_id, cell_id)

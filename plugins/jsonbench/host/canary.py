@@ -1,0 +1,140 @@
+"""The canary: a small fixed workload timed beside every cell, whose figures measure the host, not the software.
+
+With the engine builds pinned, what moves from night to night is mostly the host: a machine of
+the same type can be 30 % slower than the last one, and one host can slow by 25 % within a night
+(issue 25). The quiet detector sees only this VM's processes; a slower hypervisor, a noisy
+neighbour or a CPU quota are invisible to it. MongoDB's performance team answered the same problem
+on EC2 with canary benchmarks; this is that, kept independent of every engine and of this project's
+code paths (no SQL, no pgbench, no suite), so that a harness or engine regression cannot move it:
+
+* ``cpu_single``: SHA-256 over :data:`CPU_BYTES` of fixed data in one thread (hashlib's C loop);
+* ``cpu_all``: the same on every usable core at once (threads: hashlib releases the GIL), so a CPU
+  quota or a neighbour on the other core shows, which one thread on an idle core may not;
+* ``memory``: :data:`MEMORY_PASSES` copies of a :data:`MEMORY_BYTES` buffer (``memcpy``), a
+  memory-bandwidth pass far beyond the CPU caches;
+* ``fsync``: :data:`FSYNC_WRITES` writes of :data:`FSYNC_BLOCK` bytes, each followed by
+  ``fdatasync``, in the folder the engine writes to (a WAL-like commit pattern on the engine's
+  filesystem), the file removed after.
+
+Each component is run :data:`SAMPLES` times; every sample is kept (milliseconds, kind ``timed``),
+each inside its own quiet window, so a canary measured beside other load is marked like any
+measurement. It runs before every cell (under the host lease, before the engine starts) and after the
+last cell (after its engine is gone): about a second each time, which ``total`` records. The rows
+are published with suite ``host`` and workload ``canary`` (:data:`jsonbench.dataset.measurement.HOST_SUITE`),
+variant ``before.<suite>`` or ``after.<suite>`` and the engine id of the cell they sat beside.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Fixed work per sample.
+CPU_BYTES = 96 << 20
+MEMORY_BYTES = 64 << 20
+MEMORY_PASSES = 4
+FSYNC_BLOCK = 64 << 10
+FSYNC_WRITES = 32
+SAMPLES = 5
+#: Components, in the order they run: each is a metric (ms) of the canary's rows.
+COMPONENTS: tuple[str, ...] = ("cpu_single", "cpu_all", "memory", "fsync")
+
+_CHUNK = 1 << 20
+
+
+@dataclass
+class CanaryResult:
+    """One canary's samples (ms per component), the quiet verdict of each sample's window, and its own cost."""
+
+    samples: dict[str, list[float]] = field(default_factory=dict)
+    windows: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    cores: int = 1
+
+    def median(self, component: str) -> float:
+        return statistics.median(self.samples[component])
+
+
+def _hash(data: bytes, total: int) -> bytes:
+    h = hashlib.sha256()
+    for _ in range(total // len(data)):
+        h.update(data)
+    return h.digest()
+
+
+def cpu_single(data: bytes) -> None:
+    _hash(data, CPU_BYTES)
+
+
+def cpu_all(data: bytes, cores: int) -> None:
+    threads = [threading.Thread(target=_hash, args=(data, CPU_BYTES)) for _ in range(cores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def memory(src: bytearray, dst: bytearray) -> None:
+    for _ in range(MEMORY_PASSES):
+        dst[:] = src
+
+
+def fsync_writes(folder: Path, block: bytes) -> None:
+    fd, name = tempfile.mkstemp(prefix=".jsonbench-canary-", dir=folder)
+    try:
+        for _ in range(FSYNC_WRITES):
+            os.write(fd, block)
+            os.fdatasync(fd)
+    finally:
+        os.close(fd)
+        os.unlink(name)
+
+
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def run(folder: str | Path, sampler: Callable[[], Any] | None = None, samples: int = SAMPLES) -> CanaryResult:
+    """Time every component ``samples`` times; ``sampler()`` makes a quiet-window sampler (``start``/``stop``).
+
+    ``folder`` is where the fsync component writes: the engine's filesystem. Components alternate
+    within each round (cpu_single, cpu_all, memory, fsync, then again), so a host that changes speed
+    during the canary moves every component alike.
+    """
+    t_all = time.perf_counter()
+    where = Path(folder)
+    where.mkdir(parents=True, exist_ok=True)
+    cores = usable_cores()
+    data = bytes(range(256)) * (_CHUNK // 256)
+    src = bytearray(b"\xa5") * MEMORY_BYTES  # real pages (a zeroed buffer would map one shared zero page)
+    dst = bytearray(b"\x5a") * MEMORY_BYTES
+    block = bytes(range(256)) * (FSYNC_BLOCK // 256)
+    steps: dict[str, Callable[[], None]] = {
+        "cpu_single": lambda: cpu_single(data),
+        "cpu_all": lambda: cpu_all(data, cores),
+        "memory": lambda: memory(src, dst),
+        "fsync": lambda: fsync_writes(where, block),
+    }
+    out = CanaryResult(samples={c: [] for c in COMPONENTS}, cores=cores)
+    for _ in range(samples):
+        for name in COMPONENTS:
+            win = sampler() if sampler else None
+            if win is not None:
+                win.start()
+            t0 = time.perf_counter()
+            steps[name]()
+            elapsed = time.perf_counter() - t0
+            if win is not None:
+                load = win.stop()
+                out.windows.append({**load.to_json(), "component": name})
+            out.samples[name].append(elapsed * 1000.0)
+    out.seconds = time.perf_counter() - t_all
+    return out
