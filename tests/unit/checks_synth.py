@@ -130,12 +130,27 @@ def _stage(
     tamper: Tamper | None,
     workloads: set[str] | None = None,
     busy: bool = False,
+    canary: dict[str, float] | None = None,
 ) -> None:
     """Stage each cell's engine facts, setup record and workloads (all, or ``workloads``) as the DAG's tasks do.
 
     ``busy`` gives every workload one window marked busy, so every row it publishes is ``quiet = false``.
+    ``canary`` stages the host's canary before each cell, every component's milliseconds times the cell's
+    engine's factor (1.0 when not named): a host that ran that much slower beside that cell.
     """
     for cell in cells:
+        if canary is not None:
+            f = canary.get(cell.engine_id, 1.0)
+            comps = {"cpu_single": 50.0, "cpu_all": 55.0, "memory": 14.0, "fsync": 8.0}
+            ms_c = [
+                Measurement.of(
+                    "canary", f"before.{cell.suite}", c, "ms", [v * f * (1 + rng.uniform(-0.01, 0.01)) for _ in range(5)], kind="timed"
+                )
+                for c, v in comps.items()
+            ]
+            staging.write_workload(
+                WorkloadRecord(cell, "_canary_before", ms_c, {"canary": 0.9}, "2026-11-29T02:00:00+00:00", "2026-11-29T02:00:00+00:00")
+            )
         version = {"16": "16.14", "17": "17.10", "18": "18.4"}.get(cell.version, cell.version)
         staging.write_engine(
             cell.cell_id,
@@ -169,13 +184,15 @@ def _stage(
             )
 
 
-def stage_and_publish(cells: list[Cell], seed: int = 0, tamper: Tamper | None = None, busy: bool = False) -> RunRef:
+def stage_and_publish(
+    cells: list[Cell], seed: int = 0, tamper: Tamper | None = None, busy: bool = False, canary: dict[str, float] | None = None
+) -> RunRef:
     """Stage one synthetic run for ``cells`` (all of one run) and publish it; return the run as the checks take it."""
     rng = random.Random(seed)
     run = cells[0].run
     staging = Staging(run.results_dir, run.run_id)
     staging.reset()
-    _stage(cells, staging, rng, tamper, busy=busy)
+    _stage(cells, staging, rng, tamper, busy=busy, canary=canary)
     publish_run(run.results_dir, run)
     return run
 
@@ -221,8 +238,9 @@ def make_run(
     tamper: Tamper | None = None,
     hardware_label: str | None = None,
     busy: bool = False,
+    canary: dict[str, float] | None = None,
 ) -> RunRef:
-    """Plan and publish synthetic run number ``n`` (logical date 2026-11-<n+1> 02:00)."""
+    """Plan and publish synthetic run number ``n`` (logical date 2026-11-<n+1> 02:00); ``canary``: see :func:`_stage`."""
     params: dict[str, Any] = {}
     if hardware_label:
         params["hardware_label"] = hardware_label
@@ -234,7 +252,7 @@ def make_run(
     )
     logical = f"2026-11-{n + 1:02d}T02:00:00+00:00"
     cells = [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date=logical)) for c in cells]
-    return stage_and_publish(cells, seed=n if seed is None else seed, tamper=tamper, busy=busy)
+    return stage_and_publish(cells, seed=n if seed is None else seed, tamper=tamper, busy=busy, canary=canary)
 
 
 def run_cells(make_cells: Callable[..., list[Cell]], n: int, engines: list[str] | None = None) -> list[Cell]:

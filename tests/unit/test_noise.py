@@ -235,12 +235,15 @@ def _slower(factors: dict[str, float]) -> Any:
     return tamper
 
 
-def _night_after(make_cells: Any, results_dir: Path, factors: dict[str, float]) -> pd.DataFrame:
-    runs = [make_run(make_cells, i, engines=ENGINES3, hardware_label=LABEL) for i in range(5)]
+def _night_after(make_cells: Any, results_dir: Path, factors: dict[str, float], canary: dict[str, float] | None = None) -> pd.DataFrame:
+    """Five honest nights, then one with each engine's milliseconds times its factor; ``canary`` (when given) stages the
+    host's canary beside every cell of every night, tonight's times its engine's factor there."""
+    history_canary = {} if canary is not None else None
+    runs = [make_run(make_cells, i, engines=ENGINES3, hardware_label=LABEL, canary=history_canary) for i in range(5)]
     rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs])
     cells = make_cells("large_document_update", engines=ENGINES3, run_id="scheduled__2026-11-06T02:00:00+00:00", hardware_label=LABEL)
     cells = [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date="2026-11-06T02:00:00+00:00")) for c in cells]
-    run = stage_and_publish(cells, seed=5, tamper=_slower(factors))
+    run = stage_and_publish(cells, seed=5, tamper=_slower(factors), canary=canary)
     frame = _drift(results_dir, run, rec)
     return frame[frame["method"].str.startswith("calibrated") & (frame["unit"] == "ms")]
 
@@ -273,3 +276,32 @@ def test_the_host_move_is_its_suites_median_engine_or_every_familys() -> None:
     }
     assert noise.host_move(moves) == {"catalogue": 0.09, "sqlite_jsonb": pytest.approx((0.08 + 0.09) / 2)}
     assert noise.host_move({("catalogue", "postgres-16"): 0.5, ("catalogue", "postgres-17"): 0.4}) == {"catalogue": 0.0}
+
+
+def test_a_slower_host_seen_by_the_canary_beside_each_cell_is_taken_out(make_cells: Any, results_dir: Path) -> None:
+    """The host slowed during the night, beside one cell more than the others (PostgreSQL 18 1.3x, the others 1.1x),
+    and the canary saw it beside each cell: no drift, and each row says the canary's move it took out."""
+    host = {"postgres-16": 1.1, "postgres-17": 1.1, "postgres-18": 1.3}
+    timed = _night_after(make_cells, results_dir, host, canary=host)
+    assert len(timed) >= 15
+    assert (timed["verdict"] != "drift").all(), timed[timed["verdict"] == "drift"]["note"].tolist()
+    pg18 = timed[timed["engine_id"] == "postgres-18"]
+    assert all("the host beside this cell +3" in n and "taken out" in n for n in pg18["note"]), pg18["note"].tolist()[:2]
+
+
+def test_every_engine_slower_while_the_canary_held_is_a_harness_change(make_cells: Any, results_dir: Path) -> None:
+    """A planted harness regression: every engine 1.5x slower, the canary unchanged. Without the canary this is the host's
+    move and nothing drifts (the test above it); with it, every family drifts, worded as a harness or setting change."""
+    timed = _night_after(make_cells, results_dir, {e: 1.5 for e in ENGINES3}, canary={})
+    assert len(timed) >= 15 and (timed["verdict"] == "drift").all(), timed[timed["verdict"] != "drift"]["note"].tolist()[:3]
+    assert all("a harness or setting change" in n and "while the host measured the same" in n for n in timed["note"])
+
+
+def test_one_engine_slower_with_the_canary_in_place_drifts_alone(make_cells: Any, results_dir: Path) -> None:
+    """PostgreSQL 16 1.25x slower, the host (canary) steady: only its family drifts, and it is not called a harness change."""
+    timed = _night_after(make_cells, results_dir, {"postgres-16": 1.25}, canary={})
+    pg16 = timed[timed["engine_id"] == "postgres-16"]
+    others = timed[timed["engine_id"] != "postgres-16"]
+    assert len(pg16) >= 5 and (pg16["verdict"] == "drift").all(), pg16["note"].tolist()[:2]
+    assert (others["verdict"] != "drift").all()
+    assert not any("harness" in n for n in timed["note"])

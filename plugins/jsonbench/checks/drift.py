@@ -511,7 +511,11 @@ class _Calibrated:
     p_family: float = 1.0  # the window test's normal p-value at the window its family moved in (set when the family is selected)
     family_selected: bool = False
     family_sign: float = 0.0  # the family's median change beyond the host's (log, slower-way)
-    host_move: float = 0.0  # the host's own move tonight in this series' suite (log, slower-way): see noise.host_move
+    host_move: float = 0.0  # the engines' median move tonight in this series' suite (log, slower-way): see noise.host_move
+    runs: list[str] | None = None  # run ids of ``logs``, then tonight's
+    canary: Any = None  # the canary's move beside this series' cell, tonight's window (hostspeed.CanaryMove), when it was taken out
+    canary_note: str = ""  # why the canary was not taken out, when it was not
+    common: bool = False  # every engine of the suite moved the same way while the canary did not: a harness or setting change
 
 
 @dataclass
@@ -551,7 +555,8 @@ def _calibrated_series(row: dict[str, Any], idx: int, g: list[Any], r: Any, entr
     if tonight is None:
         row.update(verdict="excluded", note="no positive value: a log-scale noise model has nothing to compare")
         return None
-    return _Calibrated(idx, [lv for _, lv in pts], tonight, float(entry["sigma"]), entry)
+    runs = [str(x.run_id) for x, _ in pts] + [str(r.run_id)]
+    return _Calibrated(idx, [lv for _, lv in pts], tonight, float(entry["sigma"]), entry, runs=runs)
 
 
 def _window_test(c: _Calibrated, recent: int, min_ref: int, tail: dict[str, Any] | None) -> None:
@@ -633,6 +638,17 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
     for (suite, _), cs in members.items():
         for c in cs:
             c.host_move = host[1].get(suite, 0.0)
+    # Where the canary measured the host beside each cell (most of a suite's timed series shifted by it),
+    # the engines' median is only a second opinion: subtracting it would hide a change common to every
+    # engine, a harness or setting change, which the canary (the host) did not show.
+    measured = {
+        suite
+        for suite, pr in prepared.items()
+        if (timed := [c for c in pr.calibrated if c.entry.get("kind") == "timed" and _slower(pr.rows[c.row]["unit"])])
+        and sum(c.canary is not None for c in timed) * 2 > len(timed)
+    }
+    for k in host:
+        host[k] = {sx: (0.0 if sx in measured else v) for sx, v in host[k].items()}
     tests: list[tuple[str, str, float, int, float]] = []  # suite, engine, p, window, median change against the host's
     for (suite, engine), by_k in moves.items():
         sigma = float(fams[f"{suite}/{engine}"]["sigma"])
@@ -663,6 +679,24 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
             if a <= level:
                 w = next(w for w in (c.windows or []) if w[0] == k)
                 c.log_change, c.nights, c.ref_n = w[1], w[0], w[3]
+    # Every engine of a suite selected, the same way, while the canary held: say it as what it is.
+    from jsonbench.checks.noise import HOST_MIN_FAMILIES
+
+    for suite in measured:
+        fams = [(e, m) for sx, e, _, _, m in selected if sx == suite]
+        engines = {e for (sx, e) in moves if sx == suite}
+        if len(engines) >= HOST_MIN_FAMILIES and len(fams) == len(engines) and (all(m > 0 for _, m in fams) or all(m < 0 for _, m in fams)):
+            for e, _ in fams:
+                for c in members[(suite, e)]:
+                    c.common = True
+
+
+def _canary_words(c: _Calibrated) -> str:
+    """The canary's move beside the series' cell in words (slower positive)."""
+    if c.canary is None:
+        return "nothing (no canary)"
+    f = c.canary.factor
+    return "the same" if abs(f - 1) < 0.02 else f"{f - 1:+.1%} {'slower' if f > 1 else 'faster'}"
 
 
 def benjamini_hochberg(pvalues: list[float]) -> list[float]:
@@ -689,6 +723,7 @@ class _Judging:
     run: dict[str, Any]
     detector: Any
     record: Any
+    canary: Any = None  # hostspeed.CanaryTable of the dataset (tonight's run included)
 
 
 def _prepare(j: _Judging, suite: str, policy: dict[str, Any], kinds: Callable[[str, str], MetricKind | None] | None = None) -> _Prepared:
@@ -764,8 +799,39 @@ def _prepare(j: _Judging, suite: str, policy: dict[str, Any], kinds: Callable[[s
             row["note"] = f"{UNDECLARED}; {row['note']}" if row["note"] else UNDECLARED
     tails = (record or {}).get("tails") or {}
     for c in calibrated:
+        _canary_out(c, rows[c.row], j.canary, policy, suite)
         _window_test(c, s.windows, s.calibrated_min_history, tails.get(suite) or tails.get("*"))
     return _Prepared(rows, calibrated, record)
+
+
+def _canary_out(c: _Calibrated, row: dict[str, Any], table: Any, policy: dict[str, Any], suite: str) -> None:
+    """Judge a timing beyond the host: take the canary's move beside its cell out of each run's log statistic.
+
+    Each run's log is shifted by the canary's log before that run's cell, relative to the mean canary
+    of the series' runs that have one (:mod:`jsonbench.checks.hostspeed`): a duration moves with the
+    canary, a rate against it. Only a timed series whose every run, tonight's included, has the
+    canary is shifted (a series half shifted would compare two scales); otherwise it is judged as
+    measured, and the note says why.
+    """
+    from jsonbench.checks import hostspeed
+
+    way = hostspeed.direction(str(row["unit"]))
+    if c.entry.get("kind") != "timed" or way == 0 or not c.runs:
+        return
+    comp = hostspeed.component_for(policy, suite, str(row["workload"]), str(row["variant"]))
+    engine = str(row["engine_id"])
+    have = [(table or {}).get((rid, engine, suite), {}).get(comp) for rid in c.runs]
+    if have[-1] is None:
+        c.canary_note = f"no {comp} canary beside tonight's cell: judged as measured"
+        return
+    if any(h is None for h in have):
+        c.canary_note = f"{sum(h is None for h in have[:-1])} earlier run(s) have no {comp} canary: judged as measured"
+        return
+    ref = statistics.fmean(have[:-1]) if len(have) > 1 else have[-1]
+    shifts = [way * (h - ref) for h in have if h is not None]
+    c.logs = [lv - d for lv, d in zip(c.logs, shifts[:-1], strict=True)]
+    c.tonight -= shifts[-1]
+    c.canary = hostspeed.CanaryMove(comp, have[-1] - ref, 1, len(have) - 1)
 
 
 def _finish(prep: _Prepared, adjusted: dict[int, float], m: int, s: _Settings) -> None:
@@ -814,7 +880,19 @@ def _finish(prep: _Prepared, adjusted: dict[int, float], m: int, s: _Settings) -
                     if c.family_selected
                     else ""
                 )
-                + f"the host's own move tonight {math.exp(c.host_move) - 1:+.1%} (its suite's median engine, slower positive; families are judged against it); "
+                + (
+                    f"every engine of the suite moved this way ({math.exp(c.family_sign) - 1:+.1%}) while the host measured "
+                    f"{_canary_words(c)}: a harness or setting change, not the host; "
+                    if c.common and c.family_selected
+                    else ""
+                )
+                + (
+                    f"the host beside this cell {_canary_words(c)} (canary {c.canary.component}, taken out); "
+                    f"the engines' median move {math.exp(c.host_move) - 1:+.1%} (second opinion); "
+                    if c.canary is not None
+                    else f"{c.canary_note + '; ' if c.canary_note else ''}the host's own move tonight {math.exp(c.host_move) - 1:+.1%} "
+                    "(its suite's median engine, slower positive; families are judged against it); "
+                )
                 + f"sigma {c.sigma:.1%}, lone threshold {thr:.1%}, lone mds {mds:.1%}, mds if its whole engine moves {family_mds(c.sigma, n_ref):.1%}"
             ),
         )
@@ -892,7 +970,11 @@ def drift_frame(
     if record is None or not policy.get("calibrated", True):
         prep = _prepare(_Judging(tonight, dataset, run, detector, None), suite, policy, kinds)
         return _typed_frame(prep.rows)
-    judging = _Judging(tonight, dataset, run, detector, record)
+    from jsonbench.checks.hostspeed import canary_table
+    from jsonbench.dataset.measurement import HOST_SUITE
+
+    canary = canary_table(pd.concat([dataset, tonight[tonight["suite"] == HOST_SUITE]], ignore_index=True))
+    judging = _Judging(tonight, dataset, run, detector, record, canary)
     prepared, adjusted, m = _run_prepared(judging, policy, policies, kinds, suite)
     prep = prepared.get(suite) or _prepare(judging, suite, policy, kinds)
     _finish(prep, {row: a for (sx, row), a in adjusted.items() if sx == suite}, m, _Settings.of(policy))
