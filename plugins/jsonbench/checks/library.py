@@ -264,8 +264,33 @@ def _check_finding(path: Path, field: str, f: dict[str, Any], seed: dict[str, An
     _need(f.get("kind", "timing") in KINDS, path, f"{field}.kind", f"must be one of {list(KINDS)}, got {f.get('kind')!r}")
     _need(f.get("scope", "engine") in ("engine", "cross_engine"), path, f"{field}.scope", "must be engine or cross_engine")
     _check_requires(path, f"{field}.requires", f.get("requires", []))
+    _check_depends_on(path, f"{field}.depends_on", f)
     _check_opposite(path, field, f, seed)
     _check_bands(path, field, f, runs)
+
+
+#: What a finding's value may depend on besides the engine (``depends_on``): the host's speed, its cores, its
+#: memory (a working set near the buffer cache), or this project's data generator where it is not the seed's.
+DEPENDENCIES: tuple[str, ...] = ("host_speed", "cores", "memory", "generator")
+#: Of those, what changes from host to host: a deterministic fact depends on none of them (checked exactly on every host).
+HOST_DEPENDENCIES: frozenset[str] = frozenset({"host_speed", "cores", "memory"})
+
+
+def _check_depends_on(path: Path, field: str, f: dict[str, Any]) -> None:
+    """``depends_on``: a list drawn from :data:`DEPENDENCIES` (empty: nothing but the engine); a deterministic fact names no host dependency."""
+    deps = f.get("depends_on")
+    _need(
+        isinstance(deps, list),
+        path,
+        field,
+        f"missing or not a list: each finding says what its value depends on, from {list(DEPENDENCIES)}, or []",
+    )
+    bad = sorted(set(deps) - set(DEPENDENCIES))
+    _need(not bad, path, field, f"unknown {bad}; one of {list(DEPENDENCIES)}")
+    host = sorted(set(deps) & HOST_DEPENDENCIES)
+    _need(
+        f.get("kind", "timing") != "deterministic" or not host, path, field, f"a deterministic fact depends on no host property, got {host}"
+    )
 
 
 def _check_requires(path: Path, field: str, requires: Any) -> None:
