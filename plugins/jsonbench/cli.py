@@ -207,7 +207,17 @@ def summary(results_dir: str | None = None, run_id: str | None = None) -> str:
     if df.empty:
         return f"run {run_id!r} has no published rows under {root}"
     lines = [f"run {run_id}: {len(df)} rows, hardware {df['hardware_label'].iloc[0]}, scale {df['scale'].iloc[0]}"]
+    from jsonbench.dataset.measurement import HOST_SUITE
+
     for suite_name, sdf in df.groupby("suite"):
+        if suite_name == HOST_SUITE:
+            lines.append("\nhost (canary, ms, median of each component's samples, before each cell)")
+            lines.append(
+                sdf.pivot_table(index=["variant", "engine_id"], columns="metric", values="value", aggfunc="first").to_string(
+                    float_format=lambda v: f"{v:,.1f}"
+                )
+            )
+            continue
         headline = get_suite(str(suite_name)).headline
         sdf = sdf[sdf["metric"].isin(headline)] if headline else sdf
         pivot = sdf.pivot_table(index=["workload", "variant", "metric", "unit"], columns="engine_version", values="value", aggfunc="first")
@@ -698,7 +708,18 @@ def _views(argv: list[str]) -> int:
 
 
 # Commands that parse their own arguments (and print their own --help): the rest of the argv goes to them.
+def _airflow(argv: list[str]) -> int:
+    """``jsonbench airflow ...``: the venv's Airflow CLI with the project's environment (its home, DAGs, plugins)."""
+    import os
+    import shutil
+
+    exe = shutil.which("airflow") or "airflow"
+    os.execvp(exe, [exe, *argv])
+    return 0  # not reached
+
+
 _OWN_PARSERS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
+    "airflow": ("the project's Airflow command line (its home, DAGs and plugins), e.g. jsonbench airflow tasks clear ...", _airflow),
     "rerun": ("run an earlier DAG run again, as the same run (same run id), on this machine", _rerun),
     "report-bench": ("the report of an N-run history made from a real run: build time, offline check, charts drawn", _report_bench),
     "derive-facts": ("the catalogue's deterministic facts per product count, from a throwaway server of one build", _derive_facts),
@@ -707,7 +728,14 @@ _OWN_PARSERS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse ``argv`` (the process's arguments by default) and run its subcommand; returns the exit status."""
+    """Parse ``argv`` (the process's arguments by default) and run its subcommand; returns the exit status.
+
+    The project's environment is applied first (:func:`jsonbench.environment.apply`), so the command works
+    the same from a fresh shell as after ``source bin/env.sh``.
+    """
+    from jsonbench import environment
+
+    environment.apply()
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in _OWN_PARSERS:
         return _OWN_PARSERS[argv[0]][1](argv[1:])

@@ -364,7 +364,9 @@ def update_run(
     s.checkpoint()  # WAL of the run alone, with the full-page images a first touch after a checkpoint costs
     start = s.insert_lsn()
     go = run or (
-        lambda: run_pgbench(ctx, script, clients, length, defines=defines, options=options, expected_tps=expected_tps, random_seed=random_seed)
+        lambda: run_pgbench(
+            ctx, script, clients, length, defines=defines, options=options, expected_tps=expected_tps, random_seed=random_seed
+        )
     )
     res, win = ctx.measure(go, phase=MEASURE)
     end = s.insert_lsn()
