@@ -208,6 +208,7 @@ class _Settings:
     windows: int = 3
     q: float = 0.01
     min_effect: float = 0.05
+    sampled_min_effect: float = 0.01
 
     @classmethod
     def of(cls, policy: dict[str, Any]) -> _Settings:
@@ -223,6 +224,7 @@ class _Settings:
             windows=int(policy.get("calibrated_windows", 3)),
             q=float(policy.get("fdr_q", 0.01)),
             min_effect=float(policy.get("min_effect", 0.05)),
+            sampled_min_effect=float(policy.get("sampled_min_effect", 0.01)),
         )
 
 
@@ -819,6 +821,9 @@ def _canary_out(c: _Calibrated, row: dict[str, Any], table: Any, policy: dict[st
     if c.entry.get("kind") != "timed" or way == 0 or not c.runs:
         return
     comp = hostspeed.component_for(policy, suite, str(row["workload"]), str(row["variant"]))
+    if c.entry.get("canary") != comp:  # the record's sigma was measured without it: judge as the record did
+        c.canary_note = "the noise record was calibrated without the canary: judged as measured"
+        return
     engine = str(row["engine_id"])
     have = [(table or {}).get((rid, engine, suite), {}).get(comp) for rid in c.runs]
     if have[-1] is None:
@@ -852,11 +857,14 @@ def _finish(prep: _Prepared, adjusted: dict[int, float], m: int, s: _Settings) -
         n_ref = max(len(c.logs) - c.base, 1)
         se1 = c.sigma * math.sqrt(1.0 + 1.0 / n_ref)
         z = tail_z(s.q / m, tail)
-        thr = min(max(s.min_effect, shift_for(z, se1)), 99.0)
-        mds = min(max(s.min_effect, shift_for(z + 0.8416, se1)), 99.0)
+        # A count or a volume (kind sampled) needs only its own noise and 1 %; a timing also the 5 % no
+        # nightly noise record should alarm below (min_effect).
+        floor = s.sampled_min_effect if c.entry.get("kind") == "sampled" else s.min_effect
+        thr = min(max(floor, shift_for(z, se1)), 99.0)
+        mds = min(max(floor, shift_for(z + 0.8416, se1)), 99.0)
         ref = math.exp(statistics.fmean(c.logs[c.base :]))
         change = math.exp(c.log_change) - 1.0
-        big = abs(c.log_change) / math.log1p(s.min_effect)
+        big = abs(c.log_change) / math.log1p(floor)
         lone = s.q / p_adj if p_adj > 0 else 1e9
         fam = 1.0 / c.p_family if c.family_selected and c.p_family > 0 else (1e9 if c.family_selected else 0.0)
         score = min(max(lone, fam), big, 1e9)

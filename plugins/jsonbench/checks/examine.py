@@ -331,6 +331,7 @@ def _suite_checks(
     notes: list[str] = []
     for suite in sorted(published["suite"].unique()):
         if suite == HOST_SUITE:  # the canary measures the host: drift reads it as the host's move, never judges it as a suite
+            notes += host_notes(run, published)
             continue
         if suite in lib.reproduction:
             rows += _reproduction(lib, gxs, run, published, suite)
@@ -343,6 +344,29 @@ def _suite_checks(
         rows += drift_rows
         notes += drift_notes
     return rows, notes
+
+
+def host_notes(run: RunRef, published: pd.DataFrame) -> list[str]:
+    """Tonight's host speed against the one the noise record was calibrated at: a note per canary component outside it."""
+    from jsonbench.checks.noise import load_record
+
+    record = load_record(run.hardware_label, run.scale, run.results_dir) or {}
+    calibrated = record.get("canary") or {}
+    host = published[(published["suite"] == HOST_SUITE) & (published["unit"] == "ms") & (published["status"] == "ok")]
+    if host.empty:
+        return ["host: no canary in this run (its timings are judged as measured, the engines' median as the host's move)"]
+    notes = []
+    for comp, g in host.groupby("metric"):
+        tonight = float(g["value"].median())
+        span = calibrated.get(str(comp))
+        if not span:
+            notes.append(f"host: canary {comp} {tonight:.1f} ms tonight; the noise record has no canary (calibrated before it existed)")
+        elif not (0.95 * float(span["min_ms"]) <= tonight <= 1.05 * float(span["max_ms"])):
+            notes.append(
+                f"host: canary {comp} {tonight:.1f} ms tonight, outside the {span['min_ms']:.1f}-{span['max_ms']:.1f} ms "
+                f"the noise record was calibrated at: tonight's host is not one the record knows"
+            )
+    return notes
 
 
 def check_run(run: RunRef, cells: Sequence[Cell] | None = None) -> dict[str, Any]:

@@ -97,6 +97,9 @@ PRIOR_DF = 4
 #: between nights (the page cache, the kernel, the room's temperature), and 2 % is the median run-to-run spread of the
 #: quietest suite over the recorded smoke runs (sqlite_jsonb).
 SIGMA_FLOOR = 0.02
+#: The floor of a sampled series (a count or a volume: WAL bytes, HOT counts): its own spread decides, down to
+#: 0.1 %. Seed 004's WAL bytes move 0.002 % between runs; a 2 % floor let a planted +3 % pass (issue 25).
+SAMPLED_FLOOR = 0.001
 #: No family (an engine's suite) is modelled as moving less than this as a whole between runs: the recorded smoke
 #: runs moved whole families by up to 5.5 % (catalogue) and 9 % (large_document_update) between honest runs.
 FAMILY_FLOOR = 0.025
@@ -250,6 +253,8 @@ class _Acc:
     runs: list[str]
     within_ss: float = 0.0
     within_df: int = 0
+    canary: str | None = None  # the canary component taken out of ``logs`` (every run had it), else None
+    canary_logs: list[float | None] | None = None
 
 
 def _excluded(run_id: str, suite: str, exclude: dict[str, set[str] | None]) -> bool:
@@ -269,7 +274,10 @@ def parse_exclude(items: Iterable[str]) -> dict[str, set[str] | None]:
     return out
 
 
-def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any) -> dict[tuple[str, ...], _Acc]:
+def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, canary: Any = None) -> dict[tuple[str, ...], _Acc]:
+    """Every statistical series of ``df``'s runs; a timed one whose every run had the canary beside its cell
+    (``canary``: :func:`jsonbench.checks.hostspeed.canary_table`) has the canary's move taken out, as drift does."""
+    from jsonbench.checks import hostspeed
     from jsonbench.checks.rules import rule_for
 
     acc: dict[tuple[str, ...], _Acc] = {}
@@ -295,11 +303,25 @@ def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any) -> 
             continue
         a.logs.append(lv)
         a.runs.append(str(r.run_id))
+        if a.canary_logs is None:
+            a.canary_logs = []
+        way = hostspeed.direction(str(r.unit))
+        comp = hostspeed.component_for(lib.drift_policy(r.suite), str(r.suite), str(r.workload), str(r.variant))
+        a.canary_logs.append(
+            (canary or {}).get((str(r.run_id), str(r.engine_id), str(r.suite)), {}).get(comp) if kind == "timed" and way else None
+        )
         s = [math.log(float(x)) for x in (r.samples if r.samples is not None else []) if x is not None and float(x) > 0]
         if len(s) >= 2:
             mu = statistics.fmean(s)
             a.within_ss += sum((x - mu) ** 2 for x in s)
             a.within_df += len(s) - 1
+    for a in acc.values():
+        cl = a.canary_logs or []
+        if a.kind == "timed" and cl and all(x is not None for x in cl):
+            way = hostspeed.direction(a.unit)
+            ref = statistics.fmean(float(x) for x in cl if x is not None)
+            a.logs = [lv - way * (float(x) - ref) for lv, x in zip(a.logs, cl, strict=True) if x is not None]
+            a.canary = hostspeed.component_for(lib.drift_policy(a.suite), a.suite, a.workload, a.variant)
     return acc
 
 
@@ -310,16 +332,16 @@ def _prior(values: list[tuple[float, float | None]]) -> tuple[float | None, floa
     return (statistics.median(ratios) if ratios else None), (statistics.median(runs) if runs else None)
 
 
-def _shrink(own: float | None, own_df: int, prior: float | None) -> float:
+def _shrink(own: float | None, own_df: int, prior: float | None, floor: float = SIGMA_FLOOR) -> float:
     if own is None and prior is None:
-        return SIGMA_FLOOR
+        return floor
     if own is None:
         assert prior is not None
-        return max(SIGMA_FLOOR, prior)
+        return max(floor, prior)
     if prior is None:
-        return max(SIGMA_FLOOR, own)
+        return max(floor, own)
     var = (own_df * own**2 + PRIOR_DF * prior**2) / (own_df + PRIOR_DF)
-    return max(SIGMA_FLOOR, math.sqrt(var))
+    return max(floor, math.sqrt(var))
 
 
 def _series_entries(acc: dict[tuple[str, ...], _Acc], tails: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
@@ -341,7 +363,7 @@ def _series_entries(acc: dict[tuple[str, ...], _Acc], tails: dict[str, dict[str,
         run_sd, run_df, within = stats[key]
         ratio, median_run = priors.get((a.suite, a.kind)) or priors.get(("*", a.kind)) or (None, None)
         prior = ratio * within if ratio is not None and within is not None else median_run
-        sigma = _shrink(run_sd, run_df, prior)
+        sigma = _shrink(run_sd, run_df, prior, SAMPLED_FLOOR if a.kind == "sampled" else SIGMA_FLOOR)
         tail = (tails or {}).get(a.suite) or (tails or {}).get("*")
         thr, mds = thresholds(sigma, m, tail=tail)
         _, mds3 = thresholds(sigma, m, nights=3, tail=tail)
@@ -367,6 +389,7 @@ def _series_entries(acc: dict[tuple[str, ...], _Acc], tails: dict[str, dict[str,
             "mds_3": _r(mds3),
             "mds_family": _r(family_mds(sigma)),
             "mds_family_3": _r(family_mds(sigma, nights=3)),
+            "canary": a.canary,
         }
     return out
 
@@ -422,7 +445,9 @@ def _fit_tails(zs: dict[str, list[float]], borrowed: dict[str, Any] | None = Non
     return out
 
 
-def _families(fam: dict[tuple[str, str], dict[str, list[float]]], builds: dict[str, str]) -> dict[str, dict[str, Any]]:
+def _families(
+    fam: dict[tuple[str, str], dict[str, list[float]]], builds: dict[str, str], canary_suites: frozenset[str] = frozenset()
+) -> dict[str, dict[str, Any]]:
     """Per family (suite, engine): the run-to-run spread of the median deviation of its timed series (a whole-family move).
 
     Honest runs move a whole engine by a few per cent (the smoke runs: catalogue medians -6 % .. +6 %);
@@ -431,6 +456,8 @@ def _families(fam: dict[tuple[str, str], dict[str, list[float]]], builds: dict[s
     takes out first, so it is taken out here too. With a handful
     of runs a family's own spread is a guess, so no family is modelled quieter than the median family of
     its suite (the engines of one suite share its workloads' sizes, hence their sensitivity), nor than ``FAMILY_FLOOR``.
+    In a suite whose series had the canary taken out (``canary_suites``) the canary is the host's move, and the
+    engines' median is not subtracted: as in the drift check, where it is only a second opinion there.
     """
     by_run = {key: {run: statistics.median(v) for run, v in per_run.items() if v} for key, per_run in fam.items()}
     host: dict[str, dict[str, float]] = {}  # run -> suite -> the host's own move in that run, as the drift check reads it
@@ -438,7 +465,7 @@ def _families(fam: dict[tuple[str, str], dict[str, list[float]]], builds: dict[s
         host[run] = host_move({key: d[run] for key, d in by_run.items() if run in d})
     raw: dict[tuple[str, str], tuple[float | None, int]] = {}
     for key in fam:
-        meds = [m - host[run][key[0]] for run, m in by_run[key].items()]
+        meds = [m - (0.0 if key[0] in canary_suites else host[run][key[0]]) for run, m in by_run[key].items()]
         n = len(meds)
         sd = _sd(meds)
         raw[key] = (None if sd is None else sd / math.sqrt(1 + 1 / max(n - 1, 1)), max(n - 1, 0))
@@ -457,6 +484,7 @@ def _families(fam: dict[tuple[str, str], dict[str, list[float]]], builds: dict[s
             "run_df": df,
             "prior_sd": _r(prior),
             "sigma": _r(sigma),
+            "canary": suite in canary_suites,
         }
     return out
 
@@ -551,9 +579,14 @@ def build_record(
     lib = lib or load_library()
     exclude = exclude or {}
     df = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=hardware_label).table.to_pandas()
-    df = df[(df["scale"] == scale) & (df["suite"] != HOST_SUITE)]  # the canary is the host's move, not a series of a suite
+    df = df[df["scale"] == scale]
     if runs:
         df = df[df["run_id"].isin(runs)]
+    canary = canary_range(df)
+    from jsonbench.checks.hostspeed import canary_table
+
+    table = canary_table(df)
+    df = df[df["suite"] != HOST_SUITE]  # the canary is the host's move, not a series of a suite
     if df.empty:
         raise SystemExit(f"no published runs of hardware {hardware_label!r} at scale {scale!r} under {results_dir}")
     run_rows = []
@@ -567,13 +600,19 @@ def build_record(
                 "used": "all suites" if ex == "none" else ("not used" if ex is None else f"all but {', '.join(sorted(ex))}"),
             }
         )
-    acc = _series(df, exclude, lib)
+    acc = _series(df, exclude, lib, table)
     zs, fam = _loo(acc, _series_entries(acc))
     other = load_record(hardware_label, "smoke", results_dir) if scale != "smoke" else None
     tails = _fit_tails(zs, (other or {}).get("tails"))
     series = _series_entries(acc, tails)
     builds = {str(e): str(b) for e, b in df[["engine_id", "engine_build"]].drop_duplicates().itertuples(index=False)}
-    families = _families(fam, builds)
+    timed = [a for a in acc.values() if a.kind == "timed" and hostspeed_direction(a.unit)]
+    canary_suites = frozenset(
+        sx
+        for sx in {a.suite for a in timed}
+        if 2 * sum(a.canary is not None for a in timed if a.suite == sx) > sum(a.suite == sx for a in timed)
+    )
+    families = _families(fam, builds, canary_suites)
     findings = _finding_entries(df, exclude, lib, scale)
     return {
         "format": FORMAT,
@@ -592,6 +631,7 @@ def build_record(
             "ref_runs": REF_RUNS,
             "prior_df": PRIOR_DF,
             "sigma_floor": SIGMA_FLOOR,
+            "sampled_floor": SAMPLED_FLOOR,
             "min_effect": MIN_EFFECT,
             "family_level": FAMILY_LEVEL,
             "family_floor": FAMILY_FLOOR,
@@ -600,11 +640,49 @@ def build_record(
             "see": "plugins/jsonbench/checks/noise.py",
         },
         "summary": _summary(series, findings),
+        "canary": canary,
+        "hosts": hosts_of(df),
         "tails": tails,
         "families": families,
         "series": series,
         "findings": findings,
     }
+
+
+def hostspeed_direction(unit: str) -> int:
+    from jsonbench.checks.hostspeed import direction
+
+    return direction(unit)
+
+
+def canary_range(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """At which host speed a record was calibrated: per canary component, the median, min and max ms over its runs' canaries."""
+    host = df[(df["suite"] == HOST_SUITE) & (df["status"] == "ok") & (df["unit"] == "ms")] if "suite" in df else df.iloc[0:0]
+    out: dict[str, dict[str, Any]] = {}
+    for comp, g in host.groupby("metric"):
+        vals = [float(v) for v in g["value"] if v is not None and math.isfinite(float(v))]
+        if vals:
+            out[str(comp)] = {
+                "median_ms": _r(statistics.median(vals)),
+                "min_ms": _r(min(vals)),
+                "max_ms": _r(max(vals)),
+                "canaries": len(vals),
+            }
+    return out
+
+
+def hosts_of(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The hosts a record's runs were measured on (boot id, machine id, CPU quota), each with its runs."""
+    cols = [c for c in ("host_boot_id", "host_machine_id", "host_cpu_quota") if c in df]
+    if not cols or df.empty:
+        return []
+    out = []
+    for key, g in df.groupby(cols, dropna=False):
+        vals = key if isinstance(key, tuple) else (key,)
+        rec = {c: (None if pd.isna(v) else v) for c, v in zip(cols, vals, strict=True)}
+        rec["runs"] = sorted({str(r) for r in g["run_id"]})
+        out.append(rec)
+    return out
 
 
 def dumps(record: dict[str, Any]) -> str:
