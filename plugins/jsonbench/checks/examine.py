@@ -352,10 +352,17 @@ def host_notes(run: RunRef, published: pd.DataFrame) -> list[str]:
 
     record = load_record(run.hardware_label, run.scale, run.results_dir) or {}
     calibrated = record.get("canary") or {}
+    notes = []
+    known = {str(h.get("host_boot_id")) for h in record.get("hosts") or [] if h.get("host_boot_id")}
+    tonight_hosts = {str(b) for b in published.get("host_boot_id", pd.Series(dtype=str)).dropna().unique() if b}
+    if record and tonight_hosts and not tonight_hosts & known:
+        notes.append(
+            f"host: tonight's host (boot id {', '.join(sorted(tonight_hosts))}) is not one the noise record was measured on "
+            f"({len(known)} known host(s){'' if known else ': the record predates host ids'})"
+        )
     host = published[(published["suite"] == HOST_SUITE) & (published["unit"] == "ms") & (published["status"] == "ok")]
     if host.empty:
-        return ["host: no canary in this run (its timings are judged as measured, the engines' median as the host's move)"]
-    notes = []
+        return [*notes, "host: no canary in this run (its timings are judged as measured, the engines' median as the host's move)"]
     for comp, g in host.groupby("metric"):
         tonight = float(g["value"].median())
         span = calibrated.get(str(comp))
