@@ -709,13 +709,19 @@ def _views(argv: list[str]) -> int:
 
 # Commands that parse their own arguments (and print their own --help): the rest of the argv goes to them.
 def _airflow(argv: list[str]) -> int:
-    """``jsonbench airflow ...``: the venv's Airflow CLI with the project's environment (its home, DAGs, plugins)."""
-    import os
+    """``jsonbench airflow ARGS``: the venv's Airflow CLI with the project's environment (its home, DAGs, plugins)."""
     import shutil
+    import subprocess
 
+    if argv in (["--help"], ["-h"]):
+        print(
+            "usage: jsonbench airflow ARGS...\n\n"
+            "Runs the venv's `airflow ARGS...` with the project's environment (AIRFLOW_HOME, DAGs and plugins\n"
+            "folders: jsonbench.environment), from any shell. `jsonbench airflow help` prints Airflow's own help."
+        )
+        return 0
     exe = shutil.which("airflow") or "airflow"
-    os.execvp(exe, [exe, *argv])
-    return 0  # not reached
+    return subprocess.run([exe, *(["--help"] if argv == ["help"] else argv)]).returncode
 
 
 _OWN_PARSERS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
