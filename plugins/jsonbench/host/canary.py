@@ -55,6 +55,9 @@ class CanaryResult:
     """One canary's samples (ms per component), the quiet verdict of each sample's window, and its own cost."""
 
     samples: dict[str, list[float]] = field(default_factory=dict)
+    #: CPU milliseconds this process used in each sample (every thread): the work is fixed, so a wall time far
+    #: above it is the host (a quota, a neighbour, steal), and one near it a fast host.
+    cpu: dict[str, list[float]] = field(default_factory=dict)
     windows: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     cores: int = 1
@@ -123,18 +126,27 @@ def run(folder: str | Path, sampler: Callable[[], Any] | None = None, samples: i
         "memory": lambda: memory(src, dst),
         "fsync": lambda: fsync_writes(where, block),
     }
-    out = CanaryResult(samples={c: [] for c in COMPONENTS}, cores=cores)
+    out = CanaryResult(samples={c: [] for c in COMPONENTS}, cpu={c: [] for c in COMPONENTS}, cores=cores)
     for _ in range(samples):
         for name in COMPONENTS:
             win = sampler() if sampler else None
             if win is not None:
                 win.start()
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             steps[name]()
-            elapsed = time.perf_counter() - t0
+            elapsed, used = time.perf_counter() - t0, time.process_time() - c0
             if win is not None:
                 load = win.stop()
                 out.windows.append({**load.to_json(), "component": name})
             out.samples[name].append(elapsed * 1000.0)
+            out.cpu[name].append(used * 1000.0)
     out.seconds = time.perf_counter() - t_all
     return out
+
+
+if __name__ == "__main__":  # python -m jsonbench.host.canary [FOLDER]: one canary, as JSON (the tests run it under a quota)
+    import json
+    import sys
+
+    got = run(sys.argv[1] if len(sys.argv) > 1 else tempfile.gettempdir())
+    print(json.dumps({"samples": got.samples, "cpu": got.cpu, "seconds": got.seconds, "cores": got.cores}))

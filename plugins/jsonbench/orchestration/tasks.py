@@ -219,7 +219,10 @@ def run_canary(cell: Cell, folder: Any, position: str) -> None:
         return
     variant = f"{position}.{cell.suite}"
     extra = {"cell": cell.cell_id, "position": position, "cores": got.cores, "samples_per_component": len(got.samples["cpu_single"])}
-    ms = [Measurement.of(CANARY_WORKLOAD, variant, name, "ms", vals, kind="timed", extra=extra) for name, vals in got.samples.items()]
+    ms = [
+        Measurement.of(CANARY_WORKLOAD, variant, name, "ms", vals, kind="timed", extra={**extra, "cpu_ms": got.cpu.get(name)})
+        for name, vals in got.samples.items()
+    ]
     ms.append(Measurement.of(CANARY_WORKLOAD, variant, "total", "s", got.seconds, kind="timed", extra=extra))
     record = f"_canary_{position}"
     Staging(cell.run.results_dir, cell.run.run_id).write_workload(
