@@ -42,6 +42,7 @@ Linux only (``/proc``); elsewhere every figure is ``None`` and windows count as 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
@@ -275,6 +276,13 @@ def others_ns(before: dict[int, Proc], after: dict[int, Proc], ours: set[int]) -
     return out
 
 
+#: Set while a measure window is open. The harness's own background sampling of the engine (its memory, read
+#: from ``/proc/<pid>/smaps_rollup``, which walks the page tables of a process that maps the whole buffer cache
+#: and holds its mmap lock while it does; its disk, a walk of the data folder) waits until the window closes:
+#: nothing of the harness but the window's two readings runs beside a measurement (issue 30).
+WINDOW_OPEN = threading.Event()
+
+
 class WindowSampler:
     """Measures one window: call :meth:`start`, run the measurement, then :meth:`stop`.
 
@@ -307,11 +315,13 @@ class WindowSampler:
         ours, host = self._ours(table), host_times()
         self._read_at = t_read
         self._start = (time.monotonic(), table, ours, host)  # the window begins once the readings are taken
+        WINDOW_OPEN.set()
 
     def stop(self) -> WindowLoad:
         assert self._start is not None, "stop() before start()"
         t0, before, ours0, host0 = self._start
         wall = time.monotonic() - t0
+        WINDOW_OPEN.clear()
         after = process_table()
         host1 = host_times()
         # Each process is read once at each end, so its CPU difference spans at most from the first

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -30,7 +31,7 @@ from jsonbench.engines.base import Engine, Handle, engine_for
 from jsonbench.errors import BenchmarkError, ConfigError
 from jsonbench.host import facts as hostfacts
 from jsonbench.host import lease as hostlease
-from jsonbench.host.load import WindowSampler
+from jsonbench.host.load import WINDOW_OPEN, WindowSampler
 from jsonbench.orchestration.deployment import host_engines
 from jsonbench.orchestration.plan import plan_cells, resolve
 from jsonbench.orchestration.plant import planted
@@ -182,9 +183,16 @@ def _resources(engine: Engine[Any, Any], handle: Handle) -> Iterator[dict[str, f
         except Exception:  # sampling must never break a measurement
             pass
 
+    in_windows = os.environ.get("JSONBENCH_SAMPLE_IN_WINDOWS") == "1"  # the old way, for the overhead table only
+
     def sample() -> None:
         t0 = time.monotonic()
         while True:
+            # Never beside a measurement: while a window is open, wait for it to close, then sample at once
+            # (what the engine holds right after the window is what it held at its end).
+            while WINDOW_OPEN.is_set() and not in_windows:
+                if stop.wait(0.05):
+                    return
             take()
             # Often at first (a short task's engine processes may live a second), then every SAMPLE_EVERY_S.
             if stop.wait(0.2 if time.monotonic() - t0 < 5 else SAMPLE_EVERY_S):
