@@ -1,11 +1,13 @@
 """Suite "json vs jsonb" (seed 001): read speed and on-disk size of the same documents as json and jsonb.
 
-Six document shapes, generated deterministically in SQL (``include/sql/json_vs_jsonb/setup.sql``):
-small (a customer record of about 200 bytes compact), small with long keys, medium (an order of
-about 1.6 kB compact: compact json stays under the ~2 kB TOAST threshold, its jsonb form crosses
-it), large (an order of about 20 kB), flat (780 random 16-character strings) and an array of 3,500
-integers. Each is written compact and pretty-printed (two-space indent); the same text is loaded
-into a json table and a jsonb table.
+Six document shapes, generated deterministically in SQL (``include/sql/json_vs_jsonb/setup.sql``)
+and fitted to seed 001's published statistics (``docs/seed-001-documents.md``; measured again by
+``python -m jsonbench.tools.fit_documents``): small (a customer record of 203.4 bytes compact),
+small with long keys (422.4), medium (an order of 12 items, 1,527 bytes compact: compact json stays
+under the ~2 kB TOAST threshold, its 2,060-byte jsonb form crosses it), large (an order of 210
+items, 20.5 kB), flat (780 random strings of 16-17 characters, 21,130 bytes) and an array of 3,500
+integers (20,681 bytes). Each is written compact and pretty-printed (two-space indent); the same
+text is loaded into a json table and a jsonb table.
 
 One workload per shape. For each layout (compact, pretty) it records, with variants named
 ``<layout>``, ``<layout>.<type>`` and ``<layout>.<type>.<compression>``:
