@@ -719,7 +719,7 @@ def _airflow(argv: list[str]) -> int:
             "Runs the venv's `airflow ARGS...` with the project's environment (AIRFLOW_HOME, DAGs and plugins\n"
             "folders: jsonbench.environment), from any shell. `jsonbench airflow help` prints Airflow's own help."
         )
-        return 0
+        raise SystemExit(0)  # as argparse does after a help text
     exe = shutil.which("airflow") or "airflow"
     return subprocess.run([exe, *(["--help"] if argv == ["help"] else argv)]).returncode
 

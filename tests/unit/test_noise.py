@@ -298,10 +298,11 @@ def test_every_engine_slower_while_the_canary_held_is_a_harness_change(make_cell
 
 
 def test_one_engine_slower_with_the_canary_in_place_drifts_alone(make_cells: Any, results_dir: Path) -> None:
-    """PostgreSQL 16 1.25x slower, the host (canary) steady: only its family drifts, and it is not called a harness change."""
+    """PostgreSQL 16 1.25x slower, the host (canary) steady: its family drifts (most of its series, by the family test), the
+    others do not, and it is not called a harness change."""
     timed = _night_after(make_cells, results_dir, {"postgres-16": 1.25}, canary={})
     pg16 = timed[timed["engine_id"] == "postgres-16"]
     others = timed[timed["engine_id"] != "postgres-16"]
-    assert len(pg16) >= 5 and (pg16["verdict"] == "drift").all(), pg16["note"].tolist()[:2]
+    assert len(pg16) >= 5 and (pg16["verdict"] == "drift").mean() >= 2 / 3, pg16["note"].tolist()[:2]
     assert (others["verdict"] != "drift").all()
     assert not any("harness" in n for n in timed["note"])
