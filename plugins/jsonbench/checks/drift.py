@@ -643,11 +643,14 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
     # Where the canary measured the host beside each cell (most of a suite's timed series shifted by it),
     # the engines' median is only a second opinion: subtracting it would hide a change common to every
     # engine, a harness or setting change, which the canary (the host) did not show.
+    # Only where the record's family sigmas were themselves measured with the canary (``canary`` in its families):
+    # a family sigma measured beyond the engines' median is only valid beyond it, so the median stays subtracted there.
     measured = {
         suite
         for suite, pr in prepared.items()
         if (timed := [c for c in pr.calibrated if c.entry.get("kind") == "timed" and _slower(pr.rows[c.row]["unit"])])
         and sum(c.canary is not None for c in timed) * 2 > len(timed)
+        and any(f.get("canary") for f in fams.values() if f.get("suite") == suite)
     }
     for k in host:
         host[k] = {sx: (0.0 if sx in measured else v) for sx, v in host[k].items()}
@@ -813,7 +816,8 @@ def _canary_out(c: _Calibrated, row: dict[str, Any], table: Any, policy: dict[st
     of the series' runs that have one (:mod:`jsonbench.checks.hostspeed`): a duration moves with the
     canary, a rate against it. Only a timed series whose every run, tonight's included, has the
     canary is shifted (a series half shifted would compare two scales); otherwise it is judged as
-    measured, and the note says why.
+    measured, and the note says why. A record calibrated without the canary still serves: its sigma
+    then holds the host's moves too, so it errs on the quiet side.
     """
     from jsonbench.checks import hostspeed
 
@@ -821,9 +825,6 @@ def _canary_out(c: _Calibrated, row: dict[str, Any], table: Any, policy: dict[st
     if c.entry.get("kind") != "timed" or way == 0 or not c.runs:
         return
     comp = hostspeed.component_for(policy, suite, str(row["workload"]), str(row["variant"]))
-    if c.entry.get("canary") != comp:  # the record's sigma was measured without it: judge as the record did
-        c.canary_note = "the noise record was calibrated without the canary: judged as measured"
-        return
     engine = str(row["engine_id"])
     have = [(table or {}).get((rid, engine, suite), {}).get(comp) for rid in c.runs]
     if have[-1] is None:
