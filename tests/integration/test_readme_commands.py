@@ -111,4 +111,7 @@ def _published_run_ids(results: Path) -> list[str]:
     import duckdb
 
     glob = str(results / "measurements" / "**" / "*.parquet")
-    return [r[0] for r in duckdb.sql(f"select distinct run_id from read_parquet('{glob}', hive_partitioning=true, union_by_name=true)").fetchall()]
+    return [
+        r[0]
+        for r in duckdb.sql(f"select distinct run_id from read_parquet('{glob}', hive_partitioning=true, union_by_name=true)").fetchall()
+    ]
