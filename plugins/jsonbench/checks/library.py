@@ -278,13 +278,14 @@ HOST_DEPENDENCIES: frozenset[str] = frozenset({"host_speed", "cores", "memory"})
 
 def _check_depends_on(path: Path, field: str, f: dict[str, Any]) -> None:
     """``depends_on``: a list drawn from :data:`DEPENDENCIES` (empty: nothing but the engine); a deterministic fact names no host dependency."""
-    deps = f.get("depends_on")
+    got = f.get("depends_on")
     _need(
-        isinstance(deps, list),
+        isinstance(got, list),
         path,
         field,
         f"missing or not a list: each finding says what its value depends on, from {list(DEPENDENCIES)}, or []",
     )
+    deps: list[Any] = got if isinstance(got, list) else []
     bad = sorted(set(deps) - set(DEPENDENCIES))
     _need(not bad, path, field, f"unknown {bad}; one of {list(DEPENDENCIES)}")
     host = sorted(set(deps) & HOST_DEPENDENCIES)
