@@ -83,6 +83,7 @@ REPRODUCTION = {
             "unit": "x",
             "seed": {"value": 1.0, "figure": "a count is a count"},
             "kind": "deterministic",
+            "depends_on": [],
             "bands": {
                 scale: {
                     "min": 0.999,

@@ -52,8 +52,14 @@ RECORDED_LAPTOP_S = {
 
 
 @pytest.mark.parametrize(("suite", "engine"), sorted(RECORDED_LAPTOP_S))
-def test_laptop_estimate_gives_the_recorded_run_back(suite: str, engine: str, make_cells: Callable[..., list[Any]]) -> None:
+def test_laptop_estimate_gives_the_recorded_run_back(
+    suite: str, engine: str, make_cells: Callable[..., list[Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The duration model's coefficients come from that run: at its scale the estimate must return its duration (within 5 %);
     a coefficient changed without recalibrating fails here."""
+    from jsonbench.suites.catalogue import cost
+
     (cell,) = make_cells(suite, engines=[engine], scale="laptop")
+    # That run predates the fixed-count update runs (issue 26): the model of its work leaves them out.
+    monkeypatch.setattr(cost, "FIXED_UPDATE_RUNS", 0)
     assert get_suite(suite).estimate(cell).duration_s == pytest.approx(RECORDED_LAPTOP_S[(suite, engine)], rel=0.05)

@@ -32,6 +32,10 @@ import pandas as pd
 
 from jsonbench.dataset.measurement import CANARY_WORKLOAD, HOST_SUITE
 
+#: Units whose value grows when the host slows (durations) or shrinks (rates): the direction of a timing.
+RATE_UNITS = {"tps"}
+DURATION_UNITS = {"ms", "s", "us", "ns", "ns/row"}
+
 #: The canary component of a timing when the policy names none for its workload.
 DEFAULT_COMPONENT = "cpu_single"
 
@@ -74,8 +78,6 @@ def component_for(policy: Mapping[str, Any], suite: str, workload: str, variant:
 
 def direction(unit: str) -> int:
     """+1 when a slower host makes ``unit`` larger (a duration), -1 when smaller (a rate), 0 when the host cancels."""
-    from jsonbench.checks.noise import DURATION_UNITS, RATE_UNITS
-
     return 1 if unit in DURATION_UNITS else (-1 if unit in RATE_UNITS else 0)
 
 

@@ -106,8 +106,8 @@ FAMILY_FLOOR = 0.025
 #: No change smaller than this alarms, however quiet the series (Nyrkioe ignores < 5 %).
 MIN_EFFECT = 0.05
 #: Units whose values are durations (smaller is better) or rates (larger is better); drift takes their best repetition.
-RATE_UNITS = {"tps"}
-DURATION_UNITS = {"ms", "s", "us", "ns", "ns/row"}
+from jsonbench.checks.hostspeed import DURATION_UNITS, RATE_UNITS  # noqa: E402 (said once, in hostspeed)
+
 #: Fallback for rows without a metric kind (the kinds contract C1 not yet in the data): these units are timed.
 TIMED_UNITS = RATE_UNITS | DURATION_UNITS | {"x"}
 

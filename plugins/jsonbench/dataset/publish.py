@@ -253,7 +253,7 @@ def publish_run(results_dir: str | Path, run: RunRef) -> tuple[Path, int]:
     """
     staging = Staging(results_dir, run.run_id)
     rows = staged_rows(staging)
-    if not rows:
+    if not any(r["suite"] != HOST_SUITE for r in rows):  # the canary alone is no run: the suites measured nothing
         raise RuntimeError(f"nothing staged for run {run.run_id!r} under {staging.root}; every workload failed or none ran")
     table = pa.Table.from_pylist(rows, schema=MEASUREMENT_SCHEMA)
     target = partition_dir(results_dir, MEASUREMENTS, run.hardware_label, run.logical_date, run.run_id)
@@ -271,6 +271,7 @@ def publish_confirmations(results_dir: str | Path, run: RunRef) -> tuple[Path, i
     """
     confirming = run.confirmation()
     rows = staged_rows(Staging(results_dir, confirming.run_id))
+    rows = rows if any(r["suite"] != HOST_SUITE for r in rows) else []
     target = partition_dir(results_dir, CONFIRMATIONS, confirming.hardware_label, confirming.logical_date, confirming.run_id)
     if not rows:
         (target / FILE_NAME).unlink(missing_ok=True)
