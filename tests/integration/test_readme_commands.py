@@ -96,17 +96,10 @@ def test_the_quick_start_runs_from_a_fresh_shell(tmp_path: Path) -> None:
     assert "Traceback" not in got.stderr + got.stdout, (got.stdout[-2000:], got.stderr[-2000:])
     assert got.returncode in (0, 1), (got.returncode, got.stderr[-2000:])  # 1: a check failed, which may be a timing band
     assert "Report:" in got.stdout and (results / "report" / "index.html").is_file(), got.stdout[-2000:]
-    (run_key,) = [p.name for p in (results / "measurements").glob("*/*/run_key=*")]
-    run_id = run_key.split("=", 1)[1]
-    from jsonbench.checks.examine import check_outcome
-    from jsonbench.dataset.schema import run_key as key_of
-
-    ids = [r for r in _published_run_ids(results) if key_of(r) == run_id]
-    assert ids, f"no published run with key {run_id}"
+    (run_id,) = _published_run_ids(results)
+    # The run's stored validation rows judge it (sanity, every deterministic fact), never its state: a 1 is a timing band.
     states = {"publish": "success", "checked": "success", "check": "success" if got.returncode == 0 else "failed"}
-    out = check_outcome(results, ids[0])
-    assert out["sanity_ok"] and out["facts_ok"], out["failed"]
-    assert_run_correct(results, ids[0], states)
+    assert_run_correct(results, run_id, states)
 
 
 def _published_run_ids(results: Path) -> list[str]:

@@ -688,10 +688,14 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
     from jsonbench.checks.noise import HOST_MIN_FAMILIES
 
     for suite in measured:
-        fams = [(e, m) for sx, e, _, _, m in selected if sx == suite]
+        moved = [(e, m) for sx, e, _, _, m in selected if sx == suite]
         engines = {e for (sx, e) in moves if sx == suite}
-        if len(engines) >= HOST_MIN_FAMILIES and len(fams) == len(engines) and (all(m > 0 for _, m in fams) or all(m < 0 for _, m in fams)):
-            for e, _ in fams:
+        if (
+            len(engines) >= HOST_MIN_FAMILIES
+            and len(moved) == len(engines)
+            and (all(m > 0 for _, m in moved) or all(m < 0 for _, m in moved))
+        ):
+            for e, _ in moved:
                 for c in members[(suite, e)]:
                     c.common = True
 
@@ -833,11 +837,11 @@ def _canary_out(c: _Calibrated, row: dict[str, Any], table: Any, policy: dict[st
     if any(h is None for h in have):
         c.canary_note = f"{sum(h is None for h in have[:-1])} earlier run(s) have no {comp} canary: judged as measured"
         return
-    ref = statistics.fmean(have[:-1]) if len(have) > 1 else have[-1]
-    shifts = [way * (h - ref) for h in have if h is not None]
-    c.logs = [lv - d for lv, d in zip(c.logs, shifts[:-1], strict=True)]
-    c.tonight -= shifts[-1]
-    c.canary = hostspeed.CanaryMove(comp, have[-1] - ref, 1, len(have) - 1)
+    logs = [float(h) for h in have if h is not None]
+    ref = statistics.fmean(logs[:-1]) if len(logs) > 1 else logs[-1]
+    c.logs = [lv - way * (h - ref) for lv, h in zip(c.logs, logs[:-1], strict=True)]
+    c.tonight -= way * (logs[-1] - ref)
+    c.canary = hostspeed.CanaryMove(comp, logs[-1] - ref)
 
 
 def _finish(prep: _Prepared, adjusted: dict[int, float], m: int, s: _Settings) -> None:
@@ -982,7 +986,8 @@ def drift_frame(
     from jsonbench.checks.hostspeed import canary_table
     from jsonbench.dataset.measurement import HOST_SUITE
 
-    canary = canary_table(pd.concat([dataset, tonight[tonight["suite"] == HOST_SUITE]], ignore_index=True))
+    # Tonight's canary last, so a confirmation's (substituted into tonight) wins over the night's own.
+    canary = canary_table(pd.concat([dataset[dataset["suite"] == HOST_SUITE], tonight[tonight["suite"] == HOST_SUITE]], ignore_index=True))
     judging = _Judging(tonight, dataset, run, detector, record, canary)
     prepared, adjusted, m = _run_prepared(judging, policy, policies, kinds, suite)
     prep = prepared.get(suite) or _prepare(judging, suite, policy, kinds)

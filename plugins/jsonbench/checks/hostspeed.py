@@ -15,16 +15,15 @@ leaves one thread alone untouched: the two components see exactly that differenc
 
 The adjustment is in log space, with the direction of the unit: a duration moves with the canary,
 a rate against it, a ratio of two designs measured in one cell not at all (the host cancels), and
-a sampled metric (counts, WAL) is not a speed. The canary change of a judging window is the mean
-of its runs' canary logs minus the mean over the reference runs that have one; with no canary
-tonight, or none in the reference, the series is judged as before and its note says so.
+a sampled metric (counts, WAL) is not a speed. Each run's value is shifted by its own canary's log
+against the mean canary of the series' runs, so every judging window sees the host taken out; a
+series where any run lacks the canary is judged as measured and its note says so.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,47 +82,11 @@ def direction(unit: str) -> int:
 
 @dataclass(frozen=True)
 class CanaryMove:
-    """The canary's move beside one cell for a judging window: log change (slower positive) and how many runs it rests on."""
+    """The canary's move beside one cell tonight: log change against the series' earlier runs (slower positive)."""
 
     component: str
     change: float
-    tonight_runs: int
-    reference_runs: int
 
     @property
     def factor(self) -> float:
         return math.exp(self.change)
-
-
-def window_move(
-    table: CanaryTable, component: str, engine_id: str, suite: str, window_runs: Iterable[str], reference_runs: Iterable[str]
-) -> CanaryMove | None:
-    """The canary's change for one window: mean over ``window_runs`` minus mean over ``reference_runs`` (those that have one).
-
-    None when tonight (the last window run) or every reference run lacks the component.
-    """
-    win = list(window_runs)
-    if not win:
-        return None
-    now = [table[(r, engine_id, suite)][component] for r in win if component in table.get((r, engine_id, suite), {})]
-    if component not in table.get((win[-1], engine_id, suite), {}):
-        return None
-    ref = [table[(r, engine_id, suite)][component] for r in reference_runs if component in table.get((r, engine_id, suite), {})]
-    if not ref:
-        return None
-    return CanaryMove(component, statistics.fmean(now) - statistics.fmean(ref), len(now), len(ref))
-
-
-def run_moves(table: CanaryTable, run_id: str, history_runs: Iterable[str]) -> dict[tuple[str, str], dict[str, float]]:
-    """Per cell ``(engine_id, suite)`` of ``run_id``: each component's log change against the mean of ``history_runs``' canaries
-    before the same cell (the report's and the summary's "host speed per cell")."""
-    hist = list(history_runs)
-    out: dict[tuple[str, str], dict[str, float]] = {}
-    for (rid, engine, suite), comps in table.items():
-        if rid != run_id:
-            continue
-        for comp, now in comps.items():
-            ref = [table[(h, engine, suite)][comp] for h in hist if comp in table.get((h, engine, suite), {})]
-            if ref:
-                out.setdefault((engine, suite), {})[comp] = now - statistics.fmean(ref)
-    return out

@@ -59,6 +59,8 @@ from typing import Any
 import pandas as pd
 
 from jsonbench import paths
+from jsonbench.checks import hostspeed
+from jsonbench.checks.hostspeed import DURATION_UNITS, RATE_UNITS
 from jsonbench.dataset.measurement import HOST_SUITE, finite_float
 
 FORMAT = 1
@@ -105,9 +107,8 @@ SAMPLED_FLOOR = 0.001
 FAMILY_FLOOR = 0.025
 #: No change smaller than this alarms, however quiet the series (Nyrkioe ignores < 5 %).
 MIN_EFFECT = 0.05
-#: Units whose values are durations (smaller is better) or rates (larger is better); drift takes their best repetition.
-from jsonbench.checks.hostspeed import DURATION_UNITS, RATE_UNITS  # noqa: E402 (said once, in hostspeed)
-
+#: Units whose values are durations (smaller is better) or rates (larger is better), said once in hostspeed; drift takes
+#: their best repetition.
 #: Fallback for rows without a metric kind (the kinds contract C1 not yet in the data): these units are timed.
 TIMED_UNITS = RATE_UNITS | DURATION_UNITS | {"x"}
 
@@ -277,10 +278,10 @@ def parse_exclude(items: Iterable[str]) -> dict[str, set[str] | None]:
 def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, canary: Any = None) -> dict[tuple[str, ...], _Acc]:
     """Every statistical series of ``df``'s runs; a timed one whose every run had the canary beside its cell
     (``canary``: :func:`jsonbench.checks.hostspeed.canary_table`) has the canary's move taken out, as drift does."""
-    from jsonbench.checks import hostspeed
     from jsonbench.checks.rules import rule_for
 
     acc: dict[tuple[str, ...], _Acc] = {}
+    policies: dict[str, dict[str, Any]] = {}
     rules: dict[tuple[str, ...], bool] = {}
     for r in df.sort_values(["logical_date", "run_id"]).itertuples(index=False):
         if r.status != "ok" or _excluded(str(r.run_id), str(r.suite), exclude):
@@ -305,11 +306,12 @@ def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, can
         a.runs.append(str(r.run_id))
         if a.canary_logs is None:
             a.canary_logs = []
-        way = hostspeed.direction(str(r.unit))
-        comp = hostspeed.component_for(lib.drift_policy(r.suite), str(r.suite), str(r.workload), str(r.variant))
-        a.canary_logs.append(
-            (canary or {}).get((str(r.run_id), str(r.engine_id), str(r.suite)), {}).get(comp) if kind == "timed" and way else None
-        )
+        got: float | None = None
+        if kind == "timed" and hostspeed.direction(str(r.unit)):
+            policy = policies.setdefault(str(r.suite), lib.drift_policy(r.suite))
+            comp = hostspeed.component_for(policy, str(r.suite), str(r.workload), str(r.variant))
+            got = (canary or {}).get((str(r.run_id), str(r.engine_id), str(r.suite)), {}).get(comp)
+        a.canary_logs.append(got)
         s = [math.log(float(x)) for x in (r.samples if r.samples is not None else []) if x is not None and float(x) > 0]
         if len(s) >= 2:
             mu = statistics.fmean(s)
@@ -321,7 +323,7 @@ def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, can
             way = hostspeed.direction(a.unit)
             ref = statistics.fmean(float(x) for x in cl if x is not None)
             a.logs = [lv - way * (float(x) - ref) for lv, x in zip(a.logs, cl, strict=True) if x is not None]
-            a.canary = hostspeed.component_for(lib.drift_policy(a.suite), a.suite, a.workload, a.variant)
+            a.canary = hostspeed.component_for(policies.get(a.suite) or lib.drift_policy(a.suite), a.suite, a.workload, a.variant)
     return acc
 
 
@@ -583,9 +585,7 @@ def build_record(
     if runs:
         df = df[df["run_id"].isin(runs)]
     canary = canary_range(df)
-    from jsonbench.checks.hostspeed import canary_table
-
-    table = canary_table(df)
+    table = hostspeed.canary_table(df)
     df = df[df["suite"] != HOST_SUITE]  # the canary is the host's move, not a series of a suite
     if df.empty:
         raise SystemExit(f"no published runs of hardware {hardware_label!r} at scale {scale!r} under {results_dir}")
@@ -606,7 +606,7 @@ def build_record(
     tails = _fit_tails(zs, (other or {}).get("tails"))
     series = _series_entries(acc, tails)
     builds = {str(e): str(b) for e, b in df[["engine_id", "engine_build"]].drop_duplicates().itertuples(index=False)}
-    timed = [a for a in acc.values() if a.kind == "timed" and hostspeed_direction(a.unit)]
+    timed = [a for a in acc.values() if a.kind == "timed" and hostspeed.direction(a.unit)]
     canary_suites = frozenset(
         sx
         for sx in {a.suite for a in timed}
@@ -647,12 +647,6 @@ def build_record(
         "series": series,
         "findings": findings,
     }
-
-
-def hostspeed_direction(unit: str) -> int:
-    from jsonbench.checks.hostspeed import direction
-
-    return direction(unit)
 
 
 def canary_range(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
