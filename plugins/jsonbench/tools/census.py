@@ -5,6 +5,10 @@ parent is not one: backends, the checkpointer and the WAL writer are its childre
 command line says) or a SQLite worker (``sqlite_worker.py``), counted when its data folder (``-D``,
 or the working directory) lies under the given scratch folder. Command lines are not trusted for
 the postmaster's children, which rewrite theirs.
+
+An engine is one data folder, not one process: a backend that exits between two reads of ``/proc``
+(its parent then unreadable) or a child orphaned while its postmaster stops looks like a second
+postmaster, but it is the same engine. Two engines alive at once means two data folders.
 """
 
 from __future__ import annotations
@@ -23,11 +27,9 @@ def _exe(pid: str) -> str:
         return ""
 
 
-def _ppid(pid: str) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]
-    except (OSError, IndexError):
-        return ""
+def _keep_lowest(found: dict[str, tuple[int, str]], folder: str, pid: str, kind: str) -> None:
+    line = (int(pid), f"{kind} {pid} {folder}")
+    found[folder] = min(found.get(folder, line), line)
 
 
 def _is_postgres(exe: str) -> bool:
@@ -35,15 +37,18 @@ def _is_postgres(exe: str) -> bool:
 
 
 def live_engines(scratch: Path) -> list[str]:
-    """One line per live engine under ``scratch``: ``postmaster <pid> <data folder>`` or ``sqlite <pid> <folder>``."""
+    """One line per live engine (data folder) under ``scratch``: ``postmaster <pid> <data folder>`` or ``sqlite <pid> <folder>``.
+
+    Where a folder shows more than one candidate process, the line names the lowest pid.
+    """
     root = str(scratch)
-    found = []
+    found: dict[str, tuple[int, str]] = {}
     for entry in Path("/proc").iterdir():
         pid = entry.name
         if not pid.isdigit():
             continue
         try:
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            state, ppid = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:2]
             argv = (entry / "cmdline").read_bytes().split(b"\0")
             cwd = os.readlink(entry / "cwd")
         except (OSError, IndexError):
@@ -51,14 +56,14 @@ def live_engines(scratch: Path) -> list[str]:
         if state == "Z":
             continue
         exe = _exe(pid)
-        if _is_postgres(exe) and not _is_postgres(_exe(_ppid(pid))):
+        if _is_postgres(exe) and not _is_postgres(_exe(ppid)):
             args = [a.decode(errors="replace") for a in argv]
             data = args[args.index("-D") + 1] if "-D" in args[:-1] else cwd
             if data.startswith(root) or cwd.startswith(root):
-                found.append(f"postmaster {pid} {data}")
+                _keep_lowest(found, data, pid, "postmaster")
         elif any(a.endswith(b"sqlite_worker.py") for a in argv) and cwd.startswith(root):
-            found.append(f"sqlite {pid} {cwd}")
-    return sorted(found)
+            _keep_lowest(found, cwd, pid, "sqlite")
+    return sorted(line for _, line in found.values())
 
 
 @dataclass
