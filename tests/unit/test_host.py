@@ -148,12 +148,17 @@ def test_the_process_table_reads_this_process_in_nanoseconds() -> None:
 
 
 def test_a_strangers_cpu_counts_as_other_load_and_the_engines_does_not() -> None:
-    """Real processes, real /proc, whatever else the machine is doing: two samplers over the very same window, one
-    told the burner is the engine; their difference is the burner's own CPU, so the accounting cannot be fooled by load."""
+    """Real processes, real /proc, whatever else the machine is doing: two samplers over nested windows, one told
+    the burner is the engine. The stranger's sampler charges the burner's own CPU to "other", the engine's does not.
+
+    Compared in CPU nanoseconds, not in the fractions: a fraction is clipped at 1.0, and on a busy machine (a
+    parallel test worker reaping a server's whole life) both samplers may read 1.0 whoever the burner is.
+    """
     pid = _burner(2.0)
     try:
         as_engine = hostload.WindowSampler(lambda: [pid], max_other_cpu=0.10, max_steal=0.05)
         as_stranger = hostload.WindowSampler(lambda: [], max_other_cpu=0.10, max_steal=0.05)
+        t0 = time.monotonic()
         burned0 = hostload.cpu_seconds_of([pid])
         as_engine.start()
         as_stranger.start()
@@ -161,6 +166,7 @@ def test_a_strangers_cpu_counts_as_other_load_and_the_engines_does_not() -> None
         stranger = as_stranger.stop()
         engine = as_engine.stop()
         burned = hostload.cpu_seconds_of([pid]) - burned0
+        wall = time.monotonic() - t0
     finally:
         try:
             os.kill(pid, 9)
@@ -168,10 +174,14 @@ def test_a_strangers_cpu_counts_as_other_load_and_the_engines_does_not() -> None
             pass
     assert burned > 0.05, "the burner never ran"
     assert stranger.other_cpu is not None and engine.other_cpu is not None
-    assert pid in as_stranger.last_others and pid not in as_engine.last_others
-    capacity = max(stranger.seconds, engine.seconds) * len(os.sched_getaffinity(0))
-    assert stranger.other_cpu - engine.other_cpu == pytest.approx(burned / capacity, abs=0.08)
-    assert stranger.other_cpu >= burned / capacity - 0.08  # the stranger's CPU is in "other"
+    assert pid not in as_engine.last_others, "the engine's own CPU was charged as other load"
+    charged = as_stranger.last_others.get(pid, 0) / 1e9
+    # What the stranger's sampler charged spans its whole window and lies inside what was burned; the rest was
+    # burned in the wall time outside its window, by one thread at most. 0.02 s: the tick counters' resolution.
+    outside = wall - stranger.seconds
+    assert burned - outside - 0.02 <= charged <= burned + 0.02, (charged, burned, outside)
+    capacity = stranger.seconds * len(os.sched_getaffinity(0))
+    assert stranger.other_cpu >= min(charged / capacity, 1.0) - 0.02  # the fraction carries it, up to the clip
 
 
 def test_worst_window_decides_the_row() -> None:
