@@ -179,6 +179,19 @@ def test_every_workload_on_postgres_17(make_cells: Callable[..., list[Any]], lea
             before = ms[("fat_update", design, metric)].samples
             assert len(before) == 2 and before[0] == before[1] > 0, (design, metric, before)
         assert all(g > 0 for g in ms[("fat_update", "doc", "toast_growth")].samples)
+    # The fat fixed-count runs: the seed's updates per document on each side, whatever the host's speed, each on
+    # a fresh copy; the document's TOAST grows by about one copy per update, the column's not at all.
+    from jsonbench.suites.catalogue.fat_update import fixed_updates_per_client as fat_fixed
+
+    wal_fixed = ms[("fat_update", "doc_over_rel_fixed", "wal_ratio")]
+    for design in ("doc", "rel"):
+        per_client = wal_fixed.extra["updates_per_client"][design]
+        assert per_client == fat_fixed(design, int(cell.scale_params["fat_docs"]), clients), design
+        assert list(ms[("fat_update", f"{design}_fixed", "transactions")].samples) == [float(per_client * clients)] * 2, design
+    assert wal_fixed.extra["updates_per_client"]["rel"] > wal_fixed.extra["updates_per_client"]["doc"]
+    assert wal_fixed.value > 5
+    assert all(g > 0 for g in ms[("fat_update", "doc_fixed", "toast_growth")].samples)
+    assert _value(ms, "fat_update", "rel_fixed", "toast_growth") == 0
     # Reading one int from an 8 kB document vs from its column: both measured per repetition.
     assert len(ms[("fat_update", "doc", "read_latency_avg")].samples) == 2
     assert _value(ms, "fat_update", "rel", "read_latency_avg") > 0

@@ -32,7 +32,9 @@ the opposite agrees with the seed's direction, ...) live in one validator,
 
 Disturbed windows. A timing finding one of whose inputs was measured while the host was busy (its
 ``quiet`` column is false, contract 3) is reported with the verdict ``disturbed`` and not judged: a
-busy hour proves nothing either way. Deterministic findings are judged whatever the load.
+busy hour proves nothing either way. Deterministic findings are judged whatever the load, and so is a
+measured finding that does not depend on the host's speed (``depends_on`` without ``host_speed``: the
+WAL of a fixed count of updates), which a busy host cannot move.
 
 Host requirements. A finding whose mechanism needs something of the machine lists it under
 ``requires`` beside its capabilities: ``{"fact": "host_cores", "min": 3, "why": "..."}`` (``fact``
@@ -310,6 +312,11 @@ def _values_of(edf: pd.DataFrame) -> Values:
     return values
 
 
+def load_sensitive(finding: dict[str, Any]) -> bool:
+    """Whether a busy host can move the finding: a timing finding that depends on the host's speed."""
+    return finding.get("kind", "timing") == "timing" and "host_speed" in finding.get("depends_on", ["host_speed"])
+
+
 def disturbed_inputs(values: Values | dict[str, Values], finding: dict[str, Any]) -> list[str]:
     """The finding's inputs measured while the host was busy (their ``quiet`` column is false)."""
     out = []
@@ -366,7 +373,7 @@ def _row(
             na_input = not_applicable_input(values, f)
             if na_input and not (problem and "recorded not applicable" in problem):
                 na = f"not applicable on this engine: {na_input} is recorded as not applicable"
-    disturbed = disturbed_inputs(values, f) if f.get("kind", "timing") == "timing" and not na else []
+    disturbed = disturbed_inputs(values, f) if load_sensitive(f) and not na else []
     if disturbed and not problem:
         problem = "measured while the host was busy, not judged: " + "; ".join(disturbed)
     return {

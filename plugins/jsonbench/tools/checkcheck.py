@@ -54,6 +54,7 @@ from jsonbench.checks.findings import (
     band_at,
     disturbed_inputs,
     finding_value,
+    load_sensitive,
     term_key,
     terms,
     unmet_host_requirement,
@@ -252,7 +253,7 @@ def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Rando
                 if observed is None or observed <= 0:
                     continue
                 unmet = None if cross else unmet_host_requirement(f, _host_facts(sdf[sdf["engine_id"] == engine_id]))
-                busy = disturbed_inputs(vals, f)
+                busy = disturbed_inputs(vals, f) if load_sensitive(f) else []
                 if unmet or busy:
                     # Not a comparison this run makes: not applicable on this host (issue 18), or measured in a busy
                     # window (its verdict is "disturbed", counted in the run's judged share). Its inputs remain drift's,
