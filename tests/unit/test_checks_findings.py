@@ -261,6 +261,21 @@ def test_a_timing_finding_measured_in_a_busy_window_is_reported_not_judged() -> 
     assert fact["disturbed"] == "no" and fact["observed"] == 1100.0  # facts are judged whatever the load (and this one is wrong)
 
 
+def test_a_measured_finding_that_depends_on_no_host_property_is_judged_whatever_the_load() -> None:
+    """The WAL of a fixed count of updates (``depends_on: []``): a busy window cannot move it, so it is judged, not excused."""
+    fixed = {**next(f for f in DEF["findings"] if f["id"] == "faster"), "id": "fixed_count", "depends_on": []}
+    definition = {**DEF, "findings": [*DEF["findings"], fixed]}
+    rows = _measurements(
+        "pg17", [("w", "default", "a", 1.0, "ok"), ("w", "default", "b", 2.0, "ok"), ("w", "default", "n", 1122.0, "ok")], "laptop"
+    )
+    for r in rows:
+        r["quiet"], r["host_other_cpu"] = (False, 0.8) if r["metric"] == "a" else (True, 0.01)
+    f = findings_frame(pd.DataFrame(rows), "s", definition, scale="laptop", promised=PROMISED).set_index(["finding", "engine_id"])
+    assert f.loc[("faster", "pg17"), "disturbed"] == "yes"  # the same inputs, a speed: excused
+    row = f.loc[("fixed_count", "pg17")]
+    assert row["disturbed"] == "no" and pd.isna(row["problem"]) and row["observed"] == 0.5 < row["band_min"]  # judged: out of its band
+
+
 def test_a_tie_fails_in_great_expectations() -> None:
     """The strict bound reaches GX: observed 1.0 against min 1.0 with the opposite below 1.0 fails, 1.01 passes."""
     from jsonbench.checks.gxrun import GXSession
