@@ -62,4 +62,5 @@ def test_laptop_estimate_gives_the_recorded_run_back(
     (cell,) = make_cells(suite, engines=[engine], scale="laptop")
     # That run predates the fixed-count update runs (issue 26): the model of its work leaves them out.
     monkeypatch.setattr(cost, "FIXED_UPDATE_RUNS", 0)
+    monkeypatch.setattr(cost, "FAT_FIXED_RUNS", 0)
     assert get_suite(suite).estimate(cell).duration_s == pytest.approx(RECORDED_LAPTOP_S[(suite, engine)], rel=0.05)

@@ -25,10 +25,12 @@ from jsonbench.suites.catalogue.reads import SCRIPTS
 if TYPE_CHECKING:
     from jsonbench.engines.postgres_session import PostgresSession
 
-#: Buffer counts are those of each plan's first execution in this session (see :func:`run`): facts.
+#: Buffer counts are those of each plan's first execution in this session (see :func:`run`): the total is a
+#: fact; its split between hit and read follows what shared_buffers holds (at ``full`` the tables outgrow it:
+#: ``full_rel`` read 7 + 1 and 8 + 0 of its 8 buffers in two runs on one machine), so the split is sampled.
 METRICS: dict[str, MetricKind] = {
-    "buffers_hit": "deterministic",
-    "buffers_read": "deterministic",
+    "buffers_hit": "sampled",
+    "buffers_read": "sampled",
     "buffers_total": "deterministic",
     "rows": "deterministic",
     "execution_time": "timed",
