@@ -35,11 +35,13 @@ with the seed's pgbench command line by hand on the same server and the same fre
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING
 
 from jsonbench.dataset.measurement import MetricKind
 from jsonbench.suites.base import LOAD
 from jsonbench.suites.catalogue.helpers import (
     CLIENT_KINDS,
+    FIXED_RANDOM_SEED,
     NAME,
     RUN_KINDS,
     Ctx,
@@ -52,7 +54,9 @@ from jsonbench.suites.catalogue.helpers import (
     run_pgbench,
     update_run,
 )
-from jsonbench.suites.catalogue.updates import FIXED_RANDOM_SEED
+
+if TYPE_CHECKING:
+    from jsonbench.engines.postgres_session import RelationSizes
 
 #: ``toast_growth`` and the WAL figures depend on how many updates the timed run fit in: sampled.
 METRICS: dict[str, MetricKind] = {
@@ -133,6 +137,20 @@ def measure_update(
     )
 
 
+def update_fresh_copy(
+    ctx: Ctx, design: str, clients: int, length: dict[str, float], got: PgbenchSamples, random_seed: int | None = None
+) -> RelationSizes:
+    """A fresh working copy, the update run on it into ``got`` (with its TOAST growth); returns the copy's sizes before."""
+    s = ctx.session
+    fresh_copy(ctx, design)
+    before = s.relation_sizes(table(design))
+    upd = measure_update(ctx, design, clients, length, got.last_tps(), random_seed)
+    after = s.relation_sizes(table(design))
+    upd.add_to(got, fpi=False, hot=False)
+    got.put("toast_growth", float(after.toast - before.toast))
+    return before
+
+
 def run(ctx: Ctx) -> None:
     s = ctx.session
     clients = record_clients(ctx)
@@ -152,14 +170,9 @@ def run(ctx: Ctx) -> None:
         for _ in range(int(ctx.scale_params["pgbench_repetitions"])):
             for design in DESIGNS:
                 got = samples[design]
-                fresh_copy(ctx, design)
-                before = s.relation_sizes(table(design))
+                before = update_fresh_copy(ctx, design, clients, length, got)
                 got.put("heap_bytes_before", float(before.heap))
                 got.put("toast_bytes_before", float(before.toast))
-                upd = measure_update(ctx, design, clients, length, got.last_tps())
-                after = s.relation_sizes(table(design))
-                upd.add_to(got, fpi=False, hot=False)
-                got.put("toast_growth", float(after.toast - before.toast))
                 prewarm(ctx, (table(design),))
                 last = reads[design].last_tps()
                 res, _ = ctx.measure(
@@ -168,13 +181,7 @@ def run(ctx: Ctx) -> None:
                 )
                 reads[design].add(res)
                 s.run_file(NAME, "drop_table", table=table(design))
-                got = samples[f"{design}_fixed"]
-                fresh_copy(ctx, design)
-                before = s.relation_sizes(table(design))
-                upd = measure_update(ctx, design, clients, fixed[design], got.last_tps(), FIXED_RANDOM_SEED)
-                after = s.relation_sizes(table(design))
-                upd.add_to(got, fpi=False, hot=False)
-                got.put("toast_growth", float(after.toast - before.toast))
+                update_fresh_copy(ctx, design, clients, fixed[design], samples[f"{design}_fixed"], FIXED_RANDOM_SEED)
                 s.run_file(NAME, "drop_table", table=table(design))
         for design in DESIGNS:
             got = samples[design]

@@ -77,6 +77,9 @@ RUN_KINDS: dict[str, MetricKind] = {
 RUN_METRICS: tuple[str, ...] = tuple(RUN_KINDS)
 #: The seed's 4 clients / 4 threads scaled to this machine (:func:`record_clients`): facts of the run.
 CLIENT_KINDS: dict[str, MetricKind] = {"clients": "deterministic", "threads": "deterministic"}
+#: pgbench ``--random-seed`` of the fixed-count update runs (``updates``, ``fat_update``): the same rows on
+#: every host and every night.
+FIXED_RANDOM_SEED = 1000
 #: What an update run measures besides its timings: drawn from how a fixed-duration run happened to
 #: go (how many updates ran, how many found room for HOT, how much WAL and how many full-page images).
 UPDATE_KINDS: dict[str, MetricKind] = {

@@ -41,6 +41,7 @@ from jsonbench.dataset.measurement import MetricKind
 from jsonbench.suites.base import LOAD
 from jsonbench.suites.catalogue.helpers import (
     CLIENT_KINDS,
+    FIXED_RANDOM_SEED,
     NAME,
     RUN_KINDS,
     RUN_METRICS,
@@ -72,8 +73,6 @@ SYNCS: tuple[str, ...] = ("on", "off")
 #: rel in 20 s) over 1,000,000 rows. The fixed-count runs make as many per row of the table.
 SEED_UPDATES = 21_400
 SEED_PRODUCTS = 1_000_000
-#: pgbench ``--random-seed`` of the fixed-count runs: the same rows on every host and every night.
-FIXED_RANDOM_SEED = 1000
 
 
 def fixed_updates_per_client(products: int, clients: int) -> int:
