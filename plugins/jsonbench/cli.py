@@ -22,6 +22,10 @@
 * ``campaign``: N honest reruns one after another (resumable), then the noise model of the hardware
   label and scale (see :mod:`jsonbench.tools.campaign` and :mod:`jsonbench.checks.noise`).
 * ``link-engines`` / ``install-sqlite`` / ``install-otava``: setup steps used by ``./bin/setup``.
+* ``bands``: the band rule applied to every timing finding (``--write`` puts the bands into the
+  reproduction files; see :mod:`jsonbench.checks.bandrule` and :mod:`jsonbench.tools.bands`).
+* ``recheck``: today's bands against every recorded run of every host (``recorded/``), per host and
+  scale (see :mod:`jsonbench.tools.recheck`).
 * ``rerun`` / ``report-bench`` / ``derive-facts`` / ``views``: commands with parsers of their own
   (their ``--help`` is theirs): a run again as the same run, the report's build benchmark, the
   catalogue's deterministic facts, the SQL views refreshed (see :mod:`jsonbench.tools` and
@@ -390,9 +394,6 @@ def _add_check_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     p.add_argument("--hardware-label")
     p.add_argument("--suites", help="comma-separated suite names")
     p.add_argument(
-        "--margin", type=float, default=1.5, help="timing findings: widen the observed range by this factor each way (default 1.5)"
-    )
-    p.add_argument(
         "--fact-tolerance", type=float, default=0.01, help="deterministic findings: widen the observed range by this share (default 0.01)"
     )
     p.add_argument("--json", dest="as_json", action="store_true", help="print the proposals as JSON")
@@ -482,11 +483,10 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         args.scale,
         args.hardware_label,
         [s for s in (args.suites or "").split(",") if s] or None,
-        args.margin,
         args.fact_tolerance,
         include_disturbed=args.include_disturbed,
     )
-    print(as_json(cals) if args.as_json else render(cals, args.scale, args.margin, args.fact_tolerance))
+    print(as_json(cals) if args.as_json else render(cals, args.scale, args.fact_tolerance))
     return 0
 
 
@@ -701,6 +701,24 @@ def _derive_facts(argv: list[str]) -> int:
     return facts_main(argv)
 
 
+def _bands(argv: list[str]) -> int:
+    from jsonbench.tools.bands import main as bands_main
+
+    return bands_main(argv)
+
+
+def _recheck(argv: list[str]) -> int:
+    from jsonbench.tools.recheck import main as recheck_main
+
+    return recheck_main(argv)
+
+
+def _noise_levels(argv: list[str]) -> int:
+    from jsonbench.tools.noise_levels import main as levels_main
+
+    return levels_main(argv)
+
+
 def _views(argv: list[str]) -> int:
     from jsonbench.dataset.views import main as views_main
 
@@ -730,6 +748,9 @@ _OWN_PARSERS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
     "report-bench": ("the report of an N-run history made from a real run: build time, offline check, charts drawn", _report_bench),
     "derive-facts": ("the catalogue's deterministic facts per product count, from a throwaway server of one build", _derive_facts),
     "views": ("refresh the SQL views over the results (<results>/jsonbench.duckdb)", _views),
+    "bands": ("the band rule's reproduction bands for every timing finding; --write puts them into the files", _bands),
+    "recheck": ("today's reproduction bands against every recorded run of every host, per host and scale", _recheck),
+    "noise-levels": ("where timed series' noise enters: repetitions, engine starts, hosts (honest recorded runs)", _noise_levels),
 }
 
 

@@ -38,6 +38,8 @@ def test_checkcheck_catches_every_planted_kind_and_no_honest_run(make_cells, res
     kinds = report["kinds"]
     assert set(kinds) == {
         "reversed_comparison",
+        "tie_comparison",
+        "collapsed_comparison",
         "slowdown_2x",
         "deterministic_10pct",
         "lost_metric",

@@ -56,8 +56,8 @@ def test_honest_run_passes_builds_data_docs_and_says_history_is_too_short(make_c
     )
     assert len(slow) == 2 and slow["success"].all() and (slow["observed"] > 50).all() and (slow["min_value"] == band.min).all()
     details = json.loads(slow["details"].iloc[0])
-    assert details["finding_kind"] == "timing" and details["scale"] == "smoke" and "recorded smoke run" in details["band_reason"]
-    assert details["derived_from"] == list(band.derived_from) and details["derived_from"] and details["not_derived"] is None
+    assert details["finding_kind"] == "timing" and details["scale"] == "smoke" and "Rule seed_class" in details["band_reason"]
+    assert details["derived_from"] == [] and details["not_derived"] == band.not_derived and "band rule" in details["not_derived"]
     hot = rep[rep["expectation"] == "rel_small_hot_count"]
     assert (hot["observed"] == 119).all() and json.loads(hot["details"].iloc[0])["finding_kind"] == "deterministic"
     assert Path(summary["data_docs"]).exists()

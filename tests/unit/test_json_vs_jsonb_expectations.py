@@ -55,12 +55,12 @@ def test_bands_are_ordered_and_documented(kind: str) -> None:
     for f in _load(kind)["findings"]:
         assert f["id"] not in ids, f"duplicate finding {f['id']}"
         ids.add(f["id"])
-        documented = f.get("band_reason") or all(b.get("reason") or b.get("not_applicable") for b in f["bands"].values())
+        documented = f.get("band_reason") or all(b.get("reason") or b.get("not_applicable") or b.get("gate") for b in f["bands"].values())
         assert documented and f.get("seed", {}).get("figure"), f["id"]
         assert set(f["bands"]) == {"smoke", "laptop", "full"}, f["id"]
         for scale, band in f["bands"].items():
-            if "not_applicable" in band:
-                assert band["not_applicable"].strip(), (f["id"], scale)
+            if "not_applicable" in band or "gate" in band:
+                assert (band.get("not_applicable") or band.get("gate")).strip(), (f["id"], scale)
                 continue
             assert band["min"] is not None and band["max"] is not None and band["min"] <= band["max"], (f["id"], scale)
             assert band.get("reason"), (f["id"], scale)

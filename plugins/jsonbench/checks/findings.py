@@ -115,6 +115,12 @@ class ScaleBand:
     strict_min: bool = False
     strict_max: bool = False
 
+    def holds(self, value: float) -> bool:
+        """Whether ``value`` lies in the band as GX judges it (a strict end, the opposite's edge, excludes a tie)."""
+        if self.min is not None and (value < self.min or (self.strict_min and value == self.min)):
+            return False
+        return not (self.max is not None and (value > self.max or (self.strict_max and value == self.max)))
+
 
 def _band(finding: dict[str, Any], spec: dict[str, Any], reason: str) -> ScaleBand:
     opposite = finding.get("opposite") or {}
@@ -139,8 +145,9 @@ def band_at(finding: dict[str, Any], scale: str | None) -> ScaleBand:
         if spec is None:
             return ScaleBand(None, None, "", f"no band for scale {scale!r} (bands given for {', '.join(sorted(bands)) or 'no scale'})")
         return _band(finding, spec, str(finding.get("band_reason", "")))
-    if "not_applicable" in spec:
-        return ScaleBand(None, None, str(spec["not_applicable"]), f"not applied at scale {scale}: {spec['not_applicable']}")
+    gate = spec.get("gate", spec.get("not_applicable"))
+    if gate is not None:  # a gate (the band rule's word for a timing finding) or a fact not applied at this scale
+        return ScaleBand(None, None, str(gate), f"not applied at scale {scale}: {gate}")
     return _band(finding, spec, str(spec.get("reason") or finding.get("band_reason", "")))
 
 

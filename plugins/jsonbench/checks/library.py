@@ -208,7 +208,7 @@ def _check_min_max(path: Path, field: str, bounds: dict[str, Any], number: str, 
 
 #: The keys a per-scale band may carry; anything else (``provisional``, a typo) is refused, since the
 #: checks would silently ignore it.
-_BAND_KEYS = ("min", "max", "reason", "derived_from", "not_derived", "seed_outside")
+_BAND_KEYS = ("min", "max", "reason", "derived_from", "not_derived", "seed_outside", "rule", "mechanism")
 
 
 def _check_reproduction(path: Path, data: dict[str, Any], seed: dict[str, Any] | None = None) -> None:
@@ -219,6 +219,9 @@ def _check_reproduction(path: Path, data: dict[str, Any], seed: dict[str, Any] |
     _need(isinstance(findings, list), path, "findings", "missing or not a list")
     assert isinstance(findings, list)  # _need() raised otherwise
     runs = _recorded_runs(path, data)
+    from jsonbench.checks.bandrule import load_arithmetic
+
+    arithmetic = load_arithmetic(path.parent, path.name.split(".")[0])
     seen: set[str] = set()
     for i, f in enumerate(findings):
         field = f"findings[{i}]"
@@ -226,7 +229,7 @@ def _check_reproduction(path: Path, data: dict[str, Any], seed: dict[str, Any] |
         _need(isinstance(f.get("id"), str) and bool(f["id"]), path, f"{field}.id", "missing")
         _need(f["id"] not in seen, path, f"{field}.id", f"{f['id']!r} appears twice")
         seen.add(f["id"])
-        _check_finding(path, field, f, seed, runs)
+        _check_finding(path, field, f, seed, runs, arithmetic)
     for i, entry in enumerate(data.get("expectations") or []):
         _check_entry(path, f"expectations[{i}]", entry)
     for scale in SCALES:  # every finding applied at a scale becomes one GX expectation: GX builds each
@@ -247,7 +250,9 @@ def _recorded_runs(path: Path, data: dict[str, Any]) -> list[str]:
     return out
 
 
-def _check_finding(path: Path, field: str, f: dict[str, Any], seed: dict[str, Any] | None, runs: list[str]) -> None:
+def _check_finding(
+    path: Path, field: str, f: dict[str, Any], seed: dict[str, Any] | None, runs: list[str], arithmetic: dict[str, Any] | None = None
+) -> None:
     """One finding: terms, kind, scope, requirements, its opposite against the seed's direction, and every band."""
     from jsonbench.checks.findings import KINDS, STATISTICS
 
@@ -266,7 +271,8 @@ def _check_finding(path: Path, field: str, f: dict[str, Any], seed: dict[str, An
     _check_requires(path, f"{field}.requires", f.get("requires", []))
     _check_depends_on(path, f"{field}.depends_on", f)
     _check_opposite(path, field, f, seed)
-    _check_bands(path, field, f, runs)
+    _check_seed_range(path, f"{field}.seed.range", f)
+    _check_bands(path, field, f, runs, arithmetic or {})
 
 
 #: What a finding's value may depend on besides the engine (``depends_on``): the host's speed, its cores, its
@@ -360,7 +366,18 @@ def _check_opposite(path: Path, field: str, f: dict[str, Any], seed: dict[str, A
         _need(value < above, path, f"{field}.opposite.above", f"the seed's {value:.4g} ({source}) is itself in the opposite (> {above})")
 
 
-def _check_bands(path: Path, field: str, finding: dict[str, Any], runs: list[str]) -> None:
+def _check_seed_range(path: Path, field: str, f: dict[str, Any]) -> None:
+    """``seed.range``: the seed's own spread for this finding, ``[low, high]`` with a ``range_source`` saying where it is printed."""
+    rng = (f.get("seed") or {}).get("range")
+    if rng is None:
+        return
+    ok = isinstance(rng, list) and len(rng) == 2 and all(_is_number(x) and x > 0 for x in rng) and rng[0] <= rng[1]
+    _need(ok, path, field, f"must be [low, high], two positive numbers, low <= high, got {rng!r}")
+    src = (f.get("seed") or {}).get("range_source")
+    _need(isinstance(src, str) and bool(src.strip()), path, f"{field}_source", "say where the seed prints this spread")
+
+
+def _check_bands(path: Path, field: str, finding: dict[str, Any], runs: list[str], arithmetic: dict[str, Any] | None = None) -> None:
     """Per-scale ``bands`` (``{scale: {min, max, reason, derived_from, ...} | {not_applicable: reason}}``) or one all-scale ``band``."""
     from jsonbench.checks.findings import SCALES
 
@@ -375,11 +392,25 @@ def _check_bands(path: Path, field: str, finding: dict[str, Any], runs: list[str
         _check_band(path, f"{field}.band", finding["band"])
         _check_band_rules(path, f"{field}.band", finding, finding["band"], None)
         return
+    from jsonbench.checks.bandrule import band_spec, differs, governed
+
     _need(isinstance(bands, dict) and bool(bands), path, f"{field}.bands", "must be an object of scale -> band")
     for scale, spec in bands.items():
         sf = f"{field}.bands.{scale}"
         _need(scale in SCALES, path, sf, f"unknown scale {scale!r} (scales: {', '.join(SCALES)})")
         _need(isinstance(spec, dict), path, sf, "must be an object")
+        timing = finding.get("kind", "timing") == "timing"
+        if timing:
+            _need(
+                "not_applicable" not in spec,
+                path,
+                f"{sf}.not_applicable",
+                'a timing finding not judged at a scale is gated: {"gate": "why"}',
+            )
+        if "gate" in spec:
+            _need(timing, path, f"{sf}.gate", 'a fact not applied at a scale says {"not_applicable": "why"}')
+            _need(set(spec) == {"gate"} and bool(str(spec["gate"]).strip()), path, f"{sf}.gate", 'a gate is {"gate": "why"}, nothing else')
+            continue
         if "not_applicable" in spec:
             _need(bool(str(spec["not_applicable"]).strip()), path, f"{sf}.not_applicable", "needs a reason")
             continue
@@ -389,6 +420,17 @@ def _check_bands(path: Path, field: str, finding: dict[str, Any], runs: list[str
         _need(bool(str(spec.get("reason") or finding.get("band_reason") or "").strip()), path, f"{sf}.reason", "a band needs its reason")
         _check_derivation(path, sf, spec, runs)
         _check_band_rules(path, sf, finding, spec, scale)
+        mech = spec.get("mechanism")
+        if mech is not None:
+            _need(
+                mech in (arithmetic or {}),
+                path,
+                f"{sf}.mechanism",
+                f"{mech!r} is not under arithmetic: in {path.name.split('.')[0]}.mechanisms.yaml",
+            )
+        if governed(finding):
+            why = differs(spec, band_spec(finding, scale, spec, arithmetic or {}))
+            _need(why is None, path, sf, f"not the band rule's (jsonbench.checks.bandrule): {why}; run `jsonbench bands --write`")
 
 
 def _check_derivation(path: Path, field: str, spec: dict[str, Any], runs: list[str]) -> None:
@@ -425,8 +467,17 @@ def _check_band_rules(path: Path, field: str, f: dict[str, Any], spec: dict[str,
     below_lo = lo is not None and (value < lo or (band.strict_min and value == lo))
     above_hi = hi is not None and (value > hi or (band.strict_max and value == hi))
     if below_lo or above_hi:
-        ok = bool(str(spec.get("seed_outside") or "").strip())
-        _need(ok, path, f"{field}.seed_outside", f"the seed's {value} lies outside [{lo}, {hi}]: say why, or move the band")
+        if f.get("kind", "timing") == "timing":  # a timing band holds the seed's figure unless a mechanism's arithmetic says why not
+            ok = bool(spec.get("mechanism"))
+            _need(
+                ok,
+                path,
+                f"{field}.mechanism",
+                f"the seed's {value} lies outside [{lo}, {hi}]: name the mechanism (its arithmetic), or move the band",
+            )
+        else:
+            ok = bool(str(spec.get("seed_outside") or "").strip())
+            _need(ok, path, f"{field}.seed_outside", f"the seed's {value} lies outside [{lo}, {hi}]: say why, or move the band")
 
 
 def _check_sanity(path: Path, data: dict[str, Any]) -> None:

@@ -9,9 +9,9 @@ it proposes under the stated rule:
 * ``deterministic`` findings: the observed range widened by ``--fact-tolerance`` (default 1 %) on
   each side; if the runs themselves spread more than 2 %, the finding is flagged as not
   deterministic at that scale instead (a fact that varies is a mechanism to look at, not a band to widen);
-* ``timing`` findings: the observed range widened by the factor ``--margin`` (default 1.5) on each
-  side, then clipped to the finding's ``opposite`` (the region where the seed's conclusion would be
-  reversed, which a band may never reach).
+* ``timing`` findings: no proposal from runs. Their bands are set by the band rule from the seed's own
+  evidence (:mod:`jsonbench.checks.bandrule`, ``jsonbench bands``); this command shows what hosts measured
+  against them, and ``jsonbench recheck`` judges them on every recorded host.
 
 It also reports the width of each band around the seed's figure (``max / min`` and the larger of
 ``max / seed`` and ``seed / min``) against the issue's target of 4x at ``laptop``. ``--json`` writes
@@ -63,11 +63,6 @@ class Calibration:
     flag: str = ""
 
 
-def _opposite(finding: dict[str, Any]) -> tuple[float | None, float | None]:
-    opp = finding.get("opposite") or {}
-    return opp.get("below"), opp.get("above")
-
-
 def _round(x: float, up: bool) -> float:
     """Round to 3 significant digits, outwards (a proposal never narrows below what was observed)."""
     if x == 0 or not math.isfinite(x):
@@ -77,9 +72,7 @@ def _round(x: float, up: bool) -> float:
     return (math.ceil(x * factor) if up else math.floor(x * factor)) / factor
 
 
-def propose(
-    finding: dict[str, Any], values: list[float], margin: float, fact_tolerance: float
-) -> tuple[tuple[float | None, float | None], str, str]:
+def propose(finding: dict[str, Any], values: list[float], fact_tolerance: float) -> tuple[tuple[float | None, float | None], str, str]:
     """``((min, max), rule, flag)`` for one finding's observed values at one scale."""
     if not values:
         return (None, None), "no observations", ""
@@ -95,21 +88,7 @@ def propose(
             f"deterministic: observed range +/- {fact_tolerance:.0%}",
             flag,
         )
-    below, above = _opposite(finding)
-    pmin, pmax = lo / margin if lo > 0 else lo, hi * margin
-    rule = f"timing: observed range widened {margin:g}x each way"
-    flag = ""
-    if below is not None and pmin < below:
-        pmin = below
-        rule += f", clipped at the opposite conclusion (< {below:g})"
-        if lo < below:
-            flag = f"observed {lo:.3g} reaches the opposite conclusion (< {below:g})"
-    if above is not None and pmax > above:
-        pmax = above
-        rule += f", clipped at the opposite conclusion (> {above:g})"
-        if hi > above:
-            flag = f"observed {hi:.3g} reaches the opposite conclusion (> {above:g})"
-    return (_round(pmin, False), _round(pmax, True)), rule, flag
+    return (None, None), "timing: set by the band rule from the seed's evidence (jsonbench bands), not from runs", ""
 
 
 def _spans(band: tuple[float | None, float | None], seed: float | None) -> tuple[float | None, float | None]:
@@ -124,7 +103,6 @@ def calibrate(
     scale: str,
     hardware_label: str | None = None,
     suites: list[str] | None = None,
-    margin: float = 1.5,
     fact_tolerance: float = 0.01,
     lib: Library | None = None,
     include_disturbed: bool = False,
@@ -149,7 +127,7 @@ def calibrate(
     all_f = pd.concat(frames, ignore_index=True).sort_values(["logical_date", "run_id"])
     defs = {(s, f["id"]): f for s, d in lib.reproduction.items() for f in d.get("findings", [])}
     for (suite, finding, engine_id), g in all_f.groupby(["suite", "finding", "engine_id"], sort=True):
-        out.append(_calibration(suite, finding, engine_id, g, defs[(suite, finding)], scale, margin, fact_tolerance, include_disturbed))
+        out.append(_calibration(suite, finding, engine_id, g, defs[(suite, finding)], scale, fact_tolerance, include_disturbed))
     return out
 
 
@@ -160,7 +138,6 @@ def _calibration(
     g: pd.DataFrame,
     fdef: dict[str, Any],
     scale: str,
-    margin: float,
     fact_tolerance: float,
     include_disturbed: bool,
 ) -> Calibration:
@@ -193,22 +170,25 @@ def _calibration(
             if not band.not_applicable
             else 0
         )
-    c.proposed, c.rule, c.flag = propose(fdef, vals, margin, fact_tolerance)
+    c.proposed, c.rule, c.flag = propose(fdef, vals, fact_tolerance)
+    if c.kind == "timing" and not band.not_applicable:
+        c.proposed = (band.min, band.max)
+        c.flag = f"{c.band_fails} observed value(s) outside the rule's band" if c.band_fails else ""
     if band.not_applicable:
         c.rule = f"not applied at {scale}: {band.reason}"
     c.span, c.seed_span = _spans(c.proposed if c.kind == "timing" else c.band, c.seed)
     return c
 
 
-def render(cals: list[Calibration], scale: str, margin: float, fact_tolerance: float) -> str:
+def render(cals: list[Calibration], scale: str, fact_tolerance: float) -> str:
     """A plain-text table of :func:`calibrate`'s results."""
     if not cals:
         return f"no recorded runs of scale {scale!r} with reproduction findings"
     runs = sorted({r for c in cals for r in c.runs})
     lines = [
         f"calibration at scale {scale}: {len(runs)} run(s): {', '.join(runs)}",
-        f"rule: deterministic = observed range +/- {fact_tolerance:.0%} (flagged if runs spread > 2 %); timing = observed range "
-        f"widened {margin:g}x each way, clipped at the finding's opposite conclusion",
+        f"rule: deterministic = observed range +/- {fact_tolerance:.0%} (flagged if runs spread > 2 %); timing = "
+        "set by the band rule from the seed's evidence (jsonbench bands; the column shows the rule's band)",
         "",
     ]
     header = (

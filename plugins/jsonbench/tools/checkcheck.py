@@ -16,6 +16,8 @@ Plant kinds (``PLANT_KINDS``):
 * ``reversed_comparison``: every timing comparison finding of every engine gets the opposite
   conclusion (its observed ratio becomes its reciprocal, or a clear winner for an "about the
   same" finding), by scaling the published inputs the finding reads;
+* ``tie_comparison``: the same, to exactly the opposite's edge (a tie: "columns as fast as jsonb" is not
+  "columns faster"); ``collapsed_comparison``: to just past it (2 % into the opposite);
 * ``slowdown_2x``: one engine version gets twice slower at everything it times (durations x2,
   rates /2), one plant per engine: drift must see it;
 * ``deterministic_10pct``: each deterministic metric (counts, sizes, HOT counts, buffers, matched
@@ -63,6 +65,8 @@ from jsonbench.checks.library import Library, load_library
 
 PLANT_KINDS = (
     "reversed_comparison",
+    "tie_comparison",
+    "collapsed_comparison",
     "slowdown_2x",
     "deterministic_10pct",
     "lost_metric",
@@ -219,12 +223,29 @@ def _target_value(f: dict[str, Any], observed: float) -> float:
     return 1.0 / observed if observed else 1.0
 
 
+def _edge_value(f: dict[str, Any], observed: float, past: float) -> float:
+    """The opposite's edge nearest ``observed`` (``past`` = 1.0: a tie), or ``past`` beyond it (1.02: 2 % into the opposite)."""
+    opp = f.get("opposite") or {}
+    below, above = opp.get("below"), opp.get("above")
+    if below is not None and (above is None or observed <= math.sqrt(below * above)):
+        return float(below) / past
+    return float(above) * past
+
+
+#: Where each comparison plant puts a finding: reversed (well inside the opposite), tied (on its edge), collapsed (just past it).
+_COMPARISON_TARGETS: dict[str, Any] = {
+    "reversed_comparison": _target_value,
+    "tie_comparison": lambda f, observed: _edge_value(f, observed, 1.0),
+    "collapsed_comparison": lambda f, observed: _edge_value(f, observed, 1.02),
+}
+
+
 def _host_facts(rows: pd.DataFrame) -> dict[str, Any]:
     """The host facts a finding's requirements read (``HOST_FACTS``), from the first of ``rows``."""
     return {k: rows[k].iloc[0] for k in HOST_FACTS if k in rows and not rows.empty}
 
 
-def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Random) -> list[Plant]:
+def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Random, kind: str = "reversed_comparison") -> list[Plant]:
     """Push every applied timing finding of every engine into its opposite region by scaling an input it reads.
 
     A finding the check cannot judge on the target by design is not planted, and is reported apart
@@ -259,17 +280,17 @@ def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Rando
                     # window (its verdict is "disturbed", counted in the run's judged share). Its inputs remain drift's,
                     # as single series; the power table says how often a lone series is caught.
                     why = str(unmet) if unmet else "measured in a busy window: " + "; ".join(busy)
-                    plant = Plant.of_finding("reversed_comparison", suite, f, row_engine, f"{observed:.3g} (not planted)")
+                    plant = Plant.of_finding(kind, suite, f, row_engine, f"{observed:.3g} (not planted)")
                     plant.not_judged = why
                     plants.append(plant)
                     continue
-                target = _target_value(f, observed)
+                target = _COMPARISON_TARGETS[kind](f, observed)
                 k = target / observed
                 num = f.get("numerator") or []
                 # A geometric mean moves by k when every numerator term does; a plain quotient when its first term does.
                 for t in num if f.get("geomean") else num[:1]:
                     _scale_rows(df, _key_mask(df, t.get("engine", engine_id), suite, *term_key(t)), k)
-                plants.append(Plant.of_finding("reversed_comparison", suite, f, row_engine, f"{observed:.3g} -> {target:.3g}"))
+                plants.append(Plant.of_finding(kind, suite, f, row_engine, f"{observed:.3g} -> {target:.3g}"))
     return plants
 
 
@@ -499,8 +520,8 @@ def _plant(
     kind: str, df: pd.DataFrame, work: Path, t: _Target, lib: Library, scale: str, rng: random.Random, sample: int
 ) -> tuple[pd.DataFrame, list[Plant]]:
     """Plant ``kind`` into ``df`` (a copy of the target's rows); ``damaged_file`` cuts an earlier run's file in ``work`` instead."""
-    if kind == "reversed_comparison":
-        return df, plant_reversed(df, lib, scale, rng)
+    if kind in _COMPARISON_TARGETS:
+        return df, plant_reversed(df, lib, scale, rng, kind)
     if kind == "deterministic_10pct":
         return df, plant_deterministic(df, lib, rng, sample)
     if kind == "lost_metric":

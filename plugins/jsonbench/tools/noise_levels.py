@@ -1,0 +1,149 @@
+"""``jsonbench noise-levels``: where a timed series' noise enters: its repetitions, its engine starts, its host.
+
+Kalibera and Jones ("Rigorous benchmarking in reasonable time", ISMM 2013): variance enters at several
+levels, and a comparison must replicate at the level where most of it enters. For every timed series
+(suite, engine, workload, variant, metric) of the honest runs given (``recorded/`` by default, plus
+``--results-dir``), in log space, so a figure reads as a relative spread:
+
+* ``within``: the spread of one start's repetitions (the sd of the log of its ``samples``), median over starts;
+* ``expected``: what that spread alone moves the start's published figure (its median of n repetitions:
+  ``1.2533 * within / sqrt(n)``, the median's standard error);
+* ``starts``: the sd of the published figure between starts (runs) of one host at one commit and scale;
+* ``hosts``: the sd of the hosts' mean figure, over hosts whose data is the same (``hosts.json``'s not_asked).
+
+If ``starts`` is about ``expected``, the repetitions decide a night and more of them help; if it is well above,
+something that changes between engine starts does (memory layout, the page cache, checkpoint timing), and only
+more starts help. Prints per suite the median of each level over its series, and which level dominates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MEDIAN_SE = 1.2533  # the standard error of a median of n normal samples is 1.2533 sigma / sqrt(n)
+
+
+@dataclass
+class SeriesNoise:
+    """One timed series' spread at each level (log space; None where the runs do not tell)."""
+
+    suite: str
+    series: str
+    within: float | None
+    expected: float | None
+    starts: float | None
+    hosts: float | None
+    n_starts: int
+    n_hosts: int
+
+
+def _sd(xs: list[float]) -> float | None:
+    return statistics.stdev(xs) if len(xs) >= 2 else None
+
+
+def levels(folders: list[tuple[Path, dict[str, Any]]]) -> list[SeriesNoise]:
+    """Every timed series' noise per level over the honest runs in ``folders`` (``(results folder, manifest entry)``)."""
+    import pandas as pd
+
+    from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
+
+    frames = []
+    for folder, entry in folders:
+        df = read_dataset_report(folder, MEASUREMENTS).table.to_pandas()
+        if df.empty:
+            continue
+        stale = {r.get("suite") for r in entry.get("not_asked", []) if not r.get("depends_on")}
+        df = df[(df["metric_kind"] == "timed") & (df["status"] == "ok") & ~df["suite"].isin(stale | {"host"})]
+        if "quiet" in df:
+            df = df[df["quiet"].fillna(True).astype(bool)]
+        boot = df["host_boot_id"].fillna(str(entry.get("host") or folder.name)) if "host_boot_id" in df else str(entry.get("host"))
+        df = df.assign(host=boot, commit=df["git_revision"].fillna("").str[:7])
+        frames.append(df)
+    if not frames:
+        return []
+    all_rows = pd.concat(frames, ignore_index=True)
+    all_rows = all_rows[all_rows["value"] > 0]
+    out: list[SeriesNoise] = []
+    keys = ["suite", "engine_id", "workload", "variant", "metric", "scale"]
+    for key, g in all_rows.groupby(keys, sort=True):
+        within_runs: list[float] = []
+        expected_runs: list[float] = []
+        for samples in g["samples"]:
+            xs = [math.log(x) for x in (list(samples) if samples is not None else []) if x and x > 0]
+            if len(xs) >= 2:
+                sd = statistics.stdev(xs)
+                within_runs.append(sd)
+                expected_runs.append(MEDIAN_SE * sd / math.sqrt(len(xs)))
+        per_host_commit: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for r in g.itertuples(index=False):
+            per_host_commit[(str(r.host), str(r.commit))].append(math.log(float(r.value)))
+        start_sds = [sd for xs in per_host_commit.values() if (sd := _sd(xs)) is not None]
+        host_means: dict[str, list[float]] = defaultdict(list)
+        for (host, _), xs in per_host_commit.items():
+            host_means[host].append(statistics.fmean(xs))
+        means = [statistics.fmean(v) for v in host_means.values()]
+        out.append(
+            SeriesNoise(
+                suite=str(key[0]),
+                series="/".join(str(k) for k in key[1:]),
+                within=statistics.median(within_runs) if within_runs else None,
+                expected=statistics.median(expected_runs) if expected_runs else None,
+                starts=math.sqrt(statistics.fmean([s * s for s in start_sds])) if start_sds else None,
+                hosts=_sd(means),
+                n_starts=max((len(v) for v in per_host_commit.values()), default=0),
+                n_hosts=len(host_means),
+            )
+        )
+    return out
+
+
+def _med(xs: list[float | None]) -> float | None:
+    vals = [x for x in xs if x is not None]
+    return statistics.median(vals) if vals else None
+
+
+def render(series: list[SeriesNoise]) -> str:
+    """Per suite and scale: the median spread of each level over its series, and the level that dominates."""
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{(math.exp(x) - 1) * 100:.1f} %"
+
+    by_suite: dict[str, list[SeriesNoise]] = defaultdict(list)
+    for s in series:
+        by_suite[f"{s.suite} @ {s.series.rsplit('/', 1)[-1]}"].append(s)
+    lines = [
+        "| suite @ scale | series | repetitions (one start) | what they move a figure | between starts (one host) | between hosts | dominates |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, ss in sorted(by_suite.items()):
+        w, e, st, h = (_med([getattr(s, k) for s in ss]) for k in ("within", "expected", "starts", "hosts"))
+        levels_ = {"repetitions": e, "engine starts": st, "hosts": h}
+        known = {k: v for k, v in levels_.items() if v is not None}
+        top = max(known, key=lambda k: known[k]) if known else "-"
+        if st is not None and e is not None and top == "engine starts" and st < 1.5 * e:
+            top = "repetitions (starts within 1.5x of what they explain)"
+        lines.append(f"| {name} | {len(ss)} | {pct(w)} | {pct(e)} | {pct(st)} | {pct(h)} | {top} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="jsonbench noise-levels", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--results-dir", action="append", default=[], help="another folder of honest runs (repeatable)")
+    parser.add_argument("--recorded", help="the recorded runs' folder (default: recorded/ in the project)")
+    parser.add_argument("--no-recorded", action="store_true", help="only the --results-dir folders")
+    args = parser.parse_args(argv)
+    from jsonbench.tools.recheck import folders_to_check
+
+    folders = folders_to_check(args.results_dir, Path(args.recorded) if args.recorded else None)
+    if args.no_recorded:
+        folders = [(Path(d), {}) for d in args.results_dir]
+    print(render(levels(folders)))
+    return 0
