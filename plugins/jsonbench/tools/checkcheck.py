@@ -229,13 +229,14 @@ def _edge_value(f: dict[str, Any], observed: float, past: float) -> float:
     below, above = opp.get("below"), opp.get("above")
     if below is not None and (above is None or observed <= math.sqrt(below * above)):
         return float(below) / past
+    assert above is not None  # a timing finding names its opposite: below, above or both
     return float(above) * past
 
 
 #: Where each comparison plant puts a finding: reversed (well inside the opposite), tied (on its edge), collapsed (just past it).
 _COMPARISON_TARGETS: dict[str, Any] = {
     "reversed_comparison": _target_value,
-    "tie_comparison": lambda f, observed: _edge_value(f, observed, 1.0),
+    "tie_comparison": lambda f, observed: _edge_value(f, observed, 1.0 + 1e-9),  # the edge, to the scaled inputs' rounding
     "collapsed_comparison": lambda f, observed: _edge_value(f, observed, 1.02),
 }
 

@@ -83,7 +83,7 @@ def levels(folders: list[tuple[Path, dict[str, Any]]]) -> list[SeriesNoise]:
         per_host_commit: dict[tuple[str, str], list[float]] = defaultdict(list)
         for r in g.itertuples(index=False):
             per_host_commit[(str(r.host), str(r.commit))].append(math.log(float(r.value)))
-        start_sds = [sd for xs in per_host_commit.values() if (sd := _sd(xs)) is not None]
+        start_sds = [s for xs in per_host_commit.values() if (s := _sd(xs)) is not None]
         host_means: dict[str, list[float]] = defaultdict(list)
         for (host, _), xs in per_host_commit.items():
             host_means[host].append(statistics.fmean(xs))
