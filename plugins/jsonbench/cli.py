@@ -683,46 +683,15 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
-def _rerun(argv: list[str]) -> int:
-    from jsonbench.tools.rerun import main as rerun_main
+def _main_of(module: str) -> Callable[[list[str]], int]:
+    """A command whose module parses its own arguments: the module's ``main(argv)``, imported only when it runs."""
 
-    return rerun_main(argv)
+    def run(argv: list[str]) -> int:
+        from jsonbench import load_object
 
+        return int(load_object(f"{module}:main")(argv))
 
-def _report_bench(argv: list[str]) -> int:
-    from jsonbench.tools.report_bench import main as bench_main
-
-    return bench_main(argv)
-
-
-def _derive_facts(argv: list[str]) -> int:
-    from jsonbench.tools.derive_facts import main as facts_main
-
-    return facts_main(argv)
-
-
-def _bands(argv: list[str]) -> int:
-    from jsonbench.tools.bands import main as bands_main
-
-    return bands_main(argv)
-
-
-def _recheck(argv: list[str]) -> int:
-    from jsonbench.tools.recheck import main as recheck_main
-
-    return recheck_main(argv)
-
-
-def _noise_levels(argv: list[str]) -> int:
-    from jsonbench.tools.noise_levels import main as levels_main
-
-    return levels_main(argv)
-
-
-def _views(argv: list[str]) -> int:
-    from jsonbench.dataset.views import main as views_main
-
-    return views_main(argv)
+    return run
 
 
 # Commands that parse their own arguments (and print their own --help): the rest of the argv goes to them.
@@ -744,13 +713,28 @@ def _airflow(argv: list[str]) -> int:
 
 _OWN_PARSERS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
     "airflow": ("the project's Airflow command line (its home, DAGs and plugins), e.g. jsonbench airflow tasks clear ...", _airflow),
-    "rerun": ("run an earlier DAG run again, as the same run (same run id), on this machine", _rerun),
-    "report-bench": ("the report of an N-run history made from a real run: build time, offline check, charts drawn", _report_bench),
-    "derive-facts": ("the catalogue's deterministic facts per product count, from a throwaway server of one build", _derive_facts),
-    "views": ("refresh the SQL views over the results (<results>/jsonbench.duckdb)", _views),
-    "bands": ("the band rule's reproduction bands for every timing finding; --write puts them into the files", _bands),
-    "recheck": ("today's reproduction bands against every recorded run of every host, per host and scale", _recheck),
-    "noise-levels": ("where timed series' noise enters: repetitions, engine starts, hosts (honest recorded runs)", _noise_levels),
+    "rerun": ("run an earlier DAG run again, as the same run (same run id), on this machine", _main_of("jsonbench.tools.rerun")),
+    "report-bench": (
+        "the report of an N-run history made from a real run: build time, offline check, charts drawn",
+        _main_of("jsonbench.tools.report_bench"),
+    ),
+    "derive-facts": (
+        "the catalogue's deterministic facts per product count, from a throwaway server of one build",
+        _main_of("jsonbench.tools.derive_facts"),
+    ),
+    "views": ("refresh the SQL views over the results (<results>/jsonbench.duckdb)", _main_of("jsonbench.dataset.views")),
+    "bands": (
+        "the band rule's reproduction bands for every timing finding; --write puts them into the files",
+        _main_of("jsonbench.tools.bands"),
+    ),
+    "recheck": (
+        "today's reproduction bands against every recorded run of every host, per host and scale",
+        _main_of("jsonbench.tools.recheck"),
+    ),
+    "noise-levels": (
+        "where timed series' noise enters: repetitions, engine starts, hosts (honest recorded runs)",
+        _main_of("jsonbench.tools.noise_levels"),
+    ),
 }
 
 

@@ -98,12 +98,9 @@ def load_arithmetic(expectations: Path, suite: str) -> dict[str, Mechanism]:
     raw = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("arithmetic") or {}
     out: dict[str, Mechanism] = {}
     for name, spec in raw.items():
-        factor = spec.get("factor") if isinstance(spec, dict) else None
-        if factor is None:  # a host-independent finding's own mechanism: arithmetic, no factor on a seed class
-            out[str(name)] = Mechanism(str(name), (1.0, 1.0), " ".join(str(spec.get("why", "")).split()))
-            continue
-        lo, hi = (float(factor[0]), float(factor[1]))
-        out[str(name)] = Mechanism(str(name), (lo, hi), " ".join(str(spec.get("why", "")).split()))
+        spec = spec if isinstance(spec, dict) else {}
+        factor = spec.get("factor") or (1.0, 1.0)  # none: a host-independent finding's own arithmetic, no factor on a seed class
+        out[str(name)] = Mechanism(str(name), (float(factor[0]), float(factor[1])), " ".join(str(spec.get("why", "")).split()))
     return out
 
 
@@ -111,7 +108,7 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
-def _round_out(x: float, up: bool) -> float:
+def round_out(x: float, up: bool) -> float:
     """Three significant digits, rounded outwards (a rounded band never narrows what the rule computed)."""
     if x == 0 or not math.isfinite(x):
         return x
@@ -143,8 +140,8 @@ def rule_band(finding: dict[str, Any], scale: str, spec: dict[str, Any], arithme
         parts.append(f"the seed's evidence {seed_text}")
         if mech:
             parts.append(f"times {_fmt(m_lo)}-{_fmt(m_hi)} at {scale} by the mechanism {mech.name!r} (arithmetic in the mechanisms file)")
-        lo = _round_out(e_lo * m_lo / CLASS_FACTOR, up=False)
-        hi = _round_out(e_hi * m_hi * CLASS_FACTOR, up=True)
+        lo = round_out(e_lo * m_lo / CLASS_FACTOR, up=False)
+        hi = round_out(e_hi * m_hi * CLASS_FACTOR, up=True)
         parts.append(f"widened to its order of magnitude (x/{CLASS_FACTOR:.3g}, x*{CLASS_FACTOR:.3g}): [{_fmt(lo)}, {_fmt(hi)}]")
     cut: list[str] = []
     if below is not None and (lo is None or lo < below):

@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from jsonbench.checks.bandrule import round_out
 from jsonbench.checks.findings import band_at, findings_per_run
 from jsonbench.checks.library import Library, load_library
 
@@ -63,15 +64,6 @@ class Calibration:
     flag: str = ""
 
 
-def _round(x: float, up: bool) -> float:
-    """Round to 3 significant digits, outwards (a proposal never narrows below what was observed)."""
-    if x == 0 or not math.isfinite(x):
-        return x
-    digits = 2 - int(math.floor(math.log10(abs(x))))
-    factor = 10**digits
-    return (math.ceil(x * factor) if up else math.floor(x * factor)) / factor
-
-
 def propose(finding: dict[str, Any], values: list[float], fact_tolerance: float) -> tuple[tuple[float | None, float | None], str, str]:
     """``((min, max), rule, flag)`` for one finding's observed values at one scale."""
     if not values:
@@ -84,7 +76,7 @@ def propose(finding: dict[str, Any], values: list[float], fact_tolerance: float)
         if med == 0 and hi == lo:
             return (0.0, 0.0), "deterministic: exactly the observed value", flag
         return (
-            (_round(lo - abs(lo) * fact_tolerance, False), _round(hi + abs(hi) * fact_tolerance, True)),
+            (round_out(lo - abs(lo) * fact_tolerance, False), round_out(hi + abs(hi) * fact_tolerance, True)),
             f"deterministic: observed range +/- {fact_tolerance:.0%}",
             flag,
         )
