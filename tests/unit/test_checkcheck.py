@@ -127,3 +127,36 @@ def test_a_reversal_the_check_cannot_judge_is_reported_apart_not_planted(make_ce
     k = report["kinds"]["reversed_comparison"]
     assert k["planted"] == len(plants) - 3 and len(k["not_judged"]) == 3
     assert not any(needy["id"] in m or f"{busy['id']} on postgres-16" in m for m in k["missed"])
+
+
+def test_findings_that_share_an_input_are_planted_in_separate_copies() -> None:
+    """SQLite's "position matters for JSONB" and "matters more than for text" both read keys_1000/jsonb/last_vs_first:
+    planted in one copy, the second tie moves the first off its edge (sitting 39's checkcheck missed those 3 ties). So the
+    first call plants one and leaves the other for the next copy, and each lands exactly where it was put."""
+    import random
+
+    from jsonbench.checks.findings import finding_value
+    from jsonbench.checks.library import load_library
+    from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
+    from jsonbench.paths import RECORDED_DIR
+    from jsonbench.tools.checkcheck import _values, plant_reversed
+
+    rows = read_dataset_report(RECORDED_DIR / "local-77d5ecd-ed7b53fa", MEASUREMENTS).table.to_pandas()
+    rows = rows[(rows["scale"] == "smoke") & (rows["suite"] == "sqlite_jsonb")]
+    lib = load_library()
+    defs = {f["id"]: f for f in lib.reproduction["sqlite_jsonb"]["findings"]}
+    done: set[tuple[str, str, str]] = set()
+    rounds = []
+    while True:
+        df = rows.copy()
+        plants = plant_reversed(df, lib, "smoke", random.Random(1), "tie_comparison", done)
+        if not plants:
+            break
+        rounds.append((df, [p.label for p in plants]))
+    assert len(rounds) >= 2
+    for fid in ("keys_1000_position_matters_for_jsonb", "keys_1000_position_matters_more_for_jsonb"):
+        where = [i for i, (_, labels) in enumerate(rounds) if any(f"{fid} on sqlite-3.45.0" in x for x in labels)]
+        assert len(where) == 1, (fid, [labels for _, labels in rounds])
+        df = rounds[where[0]][0]
+        observed, _, _ = finding_value(_values(df[df["engine_id"] == "sqlite-3.45.0"]), defs[fid])
+        assert observed is not None and abs(observed - 1.0) < 1e-6, (fid, observed)

@@ -246,8 +246,21 @@ def _host_facts(rows: pd.DataFrame) -> dict[str, Any]:
     return {k: rows[k].iloc[0] for k in HOST_FACTS if k in rows and not rows.empty}
 
 
-def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Random, kind: str = "reversed_comparison") -> list[Plant]:
+def plant_reversed(
+    df: pd.DataFrame,
+    lib: Library,
+    scale: str,
+    rng: random.Random,
+    kind: str = "reversed_comparison",
+    done: set[tuple[str, str, str]] | None = None,
+) -> list[Plant]:
     """Push every applied timing finding of every engine into its opposite region by scaling an input it reads.
+
+    Two findings that read the same input cannot both be planted in one copy: the second's scaling moves the first
+    off its target (a tie of "position matters for JSONB" at 1.0, then "matters more than for text" at 1.0, leaves the
+    first at the text ratio, 1.17, and the first plant is not a tie any more). So a finding whose input an earlier plant
+    of this copy moved is left for the next copy: each call plants what it can and adds it to ``done`` (suite,
+    finding, engine); the caller calls again on a fresh copy until nothing is left.
 
     A finding the check cannot judge on the target by design is not planted, and is reported apart
     (``not_judged``): one whose host lacks what its mechanism needs (an unmet host requirement, such as
@@ -255,6 +268,8 @@ def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Rando
     in a busy window (verdict ``disturbed``, counted in the run's judged share).
     """
     plants = []
+    done = done if done is not None else set()
+    moved: set[tuple[Any, ...]] = set()  # the inputs this copy's plants scaled
     for suite, definition in lib.reproduction.items():
         if df[df["suite"] == suite].empty:
             continue
@@ -264,6 +279,12 @@ def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Rando
             engines = sorted(df[df["suite"] == suite]["engine_id"].unique())
             cross = f.get("scope") == "cross_engine"
             for engine_id in [None] if cross else engines:
+                me = (str(suite), str(f["id"]), str(engine_id))
+                reads = {
+                    (t.get("engine", engine_id), suite, *term_key(t)) for t in (f.get("numerator") or []) + (f.get("denominator") or [])
+                }
+                if me in done or reads & moved:
+                    continue  # planted in an earlier copy, or an input of it already moved in this one: the next copy
                 sdf = df[df["suite"] == suite]  # re-read: an earlier plant may have moved a shared input
                 if cross:
                     vals: Any = {e: _values(sdf[sdf["engine_id"] == e]) for e in engines}
@@ -284,6 +305,7 @@ def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Rando
                     plant = Plant.of_finding(kind, suite, f, row_engine, f"{observed:.3g} (not planted)")
                     plant.not_judged = why
                     plants.append(plant)
+                    done.add(me)
                     continue
                 target = _COMPARISON_TARGETS[kind](f, observed)
                 k = target / observed
@@ -291,7 +313,9 @@ def plant_reversed(df: pd.DataFrame, lib: Library, scale: str, rng: random.Rando
                 # A geometric mean moves by k when every numerator term does; a plain quotient when its first term does.
                 for t in num if f.get("geomean") else num[:1]:
                     _scale_rows(df, _key_mask(df, t.get("engine", engine_id), suite, *term_key(t)), k)
+                    moved.add((t.get("engine", engine_id), suite, *term_key(t)))
                 plants.append(Plant.of_finding(kind, suite, f, row_engine, f"{observed:.3g} -> {target:.3g}"))
+                done.add(me)
     return plants
 
 
@@ -540,6 +564,33 @@ def _plant(
     raise SystemExit(f"unknown plant kind {kind!r}; known: {', '.join(PLANT_KINDS)}")
 
 
+def _comparison_rounds(
+    kind: str,
+    t: _Target,
+    target_df: pd.DataFrame,
+    work: Path,
+    lib: Library,
+    scale: str,
+    rng: random.Random,
+    baseline: set[tuple[str, str, str]],
+) -> list[Plant]:
+    """Every comparison finding planted and judged, in as many copies as shared inputs need (see :func:`plant_reversed`)."""
+    done: set[tuple[str, str, str]] = set()
+    plants: list[Plant] = []
+    for round_ in range(10):
+        copy = work if round_ == 0 else t.copy(f"{kind}-{round_}")
+        df = target_df.copy()
+        these = plant_reversed(df, lib, scale, rng, kind, done)
+        if not these:
+            shutil.rmtree(copy, ignore_errors=True)
+            break
+        _write_file(_file_of(copy, t.run_id), df)
+        t.judge(copy, these, baseline)
+        shutil.rmtree(copy, ignore_errors=True)
+        plants += these
+    return plants
+
+
 def _slowdown_each_engine(t: _Target, target_df: pd.DataFrame, baseline: set[tuple[str, str, str]]) -> list[Plant]:
     """``slowdown_2x``, one engine per copy: each must be caught on its own."""
     plants: list[Plant] = []
@@ -604,6 +655,8 @@ def checkcheck(
             work = t.copy(kind)
             if kind == "slowdown_2x":
                 plants = _slowdown_each_engine(t, target_df, baseline)
+            elif kind in _COMPARISON_TARGETS:
+                plants = _comparison_rounds(kind, t, target_df, work, lib, scale, rng, baseline)
             else:
                 df, plants = _plant(kind, target_df.copy(), work, t, lib, scale, rng, sample)
                 if kind != "damaged_file":
