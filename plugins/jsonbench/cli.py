@@ -414,6 +414,12 @@ def _add_check_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         help="with --record: leave a disturbed run (or some of its suites) out of the noise model; repeatable",
     )
     p.add_argument("--why", default="", help="with --record: why these runs (stored in the record)")
+    p.add_argument(
+        "--recorded",
+        action="store_true",
+        help="with --record: model the noise from the honest runs of every host in recorded/ (recorded/hosts.json), and the "
+        "--results-dir folder when one is given: between starts inside each host, between hosts across them",
+    )
     p = sub.add_parser(
         "campaign",
         help="N honest reruns through the DAG one after another (resumable), then the calibration record of the label and scale",
@@ -467,6 +473,11 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     if args.record:
         from jsonbench.checks.noise import build_record, parse_exclude, render_record, write_record
 
+        sources = None
+        if args.recorded:
+            from jsonbench.tools.recheck import folders_to_check
+
+            sources = folders_to_check([args.results_dir] if args.results_dir else [])
         record = build_record(
             paths.results_dir(args.results_dir),
             args.scale,
@@ -474,6 +485,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             exclude=parse_exclude(args.exclude),
             why=args.why,
             command="python -m jsonbench.cli " + shlex.join(sys.argv[1:]),
+            sources=sources,
         )
         print(render_record(record))
         print(f"record: {write_record(record, args.results_dir)}")
@@ -723,6 +735,10 @@ _OWN_PARSERS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
         _main_of("jsonbench.tools.derive_facts"),
     ),
     "views": ("refresh the SQL views over the results (<results>/jsonbench.duckdb)", _main_of("jsonbench.dataset.views")),
+    "drift-recheck": (
+        "drift on every recorded host it never saw: honest nights' alarms, a planted version and harness slowdown",
+        _main_of("jsonbench.tools.driftcheck"),
+    ),
     "bands": (
         "the band rule's reproduction bands for every timing finding; --write puts them into the files",
         _main_of("jsonbench.tools.bands"),

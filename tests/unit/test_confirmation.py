@@ -183,3 +183,38 @@ def test_a_confirmation_that_fails_the_other_way_clears_the_suspect() -> None:
     assert _verdict(band, {**band, "observed": 0.9}, True)[0] == "confirmed"  # below the band both times
     assert _verdict(band, {**band, "observed": 4.0}, True)[0] == "cleared"  # below, then above
     assert _verdict(band, None, True)[0] == "unconfirmed"
+
+
+def test_suspects_beyond_the_confirmation_budget_stay_unconfirmed_and_say_why(
+    make_cells, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A night of 100 s of cells affords 10 s of re-measuring: a suspect cell that costs 50 s is left out, unconfirmed, and
+    the summary says what the budget spent and left out; with 60 s it fits."""
+    from jsonbench.checks import confirm
+
+    run = make_run(make_cells, 0, tamper=INVERTED)
+    check_run(run)
+    cell = ("large_document_update", "postgres-16")
+    monkeypatch.setattr(confirm, "_costs", lambda *_: (100.0, {cell: (40.0, {"json_big": 5.0, "rel_big": 5.0})}))
+    todo, budget = confirm.confirmation_budget(results_dir, run.run_id)
+    assert todo == [] and budget == {"night_s": 100.0, "budget_s": 10.0, "spent_s": 0.0, "left_out": ["large_document_update/postgres-16"]}
+    with monkeypatch.context() as m:
+        m.setattr(confirm, "_costs", lambda *_: (600.0, {cell: (40.0, {"json_big": 5.0, "rel_big": 5.0})}))
+        assert confirm.suspect_cells(results_dir, run.run_id) == [
+            {"suite": "large_document_update", "engine_id": "postgres-16", "workloads": ["json_big", "rel_big"]}
+        ], "50 s fits 10 % of 600 s"
+    summary = confirm_run(run)
+    row = _row(results_dir, run.run_id, SLOWDOWN, "postgres-16")
+    assert row["verdict"] == "unconfirmed" and "over the confirmation budget" in json.loads(row["details"])["confirmation"]["why"]
+    assert any("confirmation budget: 0 s of 10 s" in n and "large_document_update/postgres-16" in n for n in summary["notes"])
+
+
+def test_drift_suspects_across_every_engine_are_said_as_the_host_or_harness() -> None:
+    from jsonbench.checks.confirm import _mass_notes
+
+    one = [{"check_kind": "drift", "engine_id": "postgres-16", "suite": "catalogue"} for _ in range(4)]
+    assert _mass_notes(one) == [], "one engine's suspects are one version's"
+    engines = ("postgres-16", "postgres-17", "postgres-18")
+    assert _mass_notes([{"check_kind": "drift", "engine_id": e, "suite": "catalogue"} for e in engines]) == [], "one each: noise"
+    every = [{"check_kind": "drift", "engine_id": e, "suite": "catalogue"} for e in engines for _ in range(2)]
+    assert _mass_notes(every) and _mass_notes(every)[0].startswith("tonight's host or harness: 6 drift suspects across 3 engine(s)")

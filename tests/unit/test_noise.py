@@ -306,3 +306,62 @@ def test_one_engine_slower_with_the_canary_in_place_drifts_alone(make_cells: Any
     assert len(pg16) >= 5 and (pg16["verdict"] == "drift").mean() >= 2 / 3, pg16["note"].tolist()[:2]
     assert (others["verdict"] != "drift").all()
     assert not any("harness" in n for n in timed["note"])
+
+
+def test_levels_split_the_starts_inside_a_host_from_the_hosts() -> None:
+    """Two hosts, two starts each: between starts is pooled inside each host, between hosts is what the means add."""
+    start, start_df, host, host_df = noise.levels([0.0, 0.1, 0.5, 0.6], ["a", "a", "b", "b"])
+    assert start_df == 2 and start == pytest.approx(math.sqrt(0.005))
+    # the means 0.05 and 0.55: variance 0.125, less what two starts put into each mean (0.005 / 2)
+    assert host_df == 1 and host == pytest.approx(math.sqrt(0.125 - 0.0025))
+    assert noise.levels([0.0, 0.1, 0.2], ["a", "a", "a"])[2:] == (None, 0), "one host has no between-hosts level"
+    assert noise.levels([0.0, 0.3], ["a", "b"])[:2] == (None, 0), "one start per host has no between-starts level"
+
+
+def test_a_history_of_other_hosts_pays_the_between_hosts_level() -> None:
+    from jsonbench.checks.drift import host_mix
+
+    assert host_mix(["a"], ["a", "a", "a"]) == 0.0, "a host against its own history: starts only"
+    assert host_mix(["b"], ["a"]) == 2.0, "two hosts' effects differ by twice the variance of one"
+    assert host_mix(["b"], ["a", "b"]) == pytest.approx(0.5)
+    assert host_mix(["a", "b"], ["a", "b"]) == 0.0
+
+
+def test_a_move_within_the_hosts_noise_is_quiet_on_another_host_and_drifts_on_the_same(make_cells: Any, results_dir: Path) -> None:
+    """One engine 1.4x slower tonight. Against its own host's history it drifts; when the history was measured on another
+    host and the record says hosts differ by 30 %, the same move is within what a new host explains, and the row says so."""
+    runs = _history(make_cells, 5)
+    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs])
+    for e in rec["series"].values():
+        e["host_sigma"] = 0.3
+    for f in rec["families"].values():
+        f["host_sigma"] = 0.3
+    cells = make_cells(
+        "large_document_update", engines=["postgres-16", "postgres-17"], run_id="scheduled__2026-11-06T02:00:00+00:00", hardware_label=LABEL
+    )
+    cells = [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date="2026-11-06T02:00:00+00:00")) for c in cells]
+
+    def slower(eid: str, w: str, ms: list[Any]) -> list[Any]:
+        from jsonbench.dataset.measurement import Measurement
+
+        if eid != "postgres-16":
+            return ms
+        return [Measurement.of(m.workload, m.variant, m.metric, m.unit, [s * 1.4 for s in m.samples]) if m.unit == "ms" else m for m in ms]
+
+    run = stage_and_publish(cells, seed=5, tamper=slower)
+    lib = load_library()
+    ds = read_dataset_report(results_dir, MEASUREMENTS).table.to_pandas()
+    suite = "large_document_update"
+
+    def judged(data: pd.DataFrame) -> pd.DataFrame:
+        tonight = data[data["run_id"] == run.run_id]
+        f = drift_frame(tonight, data, run.to_json(), suite, lib.drift_policy(suite), detector=_no_detector, calibration=rec)
+        return f[f["method"].str.startswith("calibrated") & (f["unit"] == "ms") & (f["engine_id"] == "postgres-16")]
+
+    same = judged(ds)
+    assert len(same) >= 5 and (same["verdict"] == "drift").all()
+    moved = ds.copy()
+    moved["host_boot_id"] = moved["host_boot_id"].where(moved["run_id"] == run.run_id, "another-host")
+    other = judged(moved)
+    assert len(other) == len(same) and (other["verdict"] == "ok").all(), other["note"].tolist()[:2]
+    assert all("other hosts' runs: between hosts 30.0% added" in n for n in other["note"])

@@ -91,16 +91,84 @@ def input_keys(row: dict[str, Any], lib: Library) -> set[tuple[str, str, str, st
     }
 
 
-def suspect_cells(results_dir: str | Path, run_id: str, lib: Library | None = None) -> list[dict[str, Any]]:
-    """``[{"suite", "engine_id", "workloads": [...]}]``: what the run's suspects need measured again, per cell."""
+#: At most this share of the night's cell time goes to measuring suspects again (issue 37: a second night spent 40 % of
+#: its time, 1,150 s of 2,959 s, re-measuring 12 cells). What does not fit stays ``unconfirmed``, and says why.
+BUDGET_SHARE = 0.10
+
+
+def _costs(results_dir: str | Path, run_id: str) -> tuple[float, dict[tuple[str, str], tuple[float, dict[str, float]]]]:
+    """(the night's cell time, per cell (suite, engine): (its fixed cost, seconds per workload)), from the published rows.
+
+    A workload's seconds are its rows' span (first start to last end); a cell's fixed cost (provision, load,
+    teardown) is its ``_cell`` duration less the sum of its workloads'. Rows without times cost nothing known.
+    """
+    from jsonbench.dataset.measurement import CELL_RECORD, HOST_SUITE
+    from jsonbench.dataset.read import MEASUREMENTS, read_dataset
+
+    try:
+        df = read_dataset(results_dir, MEASUREMENTS, run_id=run_id).to_pandas()
+    except Exception as exc:  # the budget is a refinement: an unreadable run confirms everything, as before
+        log.warning("no costs for the confirmation budget of %s (%s)", run_id, exc)
+        return 0.0, {}
+    df = df[df["suite"] != HOST_SUITE]
+    night = 0.0
+    out: dict[tuple[str, str], tuple[float, dict[str, float]]] = {}
+    for (suite, engine), g in df.groupby(["suite", "engine_id"]):
+        cell = g[(g["workload"] == CELL_RECORD) & (g["metric"] == "duration")]["value"]
+        total = float(cell.iloc[0]) if len(cell) else 0.0
+        per: dict[str, float] = {}
+        for w, gw in g[g["workload"] != CELL_RECORD].groupby("workload"):
+            span = (pd.to_datetime(gw["ended_at"]).max() - pd.to_datetime(gw["started_at"]).min()).total_seconds()
+            per[str(w)] = max(float(span), 0.0) if span == span else 0.0
+        night += total
+        out[(str(suite), str(engine))] = (max(total - sum(per.values()), 0.0), per)
+    return night, out
+
+
+def confirmation_budget(
+    results_dir: str | Path, run_id: str, lib: Library | None = None, share: float = BUDGET_SHARE
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The cells to measure again within the budget, and what the budget left out.
+
+    Every suspect's cell and workloads (:func:`inputs_of`), ordered by what a second measurement is worth per second:
+    cells with a reproduction suspect first (a seed's conclusion), then by drift suspects per second of cost. Cells
+    are taken while their cost fits ``share`` of the night's cell time; the rest stay unconfirmed. Returns
+    ``(cells, {"night_s", "budget_s", "spent_s", "left_out": [cell ids]})``.
+    """
     lib = lib or load_library()
     cells: dict[tuple[str, str], set[str]] = {}
+    weight: dict[tuple[str, str], list[int]] = {}
     for r in stored_rows(results_dir, run_id):
         if r.get("verdict") != "suspect":
             continue
         for engine_id, workload in inputs_of(r, lib):
-            cells.setdefault((str(r["suite"]), engine_id), set()).add(workload)
-    return [{"suite": s, "engine_id": e, "workloads": sorted(w)} for (s, e), w in sorted(cells.items())]
+            key = (str(r["suite"]), engine_id)
+            cells.setdefault(key, set()).add(workload)
+            w = weight.setdefault(key, [0, 0])
+            w[0 if r.get("check_kind") == "drift" else 1] += 1
+    night, costs = _costs(results_dir, run_id) if cells else (0.0, {})
+
+    def cost(key: tuple[str, str]) -> float:
+        fixed, per = costs.get(key, (0.0, {}))
+        return fixed + sum(per.get(w, 0.0) for w in cells[key])
+
+    order = sorted(cells, key=lambda k: (-weight[k][1], -(weight[k][0] / max(cost(k), 1.0)), k))
+    budget = share * night
+    chosen, left, spent = [], [], 0.0
+    for key in order:
+        if night and spent + cost(key) > budget:
+            left.append(f"{key[0]}/{key[1]}")
+            continue
+        spent += cost(key)
+        chosen.append(key)
+    todo = [{"suite": s, "engine_id": e, "workloads": sorted(cells[(s, e)])} for s, e in sorted(chosen)]
+    return todo, {"night_s": round(night, 1), "budget_s": round(budget, 1), "spent_s": round(spent, 1), "left_out": left}
+
+
+def suspect_cells(results_dir: str | Path, run_id: str, lib: Library | None = None) -> list[dict[str, Any]]:
+    """``[{"suite", "engine_id", "workloads": [...]}]``: what the run's suspects need measured again, per cell, within
+    the confirmation budget (:func:`confirmation_budget`)."""
+    return confirmation_budget(results_dir, run_id, lib)[0]
 
 
 _VALUE_KEY = ["suite", "engine_id", "workload", "variant", "metric"]
@@ -187,13 +255,19 @@ def _side(row: dict[str, Any]) -> int:
     return 0
 
 
-def _verdict(first: dict[str, Any], again: dict[str, Any] | None, redone: bool) -> tuple[str, bool, str]:
+def _verdict(first: dict[str, Any], again: dict[str, Any] | None, redone: bool, over_budget: bool = False) -> tuple[str, bool, str]:
     """``(verdict, success, why)`` of a suspect from its confirmation row.
 
     Confirmed means the confirmation failed the same check *the same way*: a first measurement far above
     and a confirmation far below (seen on an honest laptop rerun: 425 then 201 ns per row against a
     history near 300) show a series noisier than its record, not a change, and clear the suspect.
     """
+    if over_budget:
+        return (
+            "unconfirmed",
+            False,
+            f"its cell was not measured again: over the confirmation budget ({BUDGET_SHARE:.0%} of the night's cell time)",
+        )
     if not redone or again is None:
         return "unconfirmed", False, "its cell was not measured again (the confirmation failed or did not run)"
     verdict = again.get("verdict")
@@ -212,16 +286,24 @@ def _verdict(first: dict[str, Any], again: dict[str, Any] | None, redone: bool) 
 
 
 def apply_confirmations(
-    rows: list[dict[str, Any]], fresh: dict[Any, dict[str, Any]], redone: set[tuple[str, ...]], lib: Library, confirm_run_id: str
+    rows: list[dict[str, Any]],
+    fresh: dict[Any, dict[str, Any]],
+    redone: set[tuple[str, ...]],
+    lib: Library,
+    confirm_run_id: str,
+    left_out: set[str] | frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
-    """Give every suspect row its final verdict, with both measurements in its details; return the changed rows."""
+    """Give every suspect row its final verdict, with both measurements in its details; return the changed rows.
+
+    ``left_out``: the cells (``suite/engine``) the confirmation budget did not measure again."""
     changed = []
     for r in rows:
         if r.get("verdict") != "suspect":
             continue
         again = fresh.get((r["check_kind"], _key(r)))
         complete = all((str(r["suite"]), *key) in redone for key in input_keys(r, lib))
-        verdict, success, why = _verdict(r, again, complete)
+        over = not complete and any(f"{r['suite']}/{e}" in left_out for e, _ in inputs_of(r, lib))
+        verdict, success, why = _verdict(r, again, complete, over)
         d = details_of(r)
         d["first"] = _measurement(r)
         d["confirmation"] = {**(_measurement(again) if again and complete else {}), "run_id": confirm_run_id, "why": why}
@@ -246,6 +328,24 @@ def confirmation_line(row: dict[str, Any]) -> str:
     )
 
 
+def _mass_notes(suspects: list[dict[str, Any]]) -> list[str]:
+    """ "tonight's host or harness" when the drift suspects span more than a real regression would: every engine of a
+    suite, or most engines of the run. A version's regression moves its own engine; a night that moves them all is the
+    host (the canary says whether it was) or the harness (a setting, a build, the pipeline), and is one finding."""
+    drift = [r for r in suspects if r.get("check_kind") == "drift"]
+    if not drift:
+        return []
+    engines = {str(r["engine_id"]) for r in drift}
+    suites = {str(r["suite"]) for r in drift}
+    if not ((len(engines) >= 3 and len(drift) >= 6) or (len(engines) >= 2 and len(drift) >= 10)):
+        return []  # a few suspects here and there are each series' own
+    return [
+        f"tonight's host or harness: {len(drift)} drift suspects across {len(engines)} engine(s) and {len(suites)} suite(s) "
+        "moved at once, more than a regression of one version would; read the canary beside each cell (the host) before "
+        "any one series"
+    ]
+
+
 def confirm_run(run: RunRef) -> dict[str, Any]:
     """Judge the run's suspects on their confirmation; store the final verdicts; raise ``ChecksFailed`` if one is confirmed.
 
@@ -265,6 +365,7 @@ def confirm_run(run: RunRef) -> dict[str, Any]:
     suspects = [r for r in rows if r.get("verdict") == "suspect"]
     changed: list[dict[str, Any]] = []
     confirm_id = run.confirmation().run_id
+    budget: dict[str, Any] = {}
     if suspects:
         lib = load_library()
         confirmations = read_dataset(results_dir, CONFIRMATIONS, run_id=confirm_id).to_pandas()
@@ -272,7 +373,8 @@ def confirm_run(run: RunRef) -> dict[str, Any]:
         published = dataset[dataset["run_id"] == run_id]
         substituted, redone = _substitute(published, confirmations)
         fresh = _rejudge(lib, run, suspects, substituted, dataset) if redone else {}
-        changed = apply_confirmations(rows, fresh, redone, lib, confirm_id)
+        _, budget = confirmation_budget(results_dir, run_id, lib)
+        changed = apply_confirmations(rows, fresh, redone, lib, confirm_id, set(budget["left_out"]))
         publish_validations(results_dir, run, rows)
     share = judged_share(rows)
     confirmed = [r for r in changed if r["verdict"] == "confirmed"]
@@ -293,7 +395,16 @@ def confirm_run(run: RunRef) -> dict[str, Any]:
         "not_judged": unjudged(share),
         "confirmations": [confirmation_line(r) for r in changed[:20]],
         "failures": [confirmation_line(r) for r in confirmed[:20]],
-        "notes": [],
+        "notes": _mass_notes(suspects)
+        + (
+            [
+                f"confirmation budget: {budget['spent_s']:.0f} s of {budget['budget_s']:.0f} s ({BUDGET_SHARE:.0%} of the night's "
+                f"{budget['night_s']:.0f} s of cells); not measured again: {', '.join(budget['left_out'])}"
+            ]
+            if budget.get("left_out")
+            else []
+        ),
+        "budget": budget,
         "validations": str(results_dir),
         "results_dir": str(results_dir),
     }

@@ -252,6 +252,7 @@ class _Acc:
     kind: str
     logs: list[float]
     runs: list[str]
+    hosts: list[str]  # the host (boot id) of each run: between starts is measured inside a host, between hosts across them
     within_ss: float = 0.0
     within_df: int = 0
     canary: str | None = None  # the canary component taken out of ``logs`` (every run had it), else None
@@ -276,8 +277,9 @@ def parse_exclude(items: Iterable[str]) -> dict[str, set[str] | None]:
 
 
 def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, canary: Any = None) -> dict[tuple[str, ...], _Acc]:
-    """Every statistical series of ``df``'s runs; a timed one whose every run had the canary beside its cell
-    (``canary``: :func:`jsonbench.checks.hostspeed.canary_table`) has the canary's move taken out, as drift does."""
+    """Every statistical series of ``df``'s runs, each run with its host; a timed one has the canary's move beside its
+    cell (``canary``: :func:`jsonbench.checks.hostspeed.canary_table`) taken out inside each host, as drift does
+    (:func:`_canary_within_hosts`)."""
     from jsonbench.checks.rules import rule_for
 
     acc: dict[tuple[str, ...], _Acc] = {}
@@ -299,11 +301,12 @@ def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, can
         key = (r.suite, r.engine_id, build, r.workload, r.variant, r.metric)
         a = acc.get(key)
         if a is None:
-            a = acc[key] = _Acc(r.suite, r.engine_id, build, r.workload, r.variant, r.metric, r.unit, kind, [], [])
+            a = acc[key] = _Acc(r.suite, r.engine_id, build, r.workload, r.variant, r.metric, r.unit, kind, [], [], [])
         if a.runs and a.runs[-1] == str(r.run_id):
             continue
         a.logs.append(lv)
         a.runs.append(str(r.run_id))
+        a.hosts.append(host_of(r))
         if a.canary_logs is None:
             a.canary_logs = []
         got: float | None = None
@@ -318,13 +321,68 @@ def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, can
             a.within_ss += sum((x - mu) ** 2 for x in s)
             a.within_df += len(s) - 1
     for a in acc.values():
-        cl = a.canary_logs or []
-        if a.kind == "timed" and cl and all(x is not None for x in cl):
-            way = hostspeed.direction(a.unit)
-            ref = statistics.fmean(float(x) for x in cl if x is not None)
-            a.logs = [lv - way * (float(x) - ref) for lv, x in zip(a.logs, cl, strict=True) if x is not None]
-            a.canary = hostspeed.component_for(policies.get(a.suite) or lib.drift_policy(a.suite), a.suite, a.workload, a.variant)
+        _canary_within_hosts(a, policies.get(a.suite) or lib.drift_policy(a.suite))
     return acc
+
+
+def _canary_within_hosts(a: _Acc, policy: dict[str, Any]) -> None:
+    """Take the canary's move out of a timed series inside each host whose every run had the canary beside its cell.
+
+    Inside a host, the canary measures what moved the host between starts, as drift takes it out of tonight against
+    that host's history. Across hosts the means stay as measured (a host faster at SHA-256 is not faster at
+    everything by as much), so the between-hosts level is the hosts' own. The series counts as calibrated with the
+    canary (``canary``) when most runs of its hosts with two or more runs had one: hosts from before the canary
+    keep their raw between-starts spread, which errs on the quiet side.
+    """
+    cl = a.canary_logs or []
+    way = hostspeed.direction(a.unit)
+    if a.kind != "timed" or not cl or way == 0:
+        return
+    by_host: dict[str, list[int]] = {}
+    for i, h in enumerate(a.hosts):
+        by_host.setdefault(h, []).append(i)
+    multi = [i for ix in by_host.values() if len(ix) >= 2 for i in ix]
+    if not multi or 2 * sum(cl[i] is not None for i in multi) <= len(multi):
+        return
+    for ix in by_host.values():
+        got = [cl[i] for i in ix]
+        if any(x is None for x in got):
+            continue
+        ref = statistics.fmean(float(x) for x in got if x is not None)
+        for i in ix:
+            a.logs[i] -= way * (float(cl[i] or 0.0) - ref)
+    a.canary = hostspeed.component_for(policy, a.suite, a.workload, a.variant)
+
+
+def host_of(r: Any) -> str:
+    """The host a row was measured on: the ``host`` a record's reader set (the boot id, or the manifest's name for rows
+    from before the column), else the row's boot id, else "" (one unknown host)."""
+    for col in ("host", "host_boot_id"):
+        v = getattr(r, col, None)
+        if isinstance(v, str) and v:
+            return v
+    return ""
+
+
+def levels(logs: list[float], hosts: list[str]) -> tuple[float | None, int, float | None, int]:
+    """(between starts sd, its df, between hosts sd of the host means, its df) of one series' log statistics.
+
+    Between starts is pooled inside each host (the sd of a host's runs around that host's mean), so a second host
+    never inflates it; between hosts is the sd of the hosts' means, with what the starts alone put into those means
+    taken out (method of moments, at least 0). Issue 37's levels: a host judged against its own history needs only the
+    first; a history of other hosts needs both.
+    """
+    by: dict[str, list[float]] = {}
+    for x, h in zip(logs, hosts, strict=True):
+        by.setdefault(h, []).append(x)
+    ss = sum(sum((x - statistics.fmean(g)) ** 2 for x in g) for g in by.values() if len(g) >= 2)
+    df = sum(len(g) - 1 for g in by.values())
+    start = math.sqrt(ss / df) if df else None
+    means = [statistics.fmean(g) for g in by.values()]
+    if len(means) < 2:
+        return start, df, None, 0
+    between = statistics.variance(means) - (start or 0.0) ** 2 * statistics.fmean(1.0 / len(g) for g in by.values())
+    return start, df, math.sqrt(max(between, 0.0)), len(means) - 1
 
 
 def _prior(values: list[tuple[float, float | None]]) -> tuple[float | None, float | None]:
@@ -347,25 +405,38 @@ def _shrink(own: float | None, own_df: int, prior: float | None, floor: float = 
 
 
 def _series_entries(acc: dict[tuple[str, ...], _Acc], tails: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
-    """Every series' spreads, its shrunk sigma, threshold and mds (``m`` = every series of the record)."""
-    stats: dict[tuple[str, ...], tuple[float | None, int, float | None]] = {}
+    """Every series' spreads per level, its shrunk sigmas, threshold and mds (``m`` = every series of the record).
+
+    ``sigma`` is the between-starts level (one host against its own history), shrunk towards the suite's prior;
+    ``host_sigma`` the between-hosts level on top of it (a history measured on other hosts), shrunk towards the
+    suite's median between-hosts spread. Where no host ran a series twice, its sigma is the prior's alone.
+    """
+    stats: dict[tuple[str, ...], tuple[float | None, int, float | None, float | None, int]] = {}
     pool: dict[tuple[str, str], list[tuple[float, float | None]]] = {}
+    host_pool: dict[tuple[str, str], list[float]] = {}
     for key, a in acc.items():
-        run_sd = _sd(a.logs)
+        start, start_df, host, host_df = levels(a.logs, a.hosts)
         within = math.sqrt(a.within_ss / a.within_df) if a.within_df else None
-        stats[key] = (run_sd, max(len(a.logs) - 1, 0), within)
-        if run_sd is not None:
-            pool.setdefault((a.suite, a.kind), []).append((run_sd, within))
+        stats[key] = (start, start_df, within, host, host_df)
+        if start is not None:
+            pool.setdefault((a.suite, a.kind), []).append((start, within))
+        if host is not None:
+            host_pool.setdefault((a.suite, a.kind), []).append(host)
     priors = {k: _prior(v) for k, v in pool.items()}
+    host_priors = {k: statistics.median(v) for k, v in host_pool.items()}
     for kind in {a.kind for a in acc.values()}:  # a suite without run-to-run data (one usable run) borrows every suite's prior
         priors[("*", kind)] = _prior([x for (_, k), v in pool.items() if k == kind for x in v])
+        every = [x for (_, k), v in host_pool.items() if k == kind for x in v]
+        host_priors[("*", kind)] = statistics.median(every) if every else 0.0
     m = len(acc)
     out: dict[str, dict[str, Any]] = {}
     for key, a in acc.items():
-        run_sd, run_df, within = stats[key]
+        run_sd, run_df, within, host_sd, host_df = stats[key]
         ratio, median_run = priors.get((a.suite, a.kind)) or priors.get(("*", a.kind)) or (None, None)
         prior = ratio * within if ratio is not None and within is not None else median_run
         sigma = _shrink(run_sd, run_df, prior, SAMPLED_FLOOR if a.kind == "sampled" else SIGMA_FLOOR)
+        host_prior = host_priors.get((a.suite, a.kind), host_priors.get(("*", a.kind), 0.0))
+        host_sigma = _shrink(host_sd, host_df, host_prior, 0.0)
         tail = (tails or {}).get(a.suite) or (tails or {}).get("*")
         thr, mds = thresholds(sigma, m, tail=tail)
         _, mds3 = thresholds(sigma, m, nights=3, tail=tail)
@@ -379,6 +450,7 @@ def _series_entries(acc: dict[tuple[str, ...], _Acc], tails: dict[str, dict[str,
             "unit": a.unit,
             "kind": a.kind,
             "runs": len(a.logs),
+            "hosts": len(set(a.hosts)),
             "center": math.exp(statistics.fmean(a.logs)),
             "run_sd": _r(run_sd),
             "run_df": run_df,
@@ -386,6 +458,9 @@ def _series_entries(acc: dict[tuple[str, ...], _Acc], tails: dict[str, dict[str,
             "within_df": a.within_df,
             "prior_sd": _r(prior),
             "sigma": _r(sigma),
+            "host_sd": _r(host_sd),
+            "host_df": host_df,
+            "host_sigma": _r(host_sigma),
             "threshold": _r(thr),
             "mds": _r(mds),
             "mds_3": _r(mds3),
@@ -396,27 +471,43 @@ def _series_entries(acc: dict[tuple[str, ...], _Acc], tails: dict[str, dict[str,
     return out
 
 
+def _same_host_others(a: _Acc, j: int) -> list[float]:
+    return [x for i, (x, h) in enumerate(zip(a.logs, a.hosts, strict=True)) if i != j and h == a.hosts[j]]
+
+
 def _loo(
     acc: dict[tuple[str, ...], _Acc], entries: dict[str, dict[str, Any]]
-) -> tuple[dict[str, list[float]], dict[tuple[str, str], dict[str, list[float]]]]:
-    """Leave-one-run-out residuals: per suite every series' standardized z (series with 3+ runs: the null of a lone test),
-    and per family (suite, engine) and run the deviations of its timed series from their other runs (2+ runs)."""
+) -> tuple[dict[str, list[float]], dict[tuple[str, str], dict[str, list[float]]], dict[tuple[str, str], dict[str, list[float]]]]:
+    """Leave-one-run-out residuals inside each host: per suite every series' standardized z (the null of a lone test),
+    per family (suite, engine) and run the deviations of its timed series from their other runs on the same host, and
+    per family and host the deviations of that host's mean from the other hosts' means (the between-hosts level)."""
     zs: dict[str, list[float]] = {}
     fam: dict[tuple[str, str], dict[str, list[float]]] = {}
+    fam_hosts: dict[tuple[str, str], dict[str, list[float]]] = {}
     for a in acc.values():
-        n = len(a.logs)
-        if n < 2:
-            continue
         e = entries[series_key(a.suite, a.engine_id, a.workload, a.variant, a.metric)]
-        for j in range(n):
-            others = a.logs[:j] + a.logs[j + 1 :]
+        for j in range(len(a.logs)):
+            others = _same_host_others(a, j)
+            if not others:
+                continue
             dev = a.logs[j] - statistics.fmean(others)
+            scale = math.sqrt(1 + 1 / len(others))  # a deviation from n others' mean has (1 + 1/n) sigma^2
             if a.kind == "timed":
-                fam.setdefault((a.suite, a.engine_id), {}).setdefault(a.runs[j], []).append(dev)
-            if n >= 3:
-                sig = _shrink(_sd(others), len(others) - 1, e["prior_sd"])
-                zs.setdefault(a.suite, []).append(dev / (sig * math.sqrt(1 + 1 / len(others))))
-    return zs, fam
+                fam.setdefault((a.suite, a.engine_id), {}).setdefault(a.runs[j], []).append(dev / scale)
+            sig = _shrink(_sd(others), len(others) - 1, e["prior_sd"]) if len(others) >= 2 else float(e["sigma"])
+            zs.setdefault(a.suite, []).append(dev / (sig * scale))
+        if a.kind != "timed":
+            continue
+        means: dict[str, list[float]] = {}
+        for x, h in zip(a.logs, a.hosts, strict=True):
+            means.setdefault(h, []).append(x)
+        if len(means) < 2:
+            continue
+        m = {h: statistics.fmean(v) for h, v in means.items()}
+        for h, v in m.items():
+            rest = [w for hh, w in m.items() if hh != h]
+            fam_hosts.setdefault((a.suite, a.engine_id), {}).setdefault(h, []).append(v - statistics.fmean(rest))
+    return zs, fam, fam_hosts
 
 
 def _fit_tails(zs: dict[str, list[float]], borrowed: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
@@ -448,18 +539,24 @@ def _fit_tails(zs: dict[str, list[float]], borrowed: dict[str, Any] | None = Non
 
 
 def _families(
-    fam: dict[tuple[str, str], dict[str, list[float]]], builds: dict[str, str], canary_suites: frozenset[str] = frozenset()
-) -> dict[str, dict[str, Any]]:
-    """Per family (suite, engine): the run-to-run spread of the median deviation of its timed series (a whole-family move).
+    fam: dict[tuple[str, str], dict[str, list[float]]],
+    builds: dict[str, str],
+    canary_suites: frozenset[str] = frozenset(),
+    fam_hosts: dict[tuple[str, str], dict[str, list[float]]] | None = None,
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Per family (suite, engine): the between-starts spread of the median deviation of its timed series (a whole-family
+    move on one host), and the between-hosts spread of its hosts' medians; and the run-wide level: how far the median
+    family of a run moves between starts of one host (every engine at once: the host or the harness).
 
-    Honest runs move a whole engine by a few per cent (the smoke runs: catalogue medians -6 % .. +6 %);
-    the family test must know that, or every busy-ish night is a per-version regression. What every
-    family of a suite shares in a run is the host's move (:func:`host_move`), which the drift check
-    takes out first, so it is taken out here too. With a handful
-    of runs a family's own spread is a guess, so no family is modelled quieter than the median family of
-    its suite (the engines of one suite share its workloads' sizes, hence their sensitivity), nor than ``FAMILY_FLOOR``.
-    In a suite whose series had the canary taken out (``canary_suites``) the canary is the host's move, and the
-    engines' median is not subtracted: as in the drift check, where it is only a second opinion there.
+    Honest runs move a whole engine by a few per cent (the smoke runs: catalogue medians -6 % .. +6 %), and engine
+    starts on one host by 5-16 % (issue 37: 0ded6d5b's second laptop night moved its 12 cells 0.84x to 1.16x with the
+    CPU canary steady); the family test must know that, or every honest night is a per-version regression. What every
+    family of a suite shares in a run is the host's move (:func:`host_move`), which the drift check takes out first, so
+    it is taken out here too. With a handful of runs a family's own spread is a guess, so no family is modelled quieter
+    than the median family of its suite (the engines of one suite share its workloads' sizes, hence their
+    sensitivity), nor than ``FAMILY_FLOOR``. In a suite whose series had the canary taken out (``canary_suites``) the
+    canary is the host's move, and the engines' median is not subtracted: as in the drift check, where it is only a
+    second opinion there.
     """
     by_run = {key: {run: statistics.median(v) for run, v in per_run.items() if v} for key, per_run in fam.items()}
     host: dict[str, dict[str, float]] = {}  # run -> suite -> the host's own move in that run, as the drift check reads it
@@ -469,14 +566,23 @@ def _families(
     for key in fam:
         meds = [m - (0.0 if key[0] in canary_suites else host[run][key[0]]) for run, m in by_run[key].items()]
         n = len(meds)
-        sd = _sd(meds)
-        raw[key] = (None if sd is None else sd / math.sqrt(1 + 1 / max(n - 1, 1)), max(n - 1, 0))
+        rms = math.sqrt(statistics.fmean(x * x for x in meds)) if meds else None  # deviations already scaled to one start
+        raw[key] = (None if rms is None or n < 2 else rms, max(n - 1, 0))
+    host_raw: dict[tuple[str, str], tuple[float | None, int]] = {}
+    for key, per_host in (fam_hosts or {}).items():
+        meds = [statistics.median(v) for v in per_host.values() if v]
+        h = len(meds)
+        host_raw[key] = (math.sqrt(statistics.fmean(x * x for x in meds) / (1 + 1 / (h - 1))) if h >= 2 else None, max(h - 1, 0))
     every = [v for v, _ in raw.values() if v is not None]
+    every_host = [v for v, _ in host_raw.values() if v is not None]
     out = {}
     for (suite, engine), (sd, df) in raw.items():
         same = [v for (sx, _), (v, _) in raw.items() if sx == suite and v is not None]
         prior = statistics.median(same or every) if (same or every) else None
         sigma = max(FAMILY_FLOOR, _shrink(sd, df, prior), prior or 0.0)
+        hsd, hdf = host_raw.get((suite, engine), (None, 0))
+        same_h = [v for (sx, _), (v, _) in host_raw.items() if sx == suite and v is not None]
+        hprior = statistics.median(same_h or every_host) if (same_h or every_host) else 0.0
         out[f"{suite}/{engine}"] = {
             "suite": suite,
             "engine_id": engine,
@@ -486,9 +592,15 @@ def _families(
             "run_df": df,
             "prior_sd": _r(prior),
             "sigma": _r(sigma),
+            "host_sd": _r(hsd),
+            "host_df": hdf,
+            "host_sigma": _r(max(_shrink(hsd, hdf, hprior, 0.0), hprior)),
             "canary": suite in canary_suites,
         }
-    return out
+    common = [statistics.median(ms) for run in host if (ms := [d[run] for d in by_run.values() if run in d])]
+    rms = math.sqrt(statistics.fmean(x * x for x in common)) if len(common) >= 2 else None
+    level = {"runs": len(common), "run_sd": _r(rms), "sigma": _r(max(FAMILY_FLOOR, rms or 0.0))}
+    return out, level
 
 
 def _r(x: float | None) -> float | None:
@@ -573,15 +685,19 @@ def build_record(
     runs: list[str] | None = None,
     lib: Any = None,
     command: str = "",
+    sources: list[tuple[Path, dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
-    """The calibration record of ``hardware_label`` at ``scale`` from the published runs under ``results_dir``."""
+    """The calibration record of ``hardware_label`` at ``scale`` from the published runs under ``results_dir``, or under
+    every folder of ``sources`` (``(folder, manifest entry)``, as ``recorded/hosts.json`` describes them: the runs of
+    several hosts, so that the record holds the between-hosts level too; a suite the entry's ``not_asked`` names without
+    ``depends_on`` is left out of that folder, its data having changed since)."""
     from jsonbench.checks.library import load_library
-    from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
 
     lib = lib or load_library()
     exclude = exclude or {}
-    df = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=hardware_label).table.to_pandas()
-    df = df[df["scale"] == scale]
+    df = read_runs(sources or [(Path(results_dir), {})], hardware_label, scale)
+    if df.empty:
+        raise SystemExit(f"no published runs of hardware {hardware_label!r} at scale {scale!r} under {results_dir}")
     if runs:
         df = df[df["run_id"].isin(runs)]
     canary = canary_range(df)
@@ -597,11 +713,12 @@ def build_record(
                 "run_id": str(run_id),
                 "logical_date": pd.Timestamp(g["logical_date"].iloc[0]).isoformat(),
                 "git_revision": str(g["git_revision"].iloc[0]) if "git_revision" in g else None,
+                "host": str(g["host"].iloc[0]),
                 "used": "all suites" if ex == "none" else ("not used" if ex is None else f"all but {', '.join(sorted(ex))}"),
             }
         )
     acc = _series(df, exclude, lib, table)
-    zs, fam = _loo(acc, _series_entries(acc))
+    zs, fam, fam_hosts = _loo(acc, _series_entries(acc))
     other = load_record(hardware_label, "smoke", results_dir) if scale != "smoke" else None
     tails = _fit_tails(zs, (other or {}).get("tails"))
     series = _series_entries(acc, tails)
@@ -612,7 +729,7 @@ def build_record(
         for sx in {a.suite for a in timed}
         if 2 * sum(a.canary is not None for a in timed if a.suite == sx) > sum(a.suite == sx for a in timed)
     )
-    families = _families(fam, builds, canary_suites)
+    families, common = _families(fam, builds, canary_suites, fam_hosts)
     findings = _finding_entries(df, exclude, lib, scale)
     return {
         "format": FORMAT,
@@ -620,7 +737,7 @@ def build_record(
         "scale": scale,
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": command,
-        "source": str(results_dir),
+        "source": str(results_dir) if not sources else [str(f) for f, _ in sources],
         "runs": run_rows,
         "runs_why": why,
         "engines": {str(e): str(b) for e, b in df[["engine_id", "engine_build"]].drop_duplicates().itertuples(index=False)},
@@ -644,9 +761,35 @@ def build_record(
         "hosts": hosts_of(df),
         "tails": tails,
         "families": families,
+        "common": common,
         "series": series,
         "findings": findings,
     }
+
+
+def read_runs(sources: list[tuple[Path, dict[str, Any]]], hardware_label: str, scale: str) -> pd.DataFrame:
+    """The published rows of ``hardware_label`` at ``scale`` in every folder, each with its ``host`` (the boot id; the
+    manifest's host name, or the folder's, for rows from before the column), without windows the host was busy in
+    (``quiet`` false: drift leaves them out of every history too) and without suites the manifest does not ask."""
+    from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
+
+    frames = []
+    for folder, entry in sources:
+        df = read_dataset_report(folder, MEASUREMENTS, hardware_label=hardware_label).table.to_pandas()
+        df = df[df["scale"] == scale]
+        stale = {str(r.get("suite")) for r in entry.get("not_asked", []) if not r.get("depends_on")}
+        df = df[~df["suite"].isin(stale)]
+        if "quiet" in df:
+            df = df[(df["suite"] == HOST_SUITE) | (df["quiet"].astype("boolean").fillna(True).astype(bool))]
+        fallback = str(entry.get("host") or (folder.name if len(sources) > 1 else ""))
+        boot = (
+            df["host_boot_id"].astype("string").fillna(fallback).replace("", fallback)
+            if "host_boot_id" in df
+            else pd.Series(fallback, index=df.index)
+        )
+        frames.append(df.assign(host=boot.astype(str)))
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["suite", "run_id", "scale"])
 
 
 def canary_range(df: pd.DataFrame) -> dict[str, dict[str, Any]]:

@@ -1,0 +1,27 @@
+"""`jsonbench drift-recheck` on real recorded runs: drift stays quiet on an honest host it never saw, and sees a version slow down.
+
+The rows are real (`recorded/`, several hosts of the reference type). Host `0ded6d5b` is judged by a noise record
+built from the other hosts only: its second laptop night (once 50 confirmed alarms against a one-afternoon record) may
+raise at most 1 % suspects before confirmation, its three back-to-back starts none, and PostgreSQL 17 planted 1.25x
+slower over its last three runs must be seen. Nothing here measures a timing.
+"""
+
+from __future__ import annotations
+
+from jsonbench.tools.driftcheck import drift_recheck, render
+from jsonbench.tools.recheck import folders_to_check
+
+
+def test_an_honest_host_it_never_saw_is_quiet_and_a_slower_version_is_caught() -> None:
+    results = drift_recheck(folders_to_check([]), "laptop", only={"0ded6d5b"})
+    assert len(results) == 1, render(results, 1.25)
+    h = results[0]
+    assert "0ded6d5b" not in " ".join(h.record_hosts), "the record never saw the host it judges"
+    assert len(h.honest) >= 4 and all(r["judged"] > 0 for r in h.honest)
+    # Before confirmation, at most 1 % of a night's judged series is suspect (the record of one afternoon flagged 118 of
+    # 2,604 on the second night, and confirmed 50); the back-to-back starts raise none.
+    assert all(r["alarms"] <= 0.01 * r["judged"] for r in h.honest), render(results, 1.25)
+    assert [r["alarms"] for r in h.honest[1:]] == [0] * (len(h.honest) - 1), render(results, 1.25)
+    v = h.version
+    assert v["engine"] == "postgres-17" and v["nights"] == 3 and v["judged"] > 100
+    assert v["caught"] > 0, "a version 1.25x slower for three nights is seen (its family): " + render(results, 1.25)
