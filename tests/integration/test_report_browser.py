@@ -56,10 +56,51 @@ def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _long_lists(results: Path) -> None:
+    """The second laptop night of issue 35, in the latest run's stored rows: 120 suspects measured twice (confirmed,
+    cleared, unconfirmed) and 40 failed checks, the lists that once pushed the scorecard off the first screen."""
+    import json as _json
+
+    import pandas as pd
+
+    from jsonbench.cell import RunRef
+    from jsonbench.checks.confirm import stored_rows
+    from jsonbench.dataset.publish import MEASUREMENTS, publish_validations, read_dataset
+    from jsonbench.report.model import pick_run
+
+    m = read_dataset(results, MEASUREMENTS).to_pandas()
+    chosen = pick_run(m, None)
+    assert chosen
+    first = m[m["run_id"] == chosen].iloc[0]
+    rows = stored_rows(results, chosen)
+    template = next(r for r in rows if r.get("check_kind") == "drift")
+    extra = []
+    for i in range(160):
+        verdict = ("confirmed", "cleared", "unconfirmed")[i % 3] if i < 120 else "drift"
+        details = {
+            "first": {"observed": 1.0 + i, "min_value": 0.5, "max_value": 1.5},
+            "confirmation": {"observed": 1.1 + i, "why": "planted"},
+        }
+        extra.append(
+            {
+                **template,
+                "expectation": f"planted_{i}",
+                "workload": f"planted_{i}",
+                "verdict": verdict,
+                "success": verdict == "cleared",
+                "details": _json.dumps(details if i < 120 else {}),
+            }
+        )
+    run = RunRef(chosen, pd.Timestamp(first["logical_date"]).isoformat(), str(first["hardware_label"]), str(results), str(first["scale"]))
+    publish_validations(results, run, rows + extra)
+
+
+@pytest.fixture(scope="module", params=["night", "long_lists"])
+def report(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     results = tmp_path_factory.mktemp("browser") / "results"
     build_once(results, runs=4, docs_for_last=True)
+    if request.param == "long_lists":
+        _long_lists(results)
     return build_report(results)
 
 
@@ -119,6 +160,11 @@ def test_scorecard_is_the_first_thing_on_screen_and_a_screenshot_is_kept(report:
     assert layout["visible"], layout
     assert layout["chart_top"] >= layout["top"] + layout["height"], layout
     probe.unlink()
+    # The answer before the lists: the verdict's lines, then the folded lists with their counts.
+    assert html.index("id='verdict'") < html.index("id='scorecard'")
+    if "planted_0" in html:  # the long lists are folded, each with its count
+        assert "Measured twice before any timing alert (120: confirmed 40, cleared 40, unconfirmed 40)" in html
+        assert "<details class='warnbox' id='failures'><summary>" in html, "more than 3 failures: folded"
 
     folder = Path(os.environ.get("JSONBENCH_SCREENSHOT_DIR") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)

@@ -42,6 +42,7 @@ from __future__ import annotations
 import html
 import json
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -567,12 +568,73 @@ def judged_context(vrun: pd.DataFrame) -> dict[str, Any] | None:
             }
         )
     pending = sum(1 for r in rows if r.get("verdict") == "suspect")
+    counts = {v: sum(1 for it in items if it["verdict"] == v) for v in ("confirmed", "cleared", "unconfirmed")}
     return {
         "cls": "warnbox" if not_judged or items or pending else "muted",
         "not_judged": not_judged,
         "share": verdicts.describe_share(share),
         "pending": pending,
         "confirmations": items,
+        "counts": ", ".join(f"{v} {n}" for v, n in counts.items()),
+    }
+
+
+def host_likeness(m: pd.DataFrame, run: pd.DataFrame, chosen: str) -> str:
+    """Was tonight's host like the earlier runs' of its label and scale? From the canary beside every cell (suite
+    ``host``): tonight's median ms per CPU component against the median of the earlier runs', and the CPU quota."""
+    from jsonbench.dataset.measurement import HOST_SUITE
+
+    if run.empty:
+        return ""
+    first = run.iloc[0]
+    quota = finite_float(first.get("host_cpu_quota")) if "host_cpu_quota" in run else None
+    said = f"under a CPU quota of {quota:g} cores; " if quota else ""
+    host = m[(m["suite"] == HOST_SUITE) & (m["unit"] == "ms") & (m["status"] == "ok")]
+    host = host[(host["hardware_label"] == first["hardware_label"]) & (host["scale"] == first["scale"])]
+    tonight = host[host["run_id"] == chosen]
+    before = host[(host["run_id"] != chosen) & (host["logical_date"] <= first["logical_date"])]
+    if tonight.empty:
+        return said + "no canary in this run: the host's speed was not measured"
+    if before.empty:
+        return said + "the first run of this label and scale: no earlier host to compare with"
+    parts = []
+    for comp in ("cpu_single", "cpu_all"):
+        now, then = tonight[tonight["metric"] == comp]["value"], before[before["metric"] == comp]["value"]
+        if len(now) and len(then):
+            r = float(now.median()) / float(then.median())
+            parts.append((comp, r))
+    if not parts:
+        return said + "the canary has no CPU component to compare"
+    worst = max(parts, key=lambda x: abs(math.log(x[1])))
+    words = ", ".join(f"{c} {r:.2f}x" for c, r in parts)
+    n = before["run_id"].nunique()
+    if abs(worst[1] - 1) < 0.05:
+        return f"{said}like the {n} earlier run(s) of this label: canary {words} of theirs"
+    way = "slower" if worst[1] > 1 else "faster"
+    return f"{said}{way} than the {n} earlier run(s) by {abs(worst[1] - 1):.0%} ({worst[0]}; canary {words}); drift judged each timing beyond it"
+
+
+def verdict_context(vrun: pd.DataFrame, m: pd.DataFrame, run: pd.DataFrame, chosen: str) -> dict[str, Any] | None:
+    """The answer in three lines, before any list: what passed, what failed and of which kind, what was measured twice,
+    and whether tonight's host was like the others (issue 35: the first screen is the scorecard and this)."""
+    if vrun.empty:
+        return {"checks": "not checked yet", "failed": "", "twice": "", "host": host_likeness(m, run, chosen)}
+    ok = vrun["success"].fillna(False).astype(bool)
+    failed = vrun[~ok]
+    kinds = failed["check_kind"].value_counts()
+    verdicts_ = vrun["verdict"].value_counts() if "verdict" in vrun else pd.Series(dtype=int)
+    twice = {v: int(verdicts_.get(v, 0)) for v in ("confirmed", "cleared", "unconfirmed")}
+    suspects = int(verdicts_.get("suspect", 0))
+    return {
+        "checks": f"{int(ok.sum())} of {len(vrun)} checks passed",
+        "failed": (f"{len(failed)} failed: " + ", ".join(f"{k} {int(n)}" for k, n in kinds.items()) if len(failed) else "none failed"),
+        "twice": (
+            f"timing measured twice: confirmed {twice['confirmed']}, cleared {twice['cleared']}, unconfirmed {twice['unconfirmed']}"
+            if any(twice.values())
+            else ""
+        )
+        + (f"; {suspects} suspect(s) not yet measured again" if suspects else ""),
+        "host": host_likeness(m, run, chosen),
     }
 
 
@@ -660,6 +722,7 @@ def run_page_context(root: Path, ds: Dataset, chosen: str, cs: Charts) -> dict[s
         "all_ok": all_ok,
         "verdict": verdict,
         "intro": intro,
+        "verdict_lines": verdict_context(vrun, ds.m, run, chosen),
         "failures": failures_context(vrun),
         "judged": judged_context(vrun),
         "scorecard": scorecard_context(root, scores),
