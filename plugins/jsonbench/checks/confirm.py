@@ -94,6 +94,9 @@ def input_keys(row: dict[str, Any], lib: Library) -> set[tuple[str, str, str, st
 #: At most this share of the night's cell time goes to measuring suspects again (issue 37: a second night spent 40 % of
 #: its time, 1,150 s of 2,959 s, re-measuring 12 cells). What does not fit stays ``unconfirmed``, and says why.
 BUDGET_SHARE = 0.10
+#: ... but never less than this: a narrowed run of one small cell (a smoke preview of one suite) could otherwise not
+#: afford a second measurement of anything.
+BUDGET_FLOOR_S = 60.0
 
 
 def _costs(results_dir: str | Path, run_id: str) -> tuple[float, dict[tuple[str, str], tuple[float, dict[str, float]]]]:
@@ -132,7 +135,8 @@ def confirmation_budget(
 
     Every suspect's cell and workloads (:func:`inputs_of`), ordered by what a second measurement is worth per second:
     cells with a reproduction suspect first (a seed's conclusion), then by drift suspects per second of cost. Cells
-    are taken while their cost fits ``share`` of the night's cell time; the rest stay unconfirmed. Returns
+    are taken while their cost fits ``share`` of the night's cell time (at least ``BUDGET_FLOOR_S``); the rest stay
+    unconfirmed. Returns
     ``(cells, {"night_s", "budget_s", "spent_s", "left_out": [cell ids]})``.
     """
     lib = lib or load_library()
@@ -153,7 +157,7 @@ def confirmation_budget(
         return fixed + sum(per.get(w, 0.0) for w in cells[key])
 
     order = sorted(cells, key=lambda k: (-weight[k][1], -(weight[k][0] / max(cost(k), 1.0)), k))
-    budget = share * night
+    budget = max(share * night, BUDGET_FLOOR_S)
     chosen, left, spent = [], [], 0.0
     for key in order:
         if night and spent + cost(key) > budget:
