@@ -13,7 +13,9 @@ Runs the JSON-storage benchmark matrix: every selected suite on every selected e
   lease, start a fresh engine, record its build and settings, load shared data), **one task per
   workload**, and **teardown** (teardown task: runs even when a workload fails, gives the host
   back). The groups are chained, so the next cell's engine starts only after the previous one is
-  gone; cells the run did not select are skipped. Every benchmark task takes the one slot of the
+  gone. **select** (a branch after plan) names the cells this attempt measures: every other group
+  (not selected, a Docker image on a host without Docker, completed by an earlier attempt) is
+  skipped by the scheduler at once, so a narrowed run pays only for what it runs. Every benchmark task takes the one slot of the
   `benchmark_host` pool, and the host lease also keeps a second run (another process or
   deployment) from starting an engine next to this one: its provision waits, rescheduled.
 * **sweep** removes any engine a killed task left behind, **publish** adds the run to the Parquet
@@ -98,6 +100,14 @@ def build(spec: BenchmarkDag) -> Any:
                 return tasks.plan(dict(ctx["params"]), ctx["run_id"], logical.isoformat(), bound_label=spec.label)
             except BenchmarkError as exc:  # bad input or a machine too small: no retry can fix it
                 raise AirflowFailException(str(exc)) from exc
+
+        @task.branch(retries=0)
+        def select() -> list[str]:
+            """The provisions of the cells this attempt measures; the scheduler skips every other cell at once."""
+            from jsonbench.orchestration import tasks
+
+            planned = get_current_context()["ti"].xcom_pull(task_ids="plan")
+            return [f"{cell_id}.provision" for cell_id in tasks.runnable_cells(planned)]
 
         @task(pool=POOL, queue=spec.queue, trigger_rule="all_done", execution_timeout=timedelta(hours=3))
         def provision(cell_id: str) -> dict[str, Any]:
@@ -202,6 +212,8 @@ def build(spec: BenchmarkDag) -> Any:
             return tasks.outcome(ti.xcom_pull(task_ids="plan"), ti.run_id, states)
 
         planned = plan()
+        chosen = select()
+        planned >> chosen
         previous: Any = planned
         for suite, engine in SLOTS:
             cell_id = cell_id_of(suite, engine)
@@ -211,6 +223,7 @@ def build(spec: BenchmarkDag) -> Any:
                 stop = teardown.override(task_id="teardown")(cell_id, handle)
                 runs >> stop.as_teardown(setups=handle, on_failure_fail_dagrun=True)
             planned >> handle
+            chosen >> handle
             previous >> handle
             previous = stop
         swept = sweep()

@@ -20,7 +20,7 @@
   real check on a copy of the real history, and reports the share caught and the false alarms
   (see :mod:`jsonbench.tools.checkcheck`).
 * ``campaign``: N honest reruns one after another (resumable), then the noise model of the hardware
-  label and scale (see :mod:`jsonbench.tools.campaign` and :mod:`jsonbench.checks.noise`).
+  label and scale (see :mod:`jsonbench.tools.campaign` and :mod:`jsonbench.history.noise`).
 * ``link-engines`` / ``install-sqlite`` / ``install-otava``: setup steps used by ``./bin/setup``.
 * ``bands``: the band rule applied to every timing finding (``--write`` puts the bands into the
   reproduction files; see :mod:`jsonbench.checks.bandrule` and :mod:`jsonbench.tools.bands`).
@@ -471,7 +471,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     from jsonbench.tools.calibrate import as_json, calibrate, render
 
     if args.record:
-        from jsonbench.checks.noise import build_record, parse_exclude, render_record, write_record
+        from jsonbench.tools.record import build_record, parse_exclude, render_record, write_record
 
         sources = None
         if args.recorded:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jsonbench.checks.changepoints import ready
+from jsonbench.history.changepoints import ready
 from jsonbench.tools.checkcheck import checkcheck, render_checkcheck
 from tests.unit.checks_synth import make_run
 
@@ -62,8 +62,8 @@ def test_checkcheck_measures_power_per_size_with_the_labels_record(make_cells, r
     """Slowdowns of every size planted per engine, per suite and per series, judged with the label's calibration record."""
     import json
 
-    from jsonbench.checks.noise import build_record, write_record
     from jsonbench.tools.checkcheck import POWER_FACTORS, save
+    from jsonbench.tools.record import build_record, write_record
 
     for n in range(6):
         make_run(make_cells, n, hardware_label="synth")

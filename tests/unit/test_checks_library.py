@@ -7,9 +7,9 @@ import json
 import pandas as pd
 import pytest
 
-from jsonbench.checks.drift import Rule, drift_frame, rule_for
 from jsonbench.checks.findings import finding_value
 from jsonbench.checks.library import expectation, load_library, row_condition
+from jsonbench.history.drift import Rule, drift_frame, rule_for
 from jsonbench.matrix import load_matrix
 from jsonbench.suites import get_suite
 
@@ -209,7 +209,8 @@ def test_rule_for_reads_the_kind_and_a_suites_own_tolerance() -> None:
 
 
 otava = pytest.mark.skipif(
-    not __import__("jsonbench.checks.changepoints", fromlist=["ready"]).ready(), reason="Apache Otava's venv is not installed (./bin/setup)"
+    not __import__("jsonbench.history.changepoints", fromlist=["ready"]).ready(),
+    reason="Apache Otava's venv is not installed (./bin/setup)",
 )
 
 

@@ -274,7 +274,7 @@ def test_a_damaged_history_file_fails_the_check_naming_it_and_everything_else_st
 def test_a_busy_first_night_is_still_building_history_not_disturbed() -> None:
     """With too few earlier runs a series could not be judged busy or not: it stays insufficient_history (the note
     says it was busy too), so a new label's first night is not read as unjudged; with history, busy is disturbed."""
-    from jsonbench.checks.drift import _judgeable
+    from jsonbench.history.drift import _judgeable
 
     def row(quiet: bool) -> dict:
         return {"verdict": "insufficient_history", "note": "", "quiet": quiet, "host_other_cpu": 0.4}

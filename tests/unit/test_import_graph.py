@@ -31,6 +31,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("jsonbench.pgbench",),
     ("jsonbench.dataset",),
     ("jsonbench.suites",),
+    # how a night is judged against its history (drift, noise, the canary, change points): below the checks that call it
+    ("jsonbench.history",),
     ("jsonbench.checks",),
     ("jsonbench.report",),
     ("jsonbench.orchestration",),

@@ -18,10 +18,11 @@ import pandas as pd
 import pytest
 
 from jsonbench.cell import RunRef
-from jsonbench.checks import noise
-from jsonbench.checks.drift import benjamini_hochberg, drift_frame
 from jsonbench.checks.library import load_library
 from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
+from jsonbench.history import noise
+from jsonbench.history.drift import benjamini_hochberg, drift_frame
+from jsonbench.tools import record
 from tests.unit.checks_synth import make_run, replace_metric, stage_and_publish
 
 LABEL = "synth"
@@ -38,17 +39,17 @@ def _history(make_cells: Any, n: int, tamper: Any = None) -> list[RunRef]:
     return runs
 
 
-def _drift(results_dir: Path, run: RunRef, record: dict[str, Any]) -> pd.DataFrame:
+def _drift(results_dir: Path, run: RunRef, rec: dict[str, Any]) -> pd.DataFrame:
     lib = load_library()
     ds = read_dataset_report(results_dir, MEASUREMENTS).table.to_pandas()
     tonight = ds[ds["run_id"] == run.run_id]
     suite = "large_document_update"
-    return drift_frame(tonight, ds, run.to_json(), suite, lib.drift_policy(suite), detector=_no_detector, calibration=record)
+    return drift_frame(tonight, ds, run.to_json(), suite, lib.drift_policy(suite), detector=_no_detector, calibration=rec)
 
 
 def test_the_record_names_its_runs_and_holds_each_series_noise(make_cells: Any, results_dir: Path) -> None:
     runs = _history(make_cells, 5)
-    rec = noise.build_record(results_dir, "smoke", LABEL, exclude=noise.parse_exclude([f"{runs[4].run_id}::large_document_update"]))
+    rec = record.build_record(results_dir, "smoke", LABEL, exclude=record.parse_exclude([f"{runs[4].run_id}::large_document_update"]))
     assert [r["run_id"] for r in rec["runs"]] == [r.run_id for r in runs]
     assert rec["runs"][4]["used"] == "all but large_document_update" and rec["runs"][0]["used"] == "all suites"
     s = rec["series"]["large_document_update/postgres-16/json_big/default/update_time"]
@@ -61,7 +62,7 @@ def test_the_record_names_its_runs_and_holds_each_series_noise(make_cells: Any, 
     assert set(rec["families"]) == {"large_document_update/postgres-16", "large_document_update/postgres-17"}
     assert rec["families"]["large_document_update/postgres-16"]["sigma"] >= noise.FAMILY_FLOOR
     assert rec["summary"]["large_document_update"]["timed"]["series"] == sum(1 for x in rec["series"].values() if x["kind"] == "timed")
-    path = noise.write_record(rec, results_dir)
+    path = record.write_record(rec, results_dir)
     assert path == results_dir / "calibration" / LABEL / "smoke.json"
     assert noise.load_record(LABEL, "smoke", results_dir) == json.loads(json.dumps(rec))
     st = noise.status(results_dir, [LABEL, "rack-9"])
@@ -81,7 +82,7 @@ def test_label_local_is_committed_in_include(monkeypatch: pytest.MonkeyPatch, tm
 
 def test_honest_run_passes_and_a_slower_engine_drifts(make_cells: Any, results_dir: Path) -> None:
     runs = _history(make_cells, 6)
-    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs[:5]])
+    rec = record.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs[:5]])
     honest = _drift(results_dir, runs[5], rec)
     cal = honest[honest["method"].str.startswith("calibrated")]
     assert len(cal) > 0 and (cal["judged"] == "yes").all() and (cal["history_n"] == 5).all()
@@ -92,7 +93,7 @@ def test_honest_run_passes_and_a_slower_engine_drifts(make_cells: Any, results_d
 
 def test_a_whole_engine_moving_is_found_by_its_family(make_cells: Any, results_dir: Path) -> None:
     runs = _history(make_cells, 5)
-    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs])
+    rec = record.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs])
 
     def twice(eid: str, w: str, ms: list[Any]) -> list[Any]:
         from jsonbench.dataset.measurement import Measurement
@@ -117,7 +118,7 @@ def test_a_whole_engine_moving_is_found_by_its_family(make_cells: Any, results_d
 
 def test_one_series_far_beyond_its_tail_drifts_alone(make_cells: Any, results_dir: Path) -> None:
     runs = _history(make_cells, 5)
-    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs])
+    rec = record.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs])
     cells = make_cells(
         "large_document_update", engines=["postgres-16", "postgres-17"], run_id="scheduled__2026-11-06T02:00:00+00:00", hardware_label=LABEL
     )
@@ -150,7 +151,7 @@ def test_tail_and_thresholds_are_consistent() -> None:
 
 
 def test_exclusions_name_a_run_and_optionally_suites() -> None:
-    got = noise.parse_exclude(["manual__2026-12-01T06:14:12+00:00::a,b", "manual__2026-12-02T06:14:12+00:00"])
+    got = record.parse_exclude(["manual__2026-12-01T06:14:12+00:00::a,b", "manual__2026-12-02T06:14:12+00:00"])
     assert got == {"manual__2026-12-01T06:14:12+00:00": {"a", "b"}, "manual__2026-12-02T06:14:12+00:00": None}
 
 
@@ -206,7 +207,7 @@ def test_the_report_block_shows_each_label_and_the_latest_checkcheck(make_cells:
     from jsonbench.tools.checkcheck import save
 
     _history(make_cells, 3)
-    noise.write_record(noise.build_record(results_dir, "smoke", LABEL), results_dir)
+    record.write_record(record.build_record(results_dir, "smoke", LABEL), results_dir)
     power = {
         "nights": 3,
         "honest": [{"drift_alarms": 0}],
@@ -240,7 +241,7 @@ def _night_after(make_cells: Any, results_dir: Path, factors: dict[str, float], 
     host's canary beside every cell of every night, tonight's times its engine's factor there."""
     history_canary = {} if canary is not None else None
     runs = [make_run(make_cells, i, engines=ENGINES3, hardware_label=LABEL, canary=history_canary) for i in range(5)]
-    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs])
+    rec = record.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs])
     cells = make_cells("large_document_update", engines=ENGINES3, run_id="scheduled__2026-11-06T02:00:00+00:00", hardware_label=LABEL)
     cells = [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date="2026-11-06T02:00:00+00:00")) for c in cells]
     run = stage_and_publish(cells, seed=5, tamper=_slower(factors), canary=canary)
@@ -319,7 +320,7 @@ def test_levels_split_the_starts_inside_a_host_from_the_hosts() -> None:
 
 
 def test_a_history_of_other_hosts_pays_the_between_hosts_level() -> None:
-    from jsonbench.checks.drift import host_mix
+    from jsonbench.history.drift import host_mix
 
     assert host_mix(["a"], ["a", "a", "a"]) == 0.0, "a host against its own history: starts only"
     assert host_mix(["b"], ["a"]) == 2.0, "two hosts' effects differ by twice the variance of one"
@@ -331,7 +332,7 @@ def test_a_move_within_the_hosts_noise_is_quiet_on_another_host_and_drifts_on_th
     """One engine 1.4x slower tonight. Against its own host's history it drifts; when the history was measured on another
     host and the record says hosts differ by 30 %, the same move is within what a new host explains, and the row says so."""
     runs = _history(make_cells, 5)
-    rec = noise.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs])
+    rec = record.build_record(results_dir, "smoke", LABEL, runs=[r.run_id for r in runs])
     for e in rec["series"].values():
         e["host_sigma"] = 0.3
     for f in rec["families"].values():
@@ -365,3 +366,61 @@ def test_a_move_within_the_hosts_noise_is_quiet_on_another_host_and_drifts_on_th
     other = judged(moved)
     assert len(other) == len(same) and (other["verdict"] == "ok").all(), other["note"].tolist()[:2]
     assert all("other hosts' runs: between hosts 30.0% added" in n for n in other["note"])
+
+
+def test_the_canary_is_kept_where_it_explains_a_workload_and_dropped_where_it_does_not() -> None:
+    """The record's canary fit (issue 37 item 4): inside one machine, a workload whose timings follow its canary component
+    gets a slope near 1 and keeps it; one whose timings ignore a canary that moved gets a slope near 0 and drops it
+    (drift then judges it as measured); one beside a canary that hardly moved cannot tell, and keeps it. Both CPU
+    components are fitted, so a workload that follows the other one shows it."""
+    from jsonbench.tools.record import _Acc, canary_fits
+
+    single = [0.0, 0.10, -0.08, 0.05, -0.12, 0.07]  # log moves of the cpu_single canary beside six runs of one machine
+    every = [0.0, 0.02, 0.45, 0.01, 0.5, -0.01]  # cpu_all: two of the runs under a CPU quota
+    wiggle = [0.01, -0.012, 0.008, -0.004, 0.006, -0.009]
+
+    def acc(workload: str, follows: list[float], canary: dict[str, list[float]], metric: str = "read_ms") -> _Acc:
+        return _Acc(
+            "json_vs_jsonb", "postgres-17", "17.6", workload, "default", metric, "ms", "timed",
+            logs=[c + w for c, w in zip(follows, wiggle, strict=True)],
+            runs=[f"r{i}" for i in range(6)], hosts=["h"] * 6, machines=["h"] * 6,
+            canary_all=[{k: v[i] for k, v in canary.items()} for i in range(6)],
+        )  # fmt: skip
+
+    both = {"cpu_single": single, "cpu_all": every}
+    series = {
+        ("follows",): acc("reads", single, both),
+        ("follows2",): acc("reads", single, both, "read2_ms"),
+        ("ignores",): acc("loads", [0.0] * 6, both),
+        ("quota",): acc("scan", every, both),
+        ("still",): acc("updates", [0.0] * 6, {"cpu_single": [c * 0.01 for c in single]}),
+    }
+    fits = canary_fits(series, lambda suite: {})
+    reads, loads, scan, updates = (fits[f"json_vs_jsonb/{w}/cpu_single"] for w in ("reads", "loads", "scan", "updates"))
+    fit = reads["fits"]["cpu_single"]
+    assert reads["use"] == "cpu_single" and fit["decisive"] and abs(fit["slope"] - 1.0) < 0.1 and abs(reads["coef"] - 1.0) < 0.1, reads
+    assert reads["series"] == 2 and fit["points"] == 12
+    assert loads["use"] is None and loads["coef"] is None and abs(loads["fits"]["cpu_single"]["slope"]) < 0.2, loads
+    # the scan follows cpu_all (the quota runs), not the policy's cpu_single: the fit shows it, and drift takes that out
+    assert scan["use"] == "cpu_all" and abs(scan["fits"]["cpu_all"]["slope"] - 1.0) < 0.1, scan
+    assert updates["use"] == "cpu_single" and updates["coef"] == 1.0 and "too little" in updates["why"], updates
+    assert (noise.canary_component(fits, "json_vs_jsonb", "reads", "cpu_single") or ("", 0))[0] == "cpu_single"
+    assert noise.canary_component(fits, "json_vs_jsonb", "loads", "cpu_single") is None
+    assert (noise.canary_component(fits, "json_vs_jsonb", "scan", "cpu_single") or ("", 0))[0] == "cpu_all"
+    assert noise.canary_component(fits, "json_vs_jsonb", "never_fitted", "cpu_all") == ("cpu_all", 1.0), "no fit: the policy's"
+
+
+def test_a_component_that_explains_nothing_does_not_silence_the_policys() -> None:
+    """A single-thread workload under a CPU quota: cpu_all moved (the quota), the timing did not, and cpu_single hardly
+    moved between the runs. The fit of cpu_all (slope 0) says nothing of cpu_single: the policy's component stays."""
+    from jsonbench.tools.record import _Acc, canary_fits
+
+    wiggle = [0.01, -0.012, 0.008, -0.004, 0.006, -0.009]
+    a = _Acc(
+        "json_vs_jsonb", "postgres-17", "17.6", "reads", "default", "read_ms", "ms", "timed",
+        logs=list(wiggle), runs=[f"r{i}" for i in range(6)], hosts=["h"] * 6, machines=["h"] * 6,
+        canary_all=[{"cpu_single": 0.001 * i, "cpu_all": q} for i, q in enumerate([0.0, 0.0, 0.45, 0.0, 0.5, 0.0])],
+    )  # fmt: skip
+    fit = canary_fits({("a",): a}, lambda suite: {})["json_vs_jsonb/reads/cpu_single"]
+    assert fit["fits"]["cpu_all"]["decisive"] and abs(fit["fits"]["cpu_all"]["slope"]) < 0.1
+    assert fit["use"] == "cpu_single" and fit["coef"] == 1.0, fit

@@ -1,5 +1,8 @@
 """Great Expectations checks of a published run: sanity, reproduction of the seeds' findings, drift.
 
+Drift's judgement itself lives in :mod:`jsonbench.history` (how a night is judged against its history); this
+package runs it as one of the run's expectation suites, beside sanity and reproduction, and confirms its suspects.
+
 :func:`check_run` is what the benchmark DAG's ``check`` task calls. The expectations live as JSON
 under ``include/expectations/`` (see :mod:`jsonbench.checks.library`); alerts on failure are in
 :mod:`jsonbench.checks.alerts`, which the DAG file imports at parse time, so this package imports

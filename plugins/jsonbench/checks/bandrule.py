@@ -2,7 +2,7 @@
 
 A reproduction band answers one question: does the seed's conclusion hold on this engine version? "jsonb
 reads one key several times faster than json" holds on a slow host and a fast one, cold or warm. How far
-tonight moved from this host's own history is drift's question (:mod:`jsonbench.checks.drift`), not this
+tonight moved from this host's own history is drift's question (:mod:`jsonbench.history.drift`), not this
 one's. So a band is never fitted to runs: it is computed here, from the seed's own evidence, for every
 timing finding whose value depends on the host's speed (``depends_on`` holds ``host_speed``):
 

@@ -215,11 +215,11 @@ def _rejudge(
     lib: Library, run: RunRef, suspects: list[dict[str, Any]], substituted: pd.DataFrame, dataset: pd.DataFrame
 ) -> dict[Any, dict[str, Any]]:
     """The suspects judged again on ``substituted``: ``{(check_kind, key): fresh row}``."""
-    from jsonbench.checks.changepoints import DetectorUnavailable
     from jsonbench.checks.examine import _drift, _reproduction
     from jsonbench.checks.gxrun import GXSession
     from jsonbench.checks.verdicts import mark_suspects
     from jsonbench.dataset.schema import run_key
+    from jsonbench.history.changepoints import DetectorUnavailable
 
     gxs = GXSession(None, run_name=run_key(run.run_id) + "-confirm")
     fresh: dict[Any, dict[str, Any]] = {}

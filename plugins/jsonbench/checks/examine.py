@@ -28,8 +28,6 @@ from typing import Any
 import pandas as pd
 
 from jsonbench.cell import Cell, RunRef
-from jsonbench.checks.changepoints import DetectorUnavailable
-from jsonbench.checks.drift import drift_expectations, drift_frame
 from jsonbench.checks.findings import finding_expectations, findings_frame, promised_metrics
 from jsonbench.checks.gxrun import GXSession, Outcome
 from jsonbench.checks.library import Library, load_library
@@ -37,6 +35,8 @@ from jsonbench.checks.sanity import cells_in_rows, completeness_frame, measureme
 from jsonbench.checks.verdicts import alerting, describe_share, judged_share, judgement, mark_suspects, unjudged
 from jsonbench.dataset.measurement import HOST_SUITE
 from jsonbench.dataset.schema import ValidationRow
+from jsonbench.history.changepoints import DetectorUnavailable
+from jsonbench.history.drift import drift_expectations, drift_frame
 
 log = logging.getLogger(__name__)
 
@@ -348,7 +348,7 @@ def _suite_checks(
 
 def host_notes(run: RunRef, published: pd.DataFrame) -> list[str]:
     """Tonight's host speed against the one the noise record was calibrated at: a note per canary component outside it."""
-    from jsonbench.checks.noise import load_record
+    from jsonbench.history.noise import load_record
 
     record = load_record(run.hardware_label, run.scale, run.results_dir) or {}
     calibrated = record.get("canary") or {}

@@ -451,7 +451,7 @@ def findings_per_run(df: pd.DataFrame, lib: Any, suites: list[str] | None, scale
 
     ``lib`` is the :class:`jsonbench.checks.library.Library` (not imported: the library imports this module).
     Here, below the check and the tools, because the calibration command (:mod:`jsonbench.tools.calibrate`)
-    and the nightly noise model (:mod:`jsonbench.checks.noise`, read by drift) both need it.
+    and the nightly noise model (:mod:`jsonbench.history.noise`, read by drift) both need it.
     """
     frames = []
     for run_id, rdf in df.groupby("run_id", sort=False):

@@ -245,6 +245,14 @@ def run_canary(cell: Cell, folder: Any, position: str) -> None:
     )
 
 
+def runnable_cells(planned: dict[str, Any] | None) -> list[str]:
+    """The cells this attempt measures: the plan's, less those an earlier attempt completed (the DAG's ``select``)."""
+    if not planned:
+        return []
+    resumed = set(planned.get("resumed", []))
+    return [str(c["cell_id"]) for c in planned.get("cells", []) if str(c["cell_id"]) not in resumed]
+
+
 def provision(planned: dict[str, Any], cell_id: str) -> dict[str, Any]:
     """Setup task of a cell: take the host, start the engine, record its facts, run the suite's load step.
 

@@ -461,13 +461,13 @@ def drift_verdicts(v: pd.DataFrame, run_id: str, suite: str) -> pd.DataFrame:
 def noise_figures(root: Path, labels: list[str]) -> dict[str, Any]:
     """Per hardware label and scale: is it calibrated, from how many runs, when; and the latest checks-of-the-checks figures.
 
-    The calibration records come from :func:`jsonbench.checks.noise.status`; the figures from the
+    The calibration records come from :func:`jsonbench.history.noise.status`; the figures from the
     latest ``python -m jsonbench.cli checkcheck`` saved under ``<results>/checkcheck/`` (planted
     slowdowns caught per size and level, false alarms of honest reruns).
     """
     import json
 
-    from jsonbench.checks.noise import status
+    from jsonbench.history.noise import status
 
     cal = status(root, labels)
     figures = []

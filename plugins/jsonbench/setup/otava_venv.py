@@ -1,7 +1,7 @@
 """Setup step: the venv of Apache Otava, the drift check's change-point detector (``./bin/setup``).
 
 Otava pins a numpy the project's venv cannot hold, so it gets a venv of its own, pinned by
-``checks/otava-requirements.txt``; :mod:`jsonbench.checks.changepoints` finds it (and says what is
+``history/otava-requirements.txt``; :mod:`jsonbench.history.changepoints` finds it (and says what is
 missing when it is not there) and runs it.
 """
 
@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from jsonbench.checks.changepoints import REQUIREMENTS, STAMP, DetectorUnavailable, python, ready, venv_dir
+from jsonbench.history.changepoints import REQUIREMENTS, STAMP, DetectorUnavailable, python, ready, venv_dir
 from jsonbench.setup.venv import venv_commands
 
 

@@ -2,7 +2,7 @@
 
 ``python -m jsonbench.cli campaign --scale S --runs N [--hardware-label L] [--results-dir D]`` runs
 the benchmark DAG N times through the command line's own ``run`` path (``airflow dags test``, one
-engine at a time), then writes the calibration record (:mod:`jsonbench.checks.noise`) from exactly
+engine at a time), then writes the calibration record (:mod:`jsonbench.history.noise`) from exactly
 those runs. Nothing else should use the machine meanwhile: the record is what honest noise looks
 like, and every drift threshold of the label follows from it.
 
@@ -69,8 +69,8 @@ def campaign(conf: dict[str, Any], runs: int, *, run_dag: Any, resume_args: Any,
     ``run_dag`` and ``resume_args`` are the command line's own (:func:`jsonbench.cli.run_dag`,
     :func:`jsonbench.cli.resume_args`), passed in by it: a tool never imports the command line above it.
     """
-    from jsonbench.checks.noise import build_record, render_record, write_record
     from jsonbench.orchestration.plan import resolve
+    from jsonbench.tools.record import build_record, render_record, write_record
 
     if runs < 2:
         raise SystemExit("--runs: a noise model needs at least 2 runs (run-to-run spread)")

@@ -62,6 +62,8 @@ from jsonbench.checks.findings import (
     unmet_host_requirement,
 )
 from jsonbench.checks.library import Library, load_library
+from jsonbench.history.hostspeed import DURATION_UNITS, RATE_UNITS
+from jsonbench.tools import plants
 
 PLANT_KINDS = (
     "reversed_comparison",
@@ -176,20 +178,6 @@ def _write_file(path: Path, df: pd.DataFrame) -> None:
             if isinstance(v, float) and math.isnan(v) and k not in ("value", "spread"):
                 r[k] = None
     pq.write_table(pa.Table.from_pylist(rows, schema=MEASUREMENT_SCHEMA), path, compression="zstd")
-
-
-def _scale_rows(df: pd.DataFrame, mask: pd.Series, factor: float) -> None:
-    """Multiply value, spread and samples of the masked rows by ``factor`` (in place)."""
-    for i in df.index[mask]:
-        v = df.at[i, "value"]
-        if v is not None and not (isinstance(v, float) and math.isnan(v)):
-            df.at[i, "value"] = float(v) * factor
-        sp = df.at[i, "spread"]
-        if sp is not None and not (isinstance(sp, float) and math.isnan(sp)):
-            df.at[i, "spread"] = float(sp) * abs(factor)
-        s = df.at[i, "samples"]
-        if s is not None and len(s):
-            df.at[i, "samples"] = [float(x) * factor for x in s]
 
 
 def _key_mask(df: pd.DataFrame, engine_id: str, suite: str, workload: str, variant: str, metric: str) -> pd.Series:
@@ -312,7 +300,7 @@ def plant_reversed(
                 num = f.get("numerator") or []
                 # A geometric mean moves by k when every numerator term does; a plain quotient when its first term does.
                 for t in num if f.get("geomean") else num[:1]:
-                    _scale_rows(df, _key_mask(df, t.get("engine", engine_id), suite, *term_key(t)), k)
+                    plants.scale_rows(df, _key_mask(df, t.get("engine", engine_id), suite, *term_key(t)), k)
                     moved.add((t.get("engine", engine_id), suite, *term_key(t)))
                 plants.append(Plant.of_finding(kind, suite, f, row_engine, f"{observed:.3g} -> {target:.3g}"))
                 done.add(me)
@@ -322,7 +310,7 @@ def plant_reversed(
 def plant_slowdown(df: pd.DataFrame, engine_id: str) -> list[Plant]:
     mask_e = df["engine_id"] == engine_id
     for unit, sign in TIME_UNITS.items():
-        _scale_rows(df, mask_e & (df["unit"] == unit) & (df["status"] == "ok"), 2.0 if sign > 0 else 0.5)
+        plants.scale_rows(df, mask_e & (df["unit"] == unit) & (df["status"] == "ok"), 2.0 if sign > 0 else 0.5)
     return [
         Plant(
             "slowdown_2x",
@@ -337,7 +325,7 @@ def plant_slowdown(df: pd.DataFrame, engine_id: str) -> list[Plant]:
 
 
 def _deterministic_rows(df: pd.DataFrame, lib: Library) -> pd.DataFrame:
-    from jsonbench.checks.rules import rule_for
+    from jsonbench.history.rules import rule_for
 
     keep = []
     for i, r in df.iterrows():
@@ -354,7 +342,7 @@ def plant_deterministic(df: pd.DataFrame, lib: Library, rng: random.Random, limi
     chosen = rows.sample(n=min(limit, len(rows)), random_state=rng.randrange(1 << 30)) if len(rows) else rows
     plants = []
     for i, r in chosen.iterrows():
-        _scale_rows(df, df.index == i, 1.1)
+        plants.scale_rows(df, df.index == i, 1.1)
         plants.append(
             Plant(
                 "deterministic_10pct",
@@ -669,7 +657,7 @@ def checkcheck(
         if busy:
             report["busy_hour"] = busy
         if measure_power:
-            from jsonbench.checks.noise import load_record
+            from jsonbench.history.noise import load_record
 
             record = load_record(label, scale, src)
             report["power"] = power(data[data["run_id"].isin(history_ids)], lib, record, src, series_rounds=series_rounds, seed=seed)
@@ -751,7 +739,7 @@ def _busy_hour(
     _copy_history(src, work, label, history_ids)
     df = target_df.copy()
     for unit, sign in TIME_UNITS.items():
-        _scale_rows(df, (df["unit"] == unit) & (df["status"] == "ok"), 2.5 if sign > 0 else 0.4)
+        plants.scale_rows(df, (df["unit"] == unit) & (df["status"] == "ok"), 2.5 if sign > 0 else 0.4)
     df["quiet"] = False
     if "host_other_cpu" in MEASUREMENT_SCHEMA.names:
         df["host_other_cpu"] = 0.7
@@ -815,43 +803,6 @@ def save(report: dict[str, Any], results_dir: str | Path | None = None) -> Path:
 
 #: The sizes of the planted slowdowns (issue 19): durations times the factor, rates divided by it.
 POWER_FACTORS = (1.1, 1.25, 1.5, 2.0)
-_DURATIONS = {"ms", "s", "us", "ns", "ns/row"}
-
-
-def _slow(df: pd.DataFrame, mask: pd.Series, factor: float) -> pd.Series:
-    """Slow the masked rows down by ``factor`` (in place); the mask of the rows it moved (durations and rates only)."""
-    dur = mask & df["unit"].isin(_DURATIONS) & (df["status"] == "ok")
-    rate = mask & (df["unit"] == "tps") & (df["status"] == "ok")
-    _scale_rows(df, dur, factor)
-    _scale_rows(df, rate, 1.0 / factor)
-    return dur | rate
-
-
-def _drift_all(
-    tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any], lib: Library, record: dict[str, Any] | None
-) -> pd.DataFrame:
-    """Every suite's drift frame of ``tonight`` (the real drift check, the run's false-discovery control included)."""
-    from jsonbench.checks.drift import drift_frame
-
-    frames = [
-        drift_frame(tonight, dataset, run, str(s), lib.drift_policy(str(s)), calibration=record, policies=lib.drift_policy)
-        for s in sorted(tonight["suite"].unique())
-    ]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-def _alarms(frame: pd.DataFrame) -> set[tuple[str, ...]]:
-    d = frame[frame["verdict"] == "drift"] if not frame.empty else frame
-    return {(str(r.suite), str(r.engine_id), str(r.workload), str(r.variant), str(r.metric)) for r in d.itertuples(index=False)}
-
-
-def _judged(frame: pd.DataFrame) -> set[tuple[str, ...]]:
-    d = frame[frame["judged"] == "yes"] if not frame.empty else frame
-    return {(str(r.suite), str(r.engine_id), str(r.workload), str(r.variant), str(r.metric)) for r in d.itertuples(index=False)}
-
-
-def _keys(df: pd.DataFrame, mask: pd.Series) -> set[tuple[str, ...]]:
-    return {(str(r.suite), str(r.engine_id), str(r.workload), str(r.variant), str(r.metric)) for r in df[mask].itertuples(index=False)}
 
 
 def _mask(what: str, target: Any) -> Any:
@@ -894,7 +845,7 @@ def power(
     it (its mds when its whole engine moves, for this many nights and earlier runs, at most the planted change). Honest: the alarms of every run judged
     against the runs before it, nothing planted (before confirmation). The record is the one drift uses.
     """
-    from jsonbench.checks.noise import family_mds
+    from jsonbench.history.noise import family_mds
 
     runs = [r for r, _ in _runs(data)]
     nights = max(1, min(nights, len(runs) - 1))
@@ -915,8 +866,8 @@ def power(
         for n in range(nights):
             rid = runs[start + n]
             df = by_run[rid].copy()
-            moved = _slow(df, mask_of(df), factor)
-            planted |= _keys(df, moved)
+            moved = plants.slow(df, mask_of(df), factor)
+            planted |= plants.keys_of(df, moved)
             planted_runs[rid] = df
             dataset = pd.concat([*(by_run[r] for r in runs[:start]), *planted_runs.values()], ignore_index=True)
             run = {
@@ -926,9 +877,9 @@ def power(
                 "scale": str(df["scale"].iloc[0]),
                 "results_dir": str(results_dir),
             }
-            frame = _drift_all(df, dataset, run, lib, record)
-            out.append(_alarms(frame) & planted)
-            judged |= _judged(frame) & planted
+            frame = plants.drift_all(df, dataset, run, lib, record)
+            out.append(plants.alarms(frame) & planted)
+            judged |= plants.judged(frame) & planted
         return out, planted, judged
 
     report: dict[str, Any] = {"history": runs[:start], "planted_into": runs[start:], "nights": nights, "levels": {}}
@@ -951,8 +902,8 @@ def power(
                     last = by_run[runs[-1]]
                     pick: set[tuple[str, ...]] = set()
                     for s, e in families:
-                        fam = (last["suite"] == s) & (last["engine_id"] == e) & last["unit"].isin(_DURATIONS | {"tps"})
-                        cands = sorted(_keys(last, fam))
+                        fam = (last["suite"] == s) & (last["engine_id"] == e) & last["unit"].isin(DURATION_UNITS | RATE_UNITS)
+                        cands = sorted(plants.keys_of(last, fam))
                         if cands:
                             pick.add(rng.choice(cands))
                     mask_of = _mask("series", pick)
@@ -1007,13 +958,13 @@ def power(
             "scale": str(df["scale"].iloc[0]),
             "results_dir": str(results_dir),
         }
-        frame = _drift_all(df, dataset, run, lib, record)
-        a = _alarms(frame)
+        frame = plants.drift_all(df, dataset, run, lib, record)
+        a = plants.alarms(frame)
         honest.append(
             {
                 "run_id": runs[i],
                 "history": i,
-                "judged": len(_judged(frame)),
+                "judged": len(plants.judged(frame)),
                 "drift_alarms": len(a),
                 "families": sorted({f"{k[0]}/{k[1]}" for k in a}),
             }

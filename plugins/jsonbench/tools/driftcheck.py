@@ -9,10 +9,12 @@ machine is), and then:
   alarm before confirmation (``drift``), counted per run with the families it fell in;
 * **one version slower** (``--factor``, 1.25 by default): every timing of one engine of the last ``--nights`` runs
   slowed, judged night by night against the runs before the plant; the share of its judged series caught within
-  those nights, and of the series whose noise allows it (their family's mds, over those nights and earlier runs, at
-  most the planted change: a version is seen by its family's median, not by one series);
+  those nights, and of the series whose noise allows it (the series' own mds at the family's test level, over those
+  nights and earlier runs, at most the planted change; and, the weaker claim, of those whose family's mds allows it);
 * **the harness slower**: every engine of the last run slowed at once, the canary untouched: caught the first night,
-  and said as a harness or setting change.
+  and said as a harness or setting change;
+* **a count 3 % higher**: every near-exact count of the last run (a sampled series, WAL bytes or HOT counts, whose
+  record sigma is at most 1 %) times 1.03: caught the first night.
 
 The committed record is not read: each host's record is built here, from the others. Prints a table per host and
 scale; exit 1 when an honest run raised more than ``--max-honest`` alarms.
@@ -37,6 +39,7 @@ class HostDrift:
     honest: list[dict[str, Any]] = field(default_factory=list)
     version: dict[str, Any] = field(default_factory=dict)
     harness: dict[str, Any] = field(default_factory=dict)
+    count: dict[str, Any] = field(default_factory=dict)
     record_hosts: list[str] = field(default_factory=list)
 
 
@@ -60,27 +63,36 @@ def drift_recheck(
     nights: int = 3,
     label: str = "local",
     only: set[str] | None = None,
+    judge: set[str] | None = None,
 ) -> list[HostDrift]:
     """Every host with two or more runs at ``scale`` in ``folders`` (or those whose id starts with one of ``only``),
-    judged by a record of the other hosts."""
+    judged by a record of the other hosts. With ``judge`` (folders), only the runs in those folders are a host's history
+    and nights, as a user's results folder is: the record still comes from the other machines of every folder."""
     import pandas as pd
 
     from jsonbench.checks.library import load_library
-    from jsonbench.checks.noise import build_record, family_mds, read_runs
     from jsonbench.dataset.measurement import HOST_SUITE
-    from jsonbench.tools.checkcheck import _alarms, _drift_all, _judged, _keys, _slow
+    from jsonbench.history.noise import family_mds
+    from jsonbench.tools import plants
+    from jsonbench.tools.record import build_record, read_runs
 
     lib = load_library()
     every = read_runs(folders, label, scale)
     if every.empty:
         return []
     out: list[HostDrift] = []
-    for host, data in sorted(every.groupby("host"), key=lambda x: str(x[0])):
+    # Leave one machine out (a boot id, its runs under a CPU quota included: judged against its own full-speed runs, as a
+    # quota night is, and never in the record that judges it).
+    for host, data in sorted(every.groupby("machine"), key=lambda x: str(x[0])):
+        # as a night reads its history: one host per machine (a real night's rows carry the boot id, not the record's host)
+        data = data.assign(host=data["machine"])
+        if judge is not None:
+            data = data[data["folder"].isin(judge)]
         order = data.groupby("run_id")["logical_date"].min().sort_values()
         runs = [str(r) for r in order.index]
         if len(runs) < 2 or (only and not any(str(host).startswith(o) for o in only)):
             continue
-        others = sorted(set(every.loc[every["host"] != host, "run_id"].astype(str)))
+        others = sorted(set(every.loc[every["machine"] != host, "run_id"].astype(str)))
         try:
             record = build_record(folders[0][0], scale, label, lib=lib, sources=folders, runs=others)
         except SystemExit:
@@ -90,13 +102,13 @@ def drift_recheck(
         for i in range(1, len(runs)):
             tonight = by_run[runs[i]]
             dataset = pd.concat([by_run[r] for r in runs[: i + 1]], ignore_index=True)
-            frame = _drift_all(tonight, dataset, _run_ref(data, runs[i]), lib, record)
-            a = _alarms(frame)
+            frame = plants.drift_all(tonight, dataset, _run_ref(data, runs[i]), lib, record)
+            a = plants.alarms(frame)
             hd.honest.append(
                 {
                     "run_id": runs[i],
                     "history": i,
-                    "judged": len(_judged(frame)),
+                    "judged": len(plants.judged(frame)),
                     "alarms": len(a),
                     "families": sorted({f"{k[0]}/{k[1]}" for k in a}),
                 }
@@ -114,20 +126,29 @@ def drift_recheck(
         for k in range(n):
             rid = runs[start + k]
             df = by_run[rid].copy()
-            moved = _slow(df, (df["engine_id"] == planted_engine) & (df["suite"] != HOST_SUITE), factor)
-            planted |= _keys(df, moved)
+            moved = plants.slow(df, (df["engine_id"] == planted_engine) & (df["suite"] != HOST_SUITE), factor)
+            planted |= plants.keys_of(df, moved)
             planted_runs[rid] = df
             dataset = pd.concat([*(by_run[r] for r in runs[:start]), *planted_runs.values()], ignore_index=True)
-            frame = _drift_all(df, dataset, _run_ref(data, rid), lib, record)
-            got = _alarms(frame) & planted
+            frame = plants.drift_all(df, dataset, _run_ref(data, rid), lib, record)
+            got = plants.alarms(frame) & planted
             caught |= got
             if k == 0:
                 first_night = got
-            judged |= _judged(frame) & planted
-        # A version's regression is seen by its family (the median of its timings), so a series' noise allows it when
-        # its family's between-starts noise does: the family's mds over these nights and earlier runs.
+            judged |= plants.judged(frame) & planted
+        # Which series' noise allows a 1.25x version change to be seen within these nights: a series of a selected family
+        # is tested on its own, at the family's level (q * R / F), against its own between-starts sigma; so its noise
+        # allows it when that test's mds over these nights and earlier runs is at most the planted change. (The family
+        # itself, the median of its timings, is seen far sooner: ``allowed_family`` counts the series whose family's mds
+        # allows it, the weaker claim.)
         fams = record.get("families") or {}
+        ser = record.get("series") or {}
         allowed = {
+            key
+            for key in judged
+            if family_mds(float((ser.get("/".join(key)) or {}).get("sigma") or 99), ref_runs=start, nights=n) <= factor - 1
+        }
+        allowed_family = {
             key
             for key in judged
             if family_mds(float((fams.get(f"{key[0]}/{key[1]}") or {}).get("sigma") or 99), ref_runs=start, nights=n) <= factor - 1
@@ -141,6 +162,8 @@ def drift_recheck(
             "caught": len(caught & judged),
             "allowed": len(allowed),
             "caught_allowed": len(caught & allowed),
+            "allowed_family": len(allowed_family),
+            "caught_allowed_family": len(caught & allowed_family),
         }
         # the harness: every engine of the latest run of three engines or more slower, the canary as measured
         wide = [r for r in runs[1:] if by_run[r].loc[by_run[r]["suite"] != HOST_SUITE, "engine_id"].nunique() >= 3]
@@ -149,12 +172,12 @@ def drift_recheck(
             continue
         rid = wide[-1]
         df = by_run[rid].copy()
-        moved = _slow(df, df["suite"] != HOST_SUITE, factor)
-        keys = _keys(df, moved)
+        moved = plants.slow(df, df["suite"] != HOST_SUITE, factor)
+        keys = plants.keys_of(df, moved)
         dataset = pd.concat([*(by_run[r] for r in runs[: runs.index(rid)]), df], ignore_index=True)
-        frame = _drift_all(df, dataset, _run_ref(data, rid), lib, record)
-        hit = _alarms(frame) & keys
-        judged_h = _judged(frame) & keys
+        frame = plants.drift_all(df, dataset, _run_ref(data, rid), lib, record)
+        hit = plants.alarms(frame) & keys
+        judged_h = plants.judged(frame) & keys
         notes = frame[(frame["verdict"] == "drift")]["note"].astype(str) if not frame.empty else pd.Series([], dtype=str)
         hd.harness = {
             "run_id": rid,
@@ -163,8 +186,36 @@ def drift_recheck(
             "families": len({(k[0], k[1]) for k in hit}),
             "said_as_harness": int(notes.str.contains("a harness or setting change").sum()),
         }
+        hd.count = _count_plant(by_run, runs, record, lib, data)
         out.append(hd)
     return out
+
+
+#: A near-exact count: a sampled series (WAL bytes, HOT counts) whose honest runs move it at most this much (log).
+NEAR_EXACT = 0.01
+#: The planted change of a near-exact count (issue 37's target: +3 %, caught the first night).
+COUNT_FACTOR = 1.03
+
+
+def _count_plant(by_run: dict[str, Any], runs: list[str], record: dict[str, Any], lib: Any, data: Any) -> dict[str, Any]:
+    """Every near-exact count of the latest run 3 % higher: how many the drift check catches that night."""
+    import pandas as pd
+
+    from jsonbench.tools import plants
+
+    rid = runs[-1]
+    df = by_run[rid].copy()
+    near = {k for k, e in (record.get("series") or {}).items() if e.get("kind") == "sampled" and float(e.get("sigma") or 1) <= NEAR_EXACT}
+    keys = ["/".join(map(str, k)) for k in zip(df["suite"], df["engine_id"], df["workload"], df["variant"], df["metric"], strict=True)]
+    mask = pd.Series([k in near for k in keys], index=df.index) & (df["status"] == "ok")
+    if not mask.any():
+        return {}
+    plants.scale_rows(df, mask, COUNT_FACTOR)
+    planted = plants.keys_of(df, mask)
+    dataset = pd.concat([*(by_run[r] for r in runs[:-1]), df], ignore_index=True)
+    frame = plants.drift_all(df, dataset, _run_ref(data, rid), lib, record)
+    judged = plants.judged(frame) & planted
+    return {"run_id": rid, "planted": len(planted), "judged": len(judged), "caught": len(plants.alarms(frame) & judged)}
 
 
 def _pct(a: int, b: int) -> str:
@@ -184,13 +235,20 @@ def render(results: list[HostDrift], factor: float) -> str:
             lines.append(
                 f"  {v['engine']} {factor:g}x slower for {v['nights']} night(s) after {v['history']}: caught "
                 f"{v['caught_first_night']} of {v['judged']} the first night, {v['caught']} ({_pct(v['caught'], v['judged'])}) within; "
-                f"of the {v['allowed']} its noise allows: {_pct(v['caught_allowed'], v['allowed'])}"
+                f"of the {v['allowed']} whose own noise allows it: {_pct(v['caught_allowed'], v['allowed'])} "
+                f"(of the {v['allowed_family']} whose family's noise allows it: {_pct(v['caught_allowed_family'], v['allowed_family'])})"
             )
         m = h.harness
         if m:
             lines.append(
                 f"  every engine {factor:g}x slower in {m['run_id']}, the canary as measured: caught {m['caught']} of {m['judged']} "
                 f"({_pct(m['caught'], m['judged'])}) in {m['families']} families the first night; said as a harness change: {m['said_as_harness']}"
+            )
+        c = h.count
+        if c:
+            lines.append(
+                f"  every near-exact count (sampled, sigma <= {NEAR_EXACT:.0%}) {COUNT_FACTOR - 1:+.0%} in {c['run_id']}: caught "
+                f"{c['caught']} of {c['judged']} judged ({_pct(c['caught'], c['judged'])}) the first night; {c['planted']} planted"
             )
     return "\n".join(lines) if lines else "no host with two or more runs at this scale"
 
@@ -205,12 +263,21 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--factor", type=float, default=1.25, help="the planted slowdown (default 1.25)")
     parser.add_argument("--nights", type=int, default=3, help="how many of a host's last runs the version plant lasts (default 3)")
     parser.add_argument("--max-honest", type=int, default=0, help="alarms an honest run may raise before the exit is 1 (default 0)")
+    parser.add_argument(
+        "--judge-only",
+        action="store_true",
+        help="judge only the --results-dir folders' runs (each machine's history is what those folders hold, as a user's results "
+        "folder is); recorded/ still gives the other machines' record",
+    )
     args = parser.parse_args(argv)
     if not math.isfinite(args.factor) or args.factor <= 1:
         parser.error("--factor must be a number above 1")
     from jsonbench.tools.recheck import folders_to_check
 
-    results = drift_recheck(folders_to_check(args.results_dir), args.scale, args.factor, args.nights)
+    judge = {str(Path(d)) for d in args.results_dir} if args.judge_only else None
+    if args.judge_only and not args.results_dir:
+        parser.error("--judge-only needs at least one --results-dir")
+    results = drift_recheck(folders_to_check(args.results_dir), args.scale, args.factor, args.nights, judge=judge)
     print(render(results, args.factor))
     worst = max((r["alarms"] for h in results for r in h.honest), default=0)
     return 1 if worst > args.max_honest else 0

@@ -8,8 +8,10 @@ levels, and a comparison must replicate at the level where most of it enters. Fo
 * ``within``: the spread of one start's repetitions (the sd of the log of its ``samples``), median over starts;
 * ``expected``: what that spread alone moves the start's published figure (its median of n repetitions:
   ``1.2533 * within / sqrt(n)``, the median's standard error);
-* ``starts``: the sd of the published figure between starts (runs) of one host at one commit and scale;
-* ``hosts``: the sd of the hosts' mean figure, over hosts whose data is the same (``hosts.json``'s not_asked).
+* ``starts``: the sd of the published figure between starts (runs) of one host, pooled over hosts;
+* ``hosts``: the sd of the hosts' mean figure beyond what their starts alone put into it, over hosts whose data is
+  the same (``hosts.json``'s not_asked); both as the calibration record splits them
+  (:func:`jsonbench.history.noise.levels`), so the table and the thresholds a night uses agree.
 
 If ``starts`` is about ``expected``, the repetitions decide a night and more of them help; if it is well above,
 something that changes between engine starts does (memory layout, the page cache, checkpoint timing), and only
@@ -19,6 +21,7 @@ more starts help. Prints per suite the median of each level over its series, and
 from __future__ import annotations
 
 import argparse
+import collections
 import math
 import statistics
 from collections import defaultdict
@@ -27,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 MEDIAN_SE = 1.2533  # the standard error of a median of n normal samples is 1.2533 sigma / sqrt(n)
+SCALES = ("smoke", "laptop", "full")
 
 
 @dataclass
@@ -43,63 +47,45 @@ class SeriesNoise:
     n_hosts: int
 
 
-def _sd(xs: list[float]) -> float | None:
-    return statistics.stdev(xs) if len(xs) >= 2 else None
+def levels(folders: list[tuple[Path, dict[str, Any]]], label: str = "local") -> list[SeriesNoise]:
+    """Every timed series' noise per level over the honest runs of ``label`` in ``folders`` (``(results folder, manifest
+    entry)``), read as the calibration record reads them (:func:`jsonbench.tools.record.read_runs`: quiet windows only,
+    each run with its host) and split by the record's own definition of the levels (:func:`jsonbench.history.noise.levels`),
+    so that this table and the thresholds a night uses say the same thing."""
+    from jsonbench.dataset.measurement import HOST_SUITE
+    from jsonbench.history.noise import levels as split
+    from jsonbench.tools.record import read_runs
 
-
-def levels(folders: list[tuple[Path, dict[str, Any]]]) -> list[SeriesNoise]:
-    """Every timed series' noise per level over the honest runs in ``folders`` (``(results folder, manifest entry)``)."""
-    import pandas as pd
-
-    from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
-
-    frames = []
-    for folder, entry in folders:
-        df = read_dataset_report(folder, MEASUREMENTS).table.to_pandas()
-        if df.empty:
-            continue
-        stale = {r.get("suite") for r in entry.get("not_asked", []) if not r.get("depends_on")}
-        df = df[(df["metric_kind"] == "timed") & (df["status"] == "ok") & ~df["suite"].isin(stale | {"host"})]
-        if "quiet" in df:
-            df = df[df["quiet"].fillna(True).astype(bool)]
-        boot = df["host_boot_id"].fillna(str(entry.get("host") or folder.name)) if "host_boot_id" in df else str(entry.get("host"))
-        df = df.assign(host=boot, commit=df["git_revision"].fillna("").str[:7])
-        frames.append(df)
-    if not frames:
-        return []
-    all_rows = pd.concat(frames, ignore_index=True)
-    all_rows = all_rows[all_rows["value"] > 0]
     out: list[SeriesNoise] = []
-    keys = ["suite", "engine_id", "workload", "variant", "metric", "scale"]
-    for key, g in all_rows.groupby(keys, sort=True):
-        within_runs: list[float] = []
-        expected_runs: list[float] = []
-        for samples in g["samples"]:
-            xs = [math.log(x) for x in (list(samples) if samples is not None else []) if x and x > 0]
-            if len(xs) >= 2:
-                sd = statistics.stdev(xs)
-                within_runs.append(sd)
-                expected_runs.append(MEDIAN_SE * sd / math.sqrt(len(xs)))
-        per_host_commit: dict[tuple[str, str], list[float]] = defaultdict(list)
-        for r in g.itertuples(index=False):
-            per_host_commit[(str(r.host), str(r.commit))].append(math.log(float(r.value)))
-        start_sds = [s for xs in per_host_commit.values() if (s := _sd(xs)) is not None]
-        host_means: dict[str, list[float]] = defaultdict(list)
-        for (host, _), xs in per_host_commit.items():
-            host_means[host].append(statistics.fmean(xs))
-        means = [statistics.fmean(v) for v in host_means.values()]
-        out.append(
-            SeriesNoise(
-                suite=str(key[0]),
-                series="/".join(str(k) for k in key[1:]),
-                within=statistics.median(within_runs) if within_runs else None,
-                expected=statistics.median(expected_runs) if expected_runs else None,
-                starts=math.sqrt(statistics.fmean([s * s for s in start_sds])) if start_sds else None,
-                hosts=_sd(means),
-                n_starts=max((len(v) for v in per_host_commit.values()), default=0),
-                n_hosts=len(host_means),
+    for scale in SCALES:
+        df = read_runs(folders, label, scale)
+        if df.empty or "metric_kind" not in df:
+            continue
+        df = df[(df["metric_kind"] == "timed") & (df["status"] == "ok") & (df["suite"] != HOST_SUITE) & (df["value"] > 0)]
+        keys = ["suite", "engine_id", "workload", "variant", "metric"]
+        for key, g in df.sort_values(["logical_date", "run_id"]).groupby(keys, sort=True):
+            within_runs: list[float] = []
+            expected_runs: list[float] = []
+            for samples in g["samples"]:
+                xs = [math.log(x) for x in (list(samples) if samples is not None else []) if x and x > 0]
+                if len(xs) >= 2:
+                    sd = statistics.stdev(xs)
+                    within_runs.append(sd)
+                    expected_runs.append(MEDIAN_SE * sd / math.sqrt(len(xs)))
+            hosts = [str(h) for h in g["host"]]
+            starts, _, between_hosts, _ = split([math.log(float(v)) for v in g["value"]], hosts)
+            out.append(
+                SeriesNoise(
+                    suite=str(key[0]),
+                    series="/".join([*(str(k) for k in key[1:]), scale]),
+                    within=statistics.median(within_runs) if within_runs else None,
+                    expected=statistics.median(expected_runs) if expected_runs else None,
+                    starts=starts,
+                    hosts=between_hosts,
+                    n_starts=max(collections.Counter(hosts).values(), default=0),
+                    n_hosts=len(set(hosts)),
+                )
             )
-        )
     return out
 
 

@@ -1,7 +1,7 @@
 """How one metric is judged: its kind as its suite declares it, and the rule drift applies to it.
 
-Apart from :mod:`jsonbench.checks.drift` (which judges with these rules and re-exports them) because
-the noise model (:mod:`jsonbench.checks.noise`) needs to know which metrics are exact too, and drift
+Apart from :mod:`jsonbench.history.drift` (which judges with these rules and re-exports them) because
+the noise model (:mod:`jsonbench.history.noise`) needs to know which metrics are exact too, and drift
 imports the noise model's statistics: here, both read the rules without importing each other.
 """
 

@@ -1,48 +1,14 @@
-"""The noise model: how much honest runs of one hardware label, scale and engine build move, per series and per finding.
+"""The calibration record, built from recorded honest runs: a maintainers' tool, not part of a night.
 
-A drift threshold of one size for every timing (``min_magnitude`` 0.5, a 1.5x change) is blind to a
-1.25x regression of a series that moves 2 % between runs, and too eager for one that moves 30 %.
-This module measures the noise instead, from recorded honest runs, and stores it as a
-**calibration record** that names its runs, so that every threshold can be derived again from data
-that exists:
-
-* label ``local`` (this project's machine type): ``include/calibration/local/<scale>.json``,
-  committed; any other label: ``<results>/calibration/<label>/<scale>.json``.
-* ``python -m jsonbench.cli calibrate --scale S --results-dir D --record`` writes it (``--exclude
-  RUN[::SUITE,...]`` leaves a known disturbed run, or some of its suites, out, with ``--why``);
-  ``python -m jsonbench.cli campaign`` runs N honest reruns and then does the same.
-
-What one series holds (a series is suite, engine id, engine build, workload, variant and metric of
-a ``timed`` or ``sampled`` metric; deterministic ones have no noise to model):
-
-* ``run_sd``: the run-to-run standard deviation of the log of the run's statistic (the statistic
-  drift tests: the best repetition of a timing, the published value otherwise), with ``run_df``
-  degrees of freedom (runs used minus one);
-* ``within_sd``: the pooled standard deviation of the log of the samples inside each run (the
-  repetitions), with ``within_df``;
-* ``sigma``: the noise drift uses, ``run_sd`` shrunk towards a prior of the suite and kind (the
-  median ratio of run-to-run to within-run spread of the suite's series with run-to-run data, times
-  this series' ``within_sd``; or the suite's median ``run_sd`` when the series has no repetitions;
-  a suite with no run-to-run data at all, one usable run, borrows the prior of every suite),
-  weighted ``run_df`` against ``PRIOR_DF``: with two to four runs a series' own spread is a guess,
-  and the prior stops one lucky pair of runs from making a hair-trigger. ``sigma`` is never below
-  ``SIGMA_FLOOR`` (timer resolution and rounding);
-* ``threshold``: the smallest relative change that reaches significance for a lone series (at
-  the Benjamini-Hochberg level of one discovery among the run's ``m`` series, ``q / m``, two-sided),
-  one night against ``REF_RUNS`` earlier runs, and never below ``MIN_EFFECT``;
-* ``mds``: the minimum detectable shift: the change caught with probability ``POWER`` under the
-  same conditions; ``mds_3`` the same for a shift that has lasted three nights (drift tests the
-  mean of the last 1, 2 and 3 runs).
-
-Each timing finding (``<suite>.reproduction.json``, kind ``timing``) per engine gets the run-to-run
-spread of the log of its observed ratio, shrunk to the suite's median the same way, and its
-``mds`` (a lone test among the run's timing findings). The summary gives the median ``mds`` per
-suite.
-
-Test statistics use the normal distribution, not Student's t at the few degrees of freedom the
-runs give: t at 3 to 10 df would demand 8-70 sigma at ``q / m`` and make every threshold useless;
-the shrinkage towards a prior pooled over hundreds of series, the floor, and the confirmation of
-a failed verdict by a second measurement (contract C3) carry the uncertainty instead.
+``jsonbench calibrate --record`` (and ``jsonbench campaign``) call :func:`build_record`; a night reads the
+record it wrote through :func:`jsonbench.history.noise.load_record`, and judges with the statistics of
+:mod:`jsonbench.history.noise`. The record names its runs, so that every threshold can be derived again
+from data that exists. It holds, per series, the spread at each level where noise enters (repetitions
+inside a start, engine starts on one host, hosts: :func:`jsonbench.history.noise.levels`), shrunk towards
+the suite's prior; per family (an engine's suite) the same for a whole-family move; the run-wide level
+(``common``); the heavy tail of a lone series' null, fitted on leave-one-out residuals; and per timing
+finding of the reproduction checks, the run-to-run spread of its ratio (which is why it reads the
+findings of :mod:`jsonbench.checks`, and lives above both rooms).
 """
 
 from __future__ import annotations
@@ -52,186 +18,51 @@ import math
 import statistics
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from jsonbench import paths
-from jsonbench.checks import hostspeed
-from jsonbench.checks.hostspeed import DURATION_UNITS, RATE_UNITS
 from jsonbench.dataset.measurement import HOST_SUITE, finite_float
+from jsonbench.history import hostspeed
+from jsonbench.history.noise import (
+    DEFAULT_TAIL,
+    FAMILY_FLOOR,
+    FAMILY_LEVEL,
+    FDR_Q,
+    FORMAT,
+    MIN_EFFECT,
+    POWER,
+    PRIOR_DF,
+    REF_RUNS,
+    SAMPLED_FLOOR,
+    SIGMA_FLOOR,
+    canary_component,
+    family_mds,
+    host_move,
+    host_of,
+    kind_of,
+    levels,
+    load_record,
+    log_of,
+    record_path,
+    series_key,
+    statistic,
+    thresholds,
+)
 
-FORMAT = 1
-#: The significance level of the run's false-discovery control (Benjamini-Hochberg).
-FDR_Q = 0.01
-#: The probability of catching a shift of the minimum detectable size.
-POWER = 0.8
-#: How many earlier runs a threshold and mds are quoted against (drift needs one; three is the usual history).
-REF_RUNS = 3
-#: How many families (engine x suite) a run needs before their common move is read as the host's: the median of three
-#: is one that did not move when one engine regressed; of two it would be half the regression.
-HOST_MIN_FAMILIES = 3
-
-
-def host_move(moves: dict[tuple[str, str], float]) -> dict[str, float]:
-    """The host's own move, per suite, from each family's (suite, engine) median change of one night or window.
-
-    A host that slows moves every engine together, and moves each suite by its own sensitivity (on the
-    2-core laptop reruns of 2026-12-01 the catalogue's pgbench workloads moved +8 to +11 % on all three
-    PostgreSQL versions while json_vs_jsonb moved +2 %). So the host's move for a suite is the median of
-    that suite's engines when it has ``HOST_MIN_FAMILIES`` of them; otherwise the median of every family
-    of the run when there are that many; otherwise 0 (one engine alone cannot be told from the host).
-    """
-    every = list(moves.values())
-    overall = statistics.median(every) if len(every) >= HOST_MIN_FAMILIES else 0.0
-    out: dict[str, float] = {}
-    for suite in {sx for sx, _ in moves}:
-        mine = [v for (sx, _), v in moves.items() if sx == suite]
-        out[suite] = statistics.median(mine) if len(mine) >= HOST_MIN_FAMILIES else overall
-    return out
-
-
-#: Weight (in degrees of freedom) of the suite's prior against a series' own run-to-run spread.
-PRIOR_DF = 4
-#: No series is modelled as quieter than this (log units, about 2 %): runs made one after another cannot see what moves
-#: between nights (the page cache, the kernel, the room's temperature), and 2 % is the median run-to-run spread of the
-#: quietest suite over the recorded smoke runs (sqlite_jsonb).
-SIGMA_FLOOR = 0.02
-#: The floor of a sampled series (a count or a volume: WAL bytes, HOT counts): its own spread decides, down to
-#: 0.1 %. Seed 004's WAL bytes move 0.002 % between runs; a 2 % floor let a planted +3 % pass (issue 25).
-SAMPLED_FLOOR = 0.001
-#: No family (an engine's suite) is modelled as moving less than this as a whole between runs: the recorded smoke
-#: runs moved whole families by up to 5.5 % (catalogue) and 9 % (large_document_update) between honest runs.
-FAMILY_FLOOR = 0.025
-#: No change smaller than this alarms, however quiet the series (Nyrkioe ignores < 5 %).
-MIN_EFFECT = 0.05
-#: Units whose values are durations (smaller is better) or rates (larger is better), said once in hostspeed; drift takes
-#: their best repetition.
-#: Fallback for rows without a metric kind (the kinds contract C1 not yet in the data): these units are timed.
-TIMED_UNITS = RATE_UNITS | DURATION_UNITS | {"x"}
-
-
-def norm_isf(p: float) -> float:
-    """The upper ``p`` quantile of the standard normal distribution."""
-    return -statistics.NormalDist().inv_cdf(p)
-
-
-def norm_sf(z: float) -> float:
-    """The upper tail probability of the standard normal distribution at ``z``."""
-    return 0.5 * math.erfc(z / math.sqrt(2.0))
-
-
-#: The tail of a lone series' null when the record cannot fit one (fewer than 3 runs per series) and no record of the
-#: label at another scale lends its own: the 5 % of |z| beyond ``z0`` decay exponentially with mean excess ``beta``.
-DEFAULT_TAIL = {"z0": 3.0, "beta": 2.0, "share": 0.05, "residuals": 0, "fitted": False}
-
-
-def series_key(suite: str, engine_id: str, workload: str, variant: str, metric: str) -> str:
-    """The record's key of one series (the engine build is stored inside and must match too)."""
-    return "/".join((suite, engine_id, workload, variant, metric))
-
-
-def record_path(hardware_label: str, scale: str, results_dir: str | Path | None = None) -> Path:
-    """Where the record of ``hardware_label`` at ``scale`` lives: committed for ``local``, else under the results."""
-    if hardware_label == "local":
-        return paths.include_dir() / "calibration" / "local" / f"{scale}.json"
-    return paths.results_dir(results_dir) / "calibration" / hardware_label / f"{scale}.json"
-
-
-def load_record(hardware_label: str, scale: str, results_dir: str | Path | None = None) -> dict[str, Any] | None:
-    """The calibration record of a label and scale, or None when there is none (drift falls back to Otava alone)."""
-    p = record_path(hardware_label, scale, results_dir)
-    if not p.exists():
-        return None
-    rec: dict[str, Any] = json.loads(p.read_text())
-    return rec
-
-
-def shift_for(z: float, se: float) -> float:
-    """The relative change whose log is ``z`` standard errors ``se``: symmetric in log space, quoted upwards (at most 100x)."""
-    return math.exp(min(z * se, math.log(100.0))) - 1.0
-
-
-def lone_z(m: int, q: float = FDR_Q) -> float:
-    """The two-sided critical z of one discovery among ``m`` tests under Benjamini-Hochberg at ``q``."""
-    return norm_isf(q / (2 * max(m, 1)))
-
-
-def tail_z(p: float, tail: dict[str, Any] | None) -> float:
-    """The |z| whose two-sided p-value is ``p`` under the record's tail (``tail``), or the normal one without."""
-    if not tail:
-        return norm_isf(p / 2)
-    return float(tail["z0"]) + float(tail["beta"]) * max(0.0, math.log(float(tail["share"]) / p))
-
-
-def tail_p(z: float, tail: dict[str, Any] | None) -> float:
-    """The two-sided p-value of ``z`` under the honest runs' tail (peaks over threshold, exponential excess); normal without."""
-    if not tail:
-        return 2 * norm_sf(abs(z))
-    return min(1.0, float(tail["share"]) * math.exp(-(abs(z) - float(tail["z0"])) / float(tail["beta"])))
-
-
-#: The level a series of a selected family (an engine's suite that moved as a whole) is tested at when a whole
-#: engine version moves: Benjamini-Bogomolov's q * R / F with R about 3 of F about 12 families, two-sided.
-FAMILY_LEVEL = FDR_Q / 4
-
-
-def thresholds(
-    sigma: float, m: int, ref_runs: int = REF_RUNS, nights: int = 1, q: float = FDR_Q, tail: dict[str, Any] | None = None
-) -> tuple[float, float]:
-    """(threshold, mds) of a lone series: the change that is significant, and the change caught with probability ``POWER``."""
-    se = sigma * math.sqrt(1.0 / nights + 1.0 / max(ref_runs, 1))
-    z = tail_z(q / max(m, 1), tail)
-    return max(MIN_EFFECT, shift_for(z, se)), max(MIN_EFFECT, shift_for(z + norm_isf(1 - POWER), se))
-
-
-def family_mds(sigma: float, ref_runs: int = REF_RUNS, nights: int = 1) -> float:
-    """The mds of a series when its whole family (suite and engine) moved: tested at ``FAMILY_LEVEL``, normal."""
-    se = sigma * math.sqrt(1.0 / nights + 1.0 / max(ref_runs, 1))
-    return max(MIN_EFFECT, shift_for(norm_isf(FAMILY_LEVEL / 2) + norm_isf(1 - POWER), se))
-
-
-def kind_of(suite: str, workload: str, metric: str, unit: str, declared: Any = None, deterministic: bool | None = None) -> str:
-    """The metric's kind (C1): the row's ``metric_kind``, else the suite's declaration, else a fallback by unit.
-
-    The fallback serves rows published before the kinds existed and suites that do not declare them
-    yet: ``deterministic`` when the drift policy says so, ``timed`` for duration, rate and speed-up
-    units, ``sampled`` for everything else that varies.
-    """
-    if isinstance(declared, str) and declared in ("deterministic", "sampled", "timed"):
-        return declared
-    try:
-        from jsonbench.suites import get_suite
-
-        k = get_suite(suite).metric_kind(workload, metric)
-        if k in ("deterministic", "sampled", "timed"):
-            return str(k)
-    except Exception:  # a suite without declared kinds (contract C1 not merged): the fallback below
-        pass
-    if deterministic:
-        return "deterministic"
-    return "timed" if unit in TIMED_UNITS else "sampled"
-
-
-def statistic(unit: str, value: Any, samples: Any) -> float | None:
-    """The one number a run contributes to a series: the best repetition of a duration or rate, else the value."""
-    pts = [float(x) for x in samples if x is not None and math.isfinite(float(x))] if samples is not None and len(samples) else []
-    if pts and unit in RATE_UNITS:
-        return max(pts)
-    if pts and unit in DURATION_UNITS:
-        return min(pts)
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def log_of(x: float | None) -> float | None:
-    """Noise is modelled in log space (a 10 % slowdown is the same shift on a 1 ms and a 1 s series); non-positive values have none."""
-    return math.log(x) if x is not None and x > 0 else None
+#: The canary's CPU components a timing may follow (:mod:`jsonbench.history.hostspeed`).
+CANARY_CPU = ("cpu_single", "cpu_all")
+#: Below this spread of the canary between a machine's runs (log, about 2 %: the timer floor of a series) a fit cannot
+#: tell a workload that follows the canary from one that does not, whatever its standard error says.
+CANARY_FIT_MIN_SD = 0.02
+#: ... nor a slope known less well than this.
+CANARY_FIT_MAX_SE = 0.25
+#: The share of the canary's move taken out of a timing is the fitted slope, within [0, CANARY_MAX_COEF]; below
+#: CANARY_MIN_COEF the canary explains nothing of the workload and none is taken out.
+CANARY_MAX_COEF = 1.5
+CANARY_MIN_COEF = 0.1
 
 
 def _sd(xs: list[float]) -> float | None:
@@ -256,7 +87,10 @@ class _Acc:
     within_ss: float = 0.0
     within_df: int = 0
     canary: str | None = None  # the canary component taken out of ``logs`` (every run had it), else None
-    canary_logs: list[float | None] | None = None
+    # the machine (boot id) of each run, a CPU quota or not (``hosts`` tells a quota run apart), and every canary
+    # component beside its cell: what the canary's fit reads (:func:`canary_fits`)
+    machines: list[str] = field(default_factory=list)
+    canary_all: list[dict[str, float]] = field(default_factory=list)
 
 
 def _excluded(run_id: str, suite: str, exclude: dict[str, set[str] | None]) -> bool:
@@ -277,13 +111,11 @@ def parse_exclude(items: Iterable[str]) -> dict[str, set[str] | None]:
 
 
 def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, canary: Any = None) -> dict[tuple[str, ...], _Acc]:
-    """Every statistical series of ``df``'s runs, each run with its host; a timed one has the canary's move beside its
-    cell (``canary``: :func:`jsonbench.checks.hostspeed.canary_table`) taken out inside each host, as drift does
-    (:func:`_canary_within_hosts`)."""
-    from jsonbench.checks.rules import rule_for
+    """Every statistical series of ``df``'s runs, each run with its host, its machine and the canary beside its cell
+    (``canary``: :func:`jsonbench.history.hostspeed.canary_table`), as measured: :func:`_adjust` takes the canary out."""
+    from jsonbench.history.rules import rule_for
 
     acc: dict[tuple[str, ...], _Acc] = {}
-    policies: dict[str, dict[str, Any]] = {}
     rules: dict[tuple[str, ...], bool] = {}
     for r in df.sort_values(["logical_date", "run_id"]).itertuples(index=False):
         if r.status != "ok" or _excluded(str(r.run_id), str(r.suite), exclude):
@@ -307,25 +139,125 @@ def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, can
         a.logs.append(lv)
         a.runs.append(str(r.run_id))
         a.hosts.append(host_of(r))
-        if a.canary_logs is None:
-            a.canary_logs = []
-        got: float | None = None
-        if kind == "timed" and hostspeed.direction(str(r.unit)):
-            policy = policies.setdefault(str(r.suite), lib.drift_policy(r.suite))
-            comp = hostspeed.component_for(policy, str(r.suite), str(r.workload), str(r.variant))
-            got = (canary or {}).get((str(r.run_id), str(r.engine_id), str(r.suite)), {}).get(comp)
-        a.canary_logs.append(got)
+        a.machines.append(str(getattr(r, "machine", None) or host_of(r)))
+        a.canary_all.append(dict((canary or {}).get((str(r.run_id), str(r.engine_id), str(r.suite)), {})))
         s = [math.log(float(x)) for x in (r.samples if r.samples is not None else []) if x is not None and float(x) > 0]
         if len(s) >= 2:
             mu = statistics.fmean(s)
             a.within_ss += sum((x - mu) ** 2 for x in s)
             a.within_df += len(s) - 1
-    for a in acc.values():
-        _canary_within_hosts(a, policies.get(a.suite) or lib.drift_policy(a.suite))
     return acc
 
 
-def _canary_within_hosts(a: _Acc, policy: dict[str, Any]) -> None:
+def _adjust(acc: dict[tuple[str, ...], _Acc], lib: Any, fits: dict[str, dict[str, Any]]) -> None:
+    """Take the canary out of every timed series inside each host, with the component the fit chose (as drift does)."""
+    policies: dict[str, dict[str, Any]] = {}
+    for a in acc.values():
+        _canary_within_hosts(a, policies.setdefault(a.suite, lib.drift_policy(a.suite)), fits)
+
+
+def _fit(xy: list[tuple[float, float]]) -> dict[str, Any] | None:
+    """Least squares through the origin of a timing's deviations (y) on the canary's (x): slope, se, r², spread of x.
+
+    ``decisive`` when the canary moved enough between the runs (``CANARY_FIT_MIN_SD``) and the slope is known to
+    within ``CANARY_FIT_MAX_SE``."""
+    n = len(xy)
+    sxx = sum(x * x for x, _ in xy)
+    if n < 3 or sxx <= 0:
+        return None
+    syy = sum(y * y for _, y in xy)
+    sxy = sum(x * y for x, y in xy)
+    slope = sxy / sxx
+    se = math.sqrt(max(syy - slope * sxy, 0.0) / (n - 1) / sxx)
+    sd = math.sqrt(sxx / n)
+    return {
+        "points": n,
+        "canary_sd": _r(sd),
+        "slope": _r(slope),
+        "se": _r(se),
+        "r2": _r(sxy * sxy / (sxx * syy)) if syy > 0 else None,
+        "decisive": sd >= CANARY_FIT_MIN_SD and se <= CANARY_FIT_MAX_SE,
+    }
+
+
+def canary_fits(acc: dict[tuple[str, ...], _Acc], policy_of: Any) -> dict[str, dict[str, Any]]:
+    """Per suite, workload and the canary component ``drift.json`` gives it: how much of its timings' moves each CPU
+    component of the canary explains, which one drift takes out (``use``; None: judged as measured) and how much of its
+    move (``coef``).
+
+    Inside each machine (a boot id, with or without a CPU quota: a quota run beside full-speed runs of the same
+    machine is what moves the canary most), every run's deviation of a timed series from that machine's mean (log,
+    slower positive) against the deviation of the canary beside its cell, pooled over the group's series: the
+    least-squares slope through the origin (1: the timing moves as the canary does; 0: not at all; 0.5: half as much,
+    as an index build whose parallel workers are only part of its time), its standard error and r², per component.
+    Where a fit is decisive (the canary moved, the slope is known), the component with the better r² is taken out
+    times its slope; where none is, the policy's component is taken out whole: a timing of CPU work is taken to move
+    with the CPU until runs show otherwise, the physics the canary was chosen for.
+    """
+    pts: dict[tuple[str, str, str], dict[str, list[tuple[float, float]]]] = {}
+    series: dict[tuple[str, str, str], int] = {}
+    for a in acc.values():
+        way = hostspeed.direction(a.unit)
+        if a.kind != "timed" or way == 0 or len(a.canary_all) != len(a.logs):
+            continue
+        group = (a.suite, a.workload, hostspeed.component_for(policy_of(a.suite), a.suite, a.workload, a.variant))
+        machines = a.machines if len(a.machines) == len(a.logs) else a.hosts
+        by_machine: dict[str, list[int]] = {}
+        for i, h in enumerate(machines):
+            by_machine.setdefault(h, []).append(i)
+        used = False
+        for comp in CANARY_CPU:
+            for ix in by_machine.values():
+                if len(ix) < 2 or any(comp not in a.canary_all[i] for i in ix):
+                    continue
+                my = statistics.fmean(a.logs[i] for i in ix)
+                mc = statistics.fmean(a.canary_all[i][comp] for i in ix)
+                got = pts.setdefault(group, {}).setdefault(comp, [])
+                got += [(a.canary_all[i][comp] - mc, way * (a.logs[i] - my)) for i in ix]
+                used = True
+        if used:
+            series[group] = series.get(group, 0) + 1
+    out: dict[str, dict[str, Any]] = {}
+    for (suite, workload, policy), per in sorted(pts.items()):
+        fits = {comp: f for comp, xy in per.items() if (f := _fit(xy)) is not None}
+        if not fits:
+            continue
+        told = {c: f for c, f in fits.items() if f["decisive"]}
+        use: str | None
+        if policy not in told:  # the other component counts only where it explains a move: its silence says nothing of the policy's
+            told = {c: f for c, f in told.items() if float(f["slope"]) >= CANARY_MIN_COEF}
+        if not told:
+            use, coef, why = (
+                policy,
+                1.0,
+                "the canary moved too little between these runs to tell: taken out whole (CPU work moves with the CPU)",
+            )
+        else:
+            best = max(told, key=lambda c: (float(told[c]["r2"] or 0.0), c == policy))
+            coef = min(max(float(told[best]["slope"]), 0.0), CANARY_MAX_COEF)
+            if coef < CANARY_MIN_COEF:
+                use, why = None, "no component of the canary explains this workload's moves: judged as measured"
+            else:
+                use = best
+                why = (
+                    f"{best} explains this workload's moves"
+                    + ("" if best == policy else f" better than {policy}")
+                    + f": {coef:.2f} of its move"
+                )
+        out[f"{suite}/{workload}/{policy}"] = {
+            "suite": suite,
+            "workload": workload,
+            "policy": policy,
+            "use": use,
+            "coef": None if use is None else _r(coef),
+            "why": why,
+            "series": series.get((suite, workload, policy), 0),
+            "fits": fits,
+        }
+    return out
+
+
+def _canary_within_hosts(a: _Acc, policy: dict[str, Any], fits: dict[str, dict[str, Any]] | None = None) -> None:
     """Take the canary's move out of a timed series inside each host whose every run had the canary beside its cell.
 
     Inside a host, the canary measures what moved the host between starts, as drift takes it out of tonight against
@@ -334,10 +266,14 @@ def _canary_within_hosts(a: _Acc, policy: dict[str, Any]) -> None:
     canary (``canary``) when most runs of its hosts with two or more runs had one: hosts from before the canary
     keep their raw between-starts spread, which errs on the quiet side.
     """
-    cl = a.canary_logs or []
     way = hostspeed.direction(a.unit)
-    if a.kind != "timed" or not cl or way == 0:
+    if a.kind != "timed" or way == 0 or len(a.canary_all) != len(a.logs):
         return
+    take = canary_component(fits, a.suite, a.workload, hostspeed.component_for(policy, a.suite, a.workload, a.variant))
+    if take is None:
+        return
+    comp, coef = take
+    cl = [c.get(comp) for c in a.canary_all]
     by_host: dict[str, list[int]] = {}
     for i, h in enumerate(a.hosts):
         by_host.setdefault(h, []).append(i)
@@ -350,39 +286,8 @@ def _canary_within_hosts(a: _Acc, policy: dict[str, Any]) -> None:
             continue
         ref = statistics.fmean(float(x) for x in got if x is not None)
         for i in ix:
-            a.logs[i] -= way * (float(cl[i] or 0.0) - ref)
-    a.canary = hostspeed.component_for(policy, a.suite, a.workload, a.variant)
-
-
-def host_of(r: Any) -> str:
-    """The host a row was measured on: the ``host`` a record's reader set (the boot id, or the manifest's name for rows
-    from before the column), else the row's boot id, else "" (one unknown host)."""
-    for col in ("host", "host_boot_id"):
-        v = getattr(r, col, None)
-        if isinstance(v, str) and v:
-            return v
-    return ""
-
-
-def levels(logs: list[float], hosts: list[str]) -> tuple[float | None, int, float | None, int]:
-    """(between starts sd, its df, between hosts sd of the host means, its df) of one series' log statistics.
-
-    Between starts is pooled inside each host (the sd of a host's runs around that host's mean), so a second host
-    never inflates it; between hosts is the sd of the hosts' means, with what the starts alone put into those means
-    taken out (method of moments, at least 0). Issue 37's levels: a host judged against its own history needs only the
-    first; a history of other hosts needs both.
-    """
-    by: dict[str, list[float]] = {}
-    for x, h in zip(logs, hosts, strict=True):
-        by.setdefault(h, []).append(x)
-    ss = sum(sum((x - statistics.fmean(g)) ** 2 for x in g) for g in by.values() if len(g) >= 2)
-    df = sum(len(g) - 1 for g in by.values())
-    start = math.sqrt(ss / df) if df else None
-    means = [statistics.fmean(g) for g in by.values()]
-    if len(means) < 2:
-        return start, df, None, 0
-    between = statistics.variance(means) - (start or 0.0) ** 2 * statistics.fmean(1.0 / len(g) for g in by.values())
-    return start, df, math.sqrt(max(between, 0.0)), len(means) - 1
+            a.logs[i] -= way * coef * (float(cl[i] or 0.0) - ref)
+    a.canary = comp
 
 
 def _prior(values: list[tuple[float, float | None]]) -> tuple[float | None, float | None]:
@@ -715,9 +620,24 @@ def build_record(
                 "git_revision": str(g["git_revision"].iloc[0]) if "git_revision" in g else None,
                 "host": str(g["host"].iloc[0]),
                 "used": "all suites" if ex == "none" else ("not used" if ex is None else f"all but {', '.join(sorted(ex))}"),
+                "cpu_quota": None
+                if "host_cpu_quota" not in g or pd.isna(g["host_cpu_quota"].iloc[0])
+                else float(g["host_cpu_quota"].iloc[0]),
             }
         )
+    # The canary's fit reads every run, a CPU quota's included (what moves the canary most); the levels only the runs of
+    # hosts as they are: a run under a quota is a slower machine for a while, not a start or a host of the type.
+    fits = canary_fits(_series(df, exclude, lib, table), lambda suite: lib.drift_policy(suite))
+    quota = pd.to_numeric(df["host_cpu_quota"], errors="coerce") if "host_cpu_quota" in df else pd.Series(float("nan"), index=df.index)
+    quota_runs = set(df.loc[quota.notna(), "run_id"].astype(str))
+    df = df[quota.isna()]
+    if df.empty:
+        raise SystemExit(f"no published runs without a CPU quota of hardware {hardware_label!r} at scale {scale!r} under {results_dir}")
     acc = _series(df, exclude, lib, table)
+    _adjust(acc, lib, fits)
+    for row in run_rows:
+        if row["run_id"] in quota_runs and row["used"] != "not used":
+            row["used"] = "the canary's fit only (a CPU quota)"
     zs, fam, fam_hosts = _loo(acc, _series_entries(acc))
     other = load_record(hardware_label, "smoke", results_dir) if scale != "smoke" else None
     tails = _fit_tails(zs, (other or {}).get("tails"))
@@ -754,7 +674,7 @@ def build_record(
             "family_floor": FAMILY_FLOOR,
             "m_series": len(series),
             "m_findings": len(findings),
-            "see": "plugins/jsonbench/checks/noise.py",
+            "see": "plugins/jsonbench/history/noise.py, plugins/jsonbench/tools/record.py",
         },
         "summary": _summary(series, findings),
         "canary": canary,
@@ -762,6 +682,7 @@ def build_record(
         "tails": tails,
         "families": families,
         "common": common,
+        "canary_fit": fits,
         "series": series,
         "findings": findings,
     }
@@ -769,7 +690,8 @@ def build_record(
 
 def read_runs(sources: list[tuple[Path, dict[str, Any]]], hardware_label: str, scale: str) -> pd.DataFrame:
     """The published rows of ``hardware_label`` at ``scale`` in every folder, each with its ``host`` (the boot id; the
-    manifest's host name, or the folder's, for rows from before the column), without windows the host was busy in
+    manifest's host name, or the folder's, for rows from before the column; with ``+quota<cores>`` for a run under a CPU
+    quota) and its ``machine`` (the boot id alone), without windows the host was busy in
     (``quiet`` false: drift leaves them out of every history too) and without suites the manifest does not ask."""
     from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
 
@@ -787,7 +709,12 @@ def read_runs(sources: list[tuple[Path, dict[str, Any]]], hardware_label: str, s
             if "host_boot_id" in df
             else pd.Series(fallback, index=df.index)
         )
-        frames.append(df.assign(host=boot.astype(str)))
+        machine = boot.astype(str)
+        # A run under a CPU quota is a host of its own for the levels (a slower machine, not a start of this one); its
+        # machine stays the boot id, which the canary's fit reads (the quota is what moves the canary most).
+        quota = pd.to_numeric(df["host_cpu_quota"], errors="coerce") if "host_cpu_quota" in df else pd.Series(float("nan"), index=df.index)
+        host = machine.where(quota.isna(), machine + "+quota" + quota.map(lambda q: f"{q:g}" if q == q else ""))
+        frames.append(df.assign(host=host, machine=machine, folder=str(folder)))
     frames = [f for f in frames if not f.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["suite", "run_id", "scale"])
 
@@ -828,7 +755,7 @@ def dumps(record: dict[str, Any]) -> str:
     items = list(record.items())
     for i, (k, v) in enumerate(items):
         end = "," if i < len(items) - 1 else ""
-        if k in ("series", "findings", "families") and isinstance(v, dict):
+        if k in ("series", "findings", "families", "canary_fit") and isinstance(v, dict):
             lines.append(f" {json.dumps(k)}: {{")
             entries = list(v.items())
             for j, (sk, sv) in enumerate(entries):
@@ -863,6 +790,16 @@ def render_record(record: dict[str, Any]) -> str:
             f"  tail of a lone series' null, {name}: beyond |z| {t['z0']} (5 %) mean excess {t['beta']} "
             f"({t['residuals']} residuals{', borrowed' if t.get('borrowed') else ''}{', default' if not t.get('fitted') and not t.get('borrowed') else ''})"
         )
+    fits = record.get("canary_fit") or {}
+    if fits:
+        other = sorted(k for k, f in fits.items() if f.get("use") not in (None, f.get("policy")))
+        none = sorted(k for k, f in fits.items() if f.get("use") is None)
+        whole = sum(1 for f in fits.values() if "too little" in str(f.get("why")))
+        lines.append(
+            f"  canary fit: {len(fits)} workload groups; fitted {len(fits) - whole} (the other component: {len(other)}"
+            f"{' ' + ', '.join(other) if other else ''}; none: {len(none)}{' ' + ', '.join(none) if none else ''}), "
+            f"too little canary movement to tell {whole}"
+        )
     for suite, kinds in sorted(record["summary"].items()):
         for kind, d in kinds.items():
             if kind == "findings":
@@ -875,41 +812,3 @@ def render_record(record: dict[str, Any]) -> str:
                     f"{d['share_family_3_within_25pct']:.0%} <= 25 %)"
                 )
     return "\n".join(lines)
-
-
-def status(results_dir: str | Path | None = None, labels: Iterable[str] = ()) -> list[dict[str, Any]]:
-    """Per label and scale with a record: when it was calibrated and from how many runs (the report's block)."""
-    out = []
-    roots = [(paths.include_dir() / "calibration", True), (paths.results_dir(results_dir) / "calibration", False)]
-    seen: set[tuple[str, str]] = set()
-    for root, _committed in roots:
-        for p in sorted(root.glob("*/*.json")):
-            label, scale = p.parent.name, p.stem
-            if label.startswith("_") or (label, scale) in seen or (label == "local") != _committed:
-                continue
-            try:
-                rec = json.loads(p.read_text())
-            except (OSError, ValueError):
-                continue
-            if not isinstance(rec, dict) or "series" not in rec:
-                continue
-            seen.add((label, scale))
-            out.append(
-                {
-                    "hardware_label": label,
-                    "scale": scale,
-                    "calibrated": True,
-                    "runs": sum(1 for r in rec.get("runs", []) if r.get("used") != "not used"),
-                    "created_at": rec.get("created_at"),
-                    "path": str(p),
-                    "median_mds": {s: (k.get("timed") or {}).get("median_mds") for s, k in (rec.get("summary") or {}).items()},
-                    "median_mds_engine_3": {
-                        s: (k.get("timed") or {}).get("median_mds_family_3") for s, k in (rec.get("summary") or {}).items()
-                    },
-                    "median_mds_findings": {s: (k.get("findings") or {}).get("median_mds") for s, k in (rec.get("summary") or {}).items()},
-                }
-            )
-    for label in labels:
-        if not any(o["hardware_label"] == label for o in out):
-            out.append({"hardware_label": label, "scale": None, "calibrated": False, "runs": 0, "created_at": None, "path": None})
-    return out

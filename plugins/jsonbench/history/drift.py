@@ -24,7 +24,7 @@ row's ``metric_kind`` column, or for rows written before that column existed the
 
 * **calibrated** (a statistical series, kind ``timed`` or ``sampled``, that has an entry for this very
   engine build in the calibration record of the run's hardware label and scale, see
-  :mod:`jsonbench.checks.noise`): its threshold follows from its own measured noise, not from one
+  :mod:`jsonbench.history.noise`): its threshold follows from its own measured noise, not from one
   ``min_magnitude``. Tonight, and the mean of the last 2 and 3 runs ending tonight, are tested
   against the earlier quiet runs of the series' current level (Otava's last change point in the
   history marks where it starts, once the history has ``min_history`` runs; before that, all of it)
@@ -68,10 +68,10 @@ from typing import Any
 
 import pandas as pd
 
-from jsonbench.checks.rules import Rule, declared_kind, declared_kinds, rule_for
 from jsonbench.dataset.measurement import MEASURED_COLUMNS, METRIC_KINDS, MetricKind, finite_float
+from jsonbench.history.rules import Rule, declared_kind, declared_kinds, rule_for
 
-__all__ = ["Rule", "declared_kind", "declared_kinds", "rule_for"]  # the rules live in jsonbench.checks.rules
+__all__ = ["Rule", "declared_kind", "declared_kinds", "rule_for"]  # the rules live in jsonbench.history.rules
 
 #: A drift row's numbers besides the measured value and spread (float64 in the frame, see :func:`_typed_frame`):
 #: what it is judged against, and the calibrated window test's figures with the machine's other load.
@@ -536,7 +536,7 @@ def _calibration_entry(record: dict[str, Any] | None, suite: str, r: Any) -> dic
     """The record's entry of this series, when the record has it for this very engine build."""
     if not record:
         return None
-    from jsonbench.checks.noise import series_key
+    from jsonbench.history.noise import series_key
 
     e = (record.get("series") or {}).get(series_key(suite, r.engine_id, r.workload, r.variant, r.metric))
     if not e or str(e.get("engine_build") or "") != str(r.engine_build or "") or not e.get("sigma"):
@@ -546,7 +546,7 @@ def _calibration_entry(record: dict[str, Any] | None, suite: str, r: Any) -> dic
 
 def _calibrated_series(row: dict[str, Any], idx: int, g: list[Any], r: Any, entry: dict[str, Any], s: _Settings) -> _Calibrated | None:
     """Quiet history's log statistics and tonight's for a calibrated series, or None when it is not judged (updates ``row``)."""
-    from jsonbench.checks.noise import log_of, statistic
+    from jsonbench.history.noise import log_of, statistic
 
     usable = [x for x in g if _quiet(x) is not False][-s.window :]
     pts = [(x, lv) for x in usable if (lv := log_of(statistic(x.unit, x.value, x.samples))) is not None]
@@ -560,7 +560,7 @@ def _calibrated_series(row: dict[str, Any], idx: int, g: list[Any], r: Any, entr
     if tonight is None:
         row.update(verdict="excluded", note="no positive value: a log-scale noise model has nothing to compare")
         return None
-    from jsonbench.checks.noise import host_of
+    from jsonbench.history.noise import host_of
 
     runs = [str(x.run_id) for x, _ in pts] + [str(r.run_id)]
     hosts = [host_of(x) for x, _ in pts] + [host_of(r)]
@@ -590,10 +590,10 @@ def _window_test(c: _Calibrated, recent: int, min_ref: int, tail: dict[str, Any]
     change is the new normal. Each window is a z-test on the log statistic with the calibrated
     ``sigma`` (plus the record's between-hosts level, ``host_sigma``, as far as the window and its reference were
     measured on different hosts: :func:`host_mix`); the lone series' p-value is the smallest under the honest runs' tail (``tail``, see
-    :func:`jsonbench.checks.noise.tail_p`), times the number of windows tried (Bonferroni: the
+    :func:`jsonbench.history.noise.tail_p`), times the number of windows tried (Bonferroni: the
     windows overlap, so this is conservative).
     """
-    from jsonbench.checks.noise import tail_p
+    from jsonbench.history.noise import tail_p
 
     series = [*c.logs, c.tonight]
     hosts = c.hosts or [""] * len(series)
@@ -618,7 +618,7 @@ def _window_test(c: _Calibrated, recent: int, min_ref: int, tail: dict[str, Any]
 
 def _slower(unit: str) -> int:
     """+1 when a larger value of ``unit`` is slower (a duration), -1 when smaller is (a rate), 0 when it has no direction."""
-    from jsonbench.checks.noise import DURATION_UNITS, RATE_UNITS
+    from jsonbench.history.noise import DURATION_UNITS, RATE_UNITS
 
     return 1 if unit in DURATION_UNITS else (-1 if unit in RATE_UNITS else 0)
 
@@ -640,7 +640,7 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
     version change does; a version's regression moves its own families away from the others. The
     host's move is not an alert about any engine: it is said in every judged row's note.
     """
-    from jsonbench.checks.noise import host_move, norm_sf
+    from jsonbench.history.noise import host_move, norm_sf
 
     fams = record.get("families") or {}
     members: dict[tuple[str, str], list[_Calibrated]] = {}
@@ -724,7 +724,7 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
                 w = next(w for w in (c.windows or []) if w[0] == k)
                 c.log_change, c.nights, c.ref_n = w[1], w[0], w[3]
     # Every engine of a suite selected, the same way, while the canary held: say it as what it is.
-    from jsonbench.checks.noise import HOST_MIN_FAMILIES
+    from jsonbench.history.noise import HOST_MIN_FAMILIES
 
     for suite in measured:
         moved = [(e, m) for sx, e, _, _, m in selected if sx == suite]
@@ -757,7 +757,7 @@ def _common_test(
     moved the same way is the same finding, said once in each note: "every engine moved this way while the host measured
     the same: a harness or setting change, not the host".
     """
-    from jsonbench.checks.noise import HOST_MIN_FAMILIES, norm_sf
+    from jsonbench.history.noise import HOST_MIN_FAMILIES, norm_sf
 
     sigma = float((record.get("common") or {}).get("sigma") or 0.0)
     fams = [(f, by_k[1]) for f, by_k in moves.items() if f[0] in measured and 1 in by_k]
@@ -823,7 +823,7 @@ def _prepare(j: _Judging, suite: str, policy: dict[str, Any], kinds: Callable[[s
     get their window test's p-value (their reference segment from Otava's change points in their own history).
     """
     tonight, dataset, run, detector, record = j.tonight, j.dataset, j.run, j.detector, j.record
-    from jsonbench.checks.noise import thresholds
+    from jsonbench.history.noise import thresholds
 
     s = _Settings.of(policy)
     now = _fill_quiet(tonight[(tonight["suite"] == suite) & (tonight["status"] == "ok")].copy())
@@ -889,27 +889,36 @@ def _prepare(j: _Judging, suite: str, policy: dict[str, Any], kinds: Callable[[s
             row["note"] = f"{UNDECLARED}; {row['note']}" if row["note"] else UNDECLARED
     tails = (record or {}).get("tails") or {}
     for c in calibrated:
-        _canary_out(c, rows[c.row], j.canary, policy, suite)
+        _canary_out(c, rows[c.row], j.canary, policy, suite, (record or {}).get("canary_fit"))
         _window_test(c, s.windows, s.calibrated_min_history, tails.get(suite) or tails.get("*"))
     return _Prepared(rows, calibrated, record)
 
 
-def _canary_out(c: _Calibrated, row: dict[str, Any], table: Any, policy: dict[str, Any], suite: str) -> None:
+def _canary_out(
+    c: _Calibrated, row: dict[str, Any], table: Any, policy: dict[str, Any], suite: str, fits: dict[str, Any] | None = None
+) -> None:
     """Judge a timing beyond the host: take the canary's move beside its cell out of each run's log statistic.
 
     Each run's log is shifted by the canary's log before that run's cell, relative to the mean canary
-    of the series' runs that have one (:mod:`jsonbench.checks.hostspeed`): a duration moves with the
+    of the series' runs that have one (:mod:`jsonbench.history.hostspeed`): a duration moves with the
     canary, a rate against it. Only a timed series whose every run, tonight's included, has the
     canary is shifted (a series half shifted would compare two scales); otherwise it is judged as
     measured, and the note says why. A record calibrated without the canary still serves: its sigma
-    then holds the host's moves too, so it errs on the quiet side.
+    then holds the host's moves too, so it errs on the quiet side. Where the record's fit of the canary against the
+    workload's moves (``canary_fit``) found that it does not explain them, the series is judged as measured too.
     """
-    from jsonbench.checks import hostspeed
+    from jsonbench.history import hostspeed
+    from jsonbench.history.noise import canary_component
 
     way = hostspeed.direction(str(row["unit"]))
     if c.entry.get("kind") != "timed" or way == 0 or not c.runs:
         return
-    comp = hostspeed.component_for(policy, suite, str(row["workload"]), str(row["variant"]))
+    policy_comp = hostspeed.component_for(policy, suite, str(row["workload"]), str(row["variant"]))
+    take = canary_component(fits, suite, str(row["workload"]), policy_comp)
+    if take is None:
+        c.canary_note = "no component of the canary explains this workload's moves (the record's canary_fit): judged as measured"
+        return
+    comp, coef = take
     engine = str(row["engine_id"])
     have = [(table or {}).get((rid, engine, suite), {}).get(comp) for rid in c.runs]
     if have[-1] is None:
@@ -920,9 +929,9 @@ def _canary_out(c: _Calibrated, row: dict[str, Any], table: Any, policy: dict[st
         return
     logs = [float(h) for h in have if h is not None]
     ref = statistics.fmean(logs[:-1]) if len(logs) > 1 else logs[-1]
-    c.logs = [lv - way * (h - ref) for lv, h in zip(c.logs, logs[:-1], strict=True)]
-    c.tonight -= way * (logs[-1] - ref)
-    c.canary = hostspeed.CanaryMove(comp, logs[-1] - ref)
+    c.logs = [lv - way * coef * (h - ref) for lv, h in zip(c.logs, logs[:-1], strict=True)]
+    c.tonight -= way * coef * (logs[-1] - ref)
+    c.canary = hostspeed.CanaryMove(comp, logs[-1] - ref, coef)
 
 
 def _finish(prep: _Prepared, adjusted: dict[int, float], m: int, s: _Settings) -> None:
@@ -930,7 +939,7 @@ def _finish(prep: _Prepared, adjusted: dict[int, float], m: int, s: _Settings) -
 
     And in either case only when the change exceeds the minimum effect (``min_effect``).
     """
-    from jsonbench.checks.noise import family_mds, shift_for, tail_z
+    from jsonbench.history.noise import family_mds, shift_for, tail_z
 
     rec = prep.record or {}
     when = rec.get("created_at", "?")
@@ -981,7 +990,8 @@ def _finish(prep: _Prepared, adjusted: dict[int, float], m: int, s: _Settings) -
                     else ""
                 )
                 + (
-                    f"the host beside this cell {_canary_words(c)} (canary {c.canary.component}, taken out); "
+                    f"the host beside this cell {_canary_words(c)} (canary {c.canary.component}, "
+                    f"{'taken out' if c.canary.share == 1.0 else f'{c.canary.share:.2f} of it taken out'}); "
                     f"the engines' median move {math.exp(c.host_move) - 1:+.1%} (second opinion); "
                     if c.canary is not None
                     else f"{c.canary_note + '; ' if c.canary_note else ''}the host's own move tonight {math.exp(c.host_move) - 1:+.1%} "
@@ -1048,7 +1058,7 @@ def drift_frame(
 ) -> pd.DataFrame:
     """Judge every measured metric of ``suite`` in tonight's rows against ``dataset``'s history.
 
-    ``detector`` is :func:`jsonbench.checks.changepoints.detect` unless a test passes another. Deterministic
+    ``detector`` is :func:`jsonbench.history.changepoints.detect` unless a test passes another. Deterministic
     metrics are judged row by row. Statistical (``timed`` and ``sampled``) ones with an entry in the
     calibration record of the run's hardware label and scale (``calibration``: True loads it, a dict is
     the record, None/False judges without one) are judged by a window test against their own noise
@@ -1058,10 +1068,10 @@ def drift_frame(
     every series) and judged by its change points with the unit's ``min_magnitude``.
     """
     if detector is None:
-        from jsonbench.checks.changepoints import detect as detector
+        from jsonbench.history.changepoints import detect as detector
     record: dict[str, Any] | None
     if calibration is True:
-        from jsonbench.checks.noise import load_record
+        from jsonbench.history.noise import load_record
 
         record = load_record(str(run.get("hardware_label")), str(run.get("scale")), run.get("results_dir"))
     else:
@@ -1069,8 +1079,8 @@ def drift_frame(
     if record is None or not policy.get("calibrated", True):
         prep = _prepare(_Judging(tonight, dataset, run, detector, None), suite, policy, kinds)
         return _typed_frame(prep.rows)
-    from jsonbench.checks.hostspeed import canary_table
     from jsonbench.dataset.measurement import HOST_SUITE
+    from jsonbench.history.hostspeed import canary_table
 
     # Tonight's canary last, so a confirmation's (substituted into tonight) wins over the night's own.
     canary = canary_table(pd.concat([dataset[dataset["suite"] == HOST_SUITE], tonight[tonight["suite"] == HOST_SUITE]], ignore_index=True))

@@ -6,7 +6,7 @@ series. ``apache-otava==0.8.0`` pins ``numpy==2.2.0.*`` on Python < 3.14, so it 
 Airflow venv (numpy 2.4); it gets a venv of its own, pinned by ``otava-requirements.txt`` beside
 this file, made by ``python -m jsonbench.cli install-otava`` (``./bin/setup`` runs it;
 :mod:`jsonbench.setup.otava_venv`). The check
-calls it once per check run through :mod:`jsonbench.checks.otava_runner` (a subprocess, JSON in and
+calls it once per check run through :mod:`jsonbench.history.otava_runner` (a subprocess, JSON in and
 out): a few hundred series take about a second.
 
 ``$JSONBENCH_OTAVA_PYTHON`` names another interpreter that has ``apache-otava`` installed.
@@ -49,7 +49,9 @@ class ChangePoint:
 
 
 def _requirements_hash() -> str:
-    return hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()[:12]
+    """The pins alone: a comment edited in the requirements file does not ask for a new venv."""
+    pins = [ln.strip() for ln in REQUIREMENTS.read_text().splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    return hashlib.sha256("\n".join(pins).encode()).hexdigest()[:12]
 
 
 def venv_dir() -> Path:

@@ -86,6 +86,8 @@ class CanaryMove:
 
     component: str
     change: float
+    #: the share of the canary's move taken out of the timing (the record's fit of its workload; 1 without one)
+    share: float = 1.0
 
     @property
     def factor(self) -> float:

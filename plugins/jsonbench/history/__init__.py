@@ -1,0 +1,21 @@
+"""How a night is judged against its history: the noise of each level, the host's speed, drift, change points.
+
+Reproduction (:mod:`jsonbench.checks`) asks whether the seeds' conclusions hold tonight, whatever the host.
+This room asks the other question: did tonight move beyond this host's own history? Read it in this order:
+
+* :mod:`~jsonbench.history.rules`: how each metric is judged, from the kind its suite declares
+  (deterministic facts exactly; timed and sampled ones statistically);
+* :mod:`~jsonbench.history.noise`: the noise model: where noise enters (repetitions, engine starts, hosts),
+  the calibration record a night reads, and the thresholds and minimum detectable shifts it implies;
+* :mod:`~jsonbench.history.hostspeed`: the canary beside each cell, and what of a timing's move it takes out;
+* :mod:`~jsonbench.history.changepoints` (and ``otava_runner.py``, run by Apache Otava's own venv): where a
+  series' current level starts;
+* :mod:`~jsonbench.history.drift`: tonight against that level, series by series, family by family (an
+  engine's suite), and the run as a whole (the host or the harness).
+
+Two neighbours finish the story. A drift verdict is a *suspect* until its cell is measured again in the same
+DAG run: :mod:`jsonbench.checks.confirm` does that, beside reproduction, because it re-runs both checks. The
+record is built by a maintainers' tool from recorded honest runs of several hosts
+(:mod:`jsonbench.tools.record`, ``jsonbench calibrate --record``), never by a night. Nothing here imports
+the checks, the report or the tools: they import this.
+"""

@@ -1,0 +1,74 @@
+"""Planted wrong results in real history, judged by the real drift check: the hands of checkcheck and drift-recheck.
+
+A plant moves rows of a copy of recorded runs (a slower version, a slower harness, a changed count) and hands the copy
+to :func:`jsonbench.history.drift.drift_frame`, the very code a night runs; what alarmed is read back as series keys
+``(suite, engine_id, workload, variant, metric)``. Durations are multiplied by a slowdown and rates divided by it
+(the units :mod:`jsonbench.history.hostspeed` names); everything else a plant leaves alone.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from jsonbench.checks.library import Library
+from jsonbench.history.hostspeed import DURATION_UNITS, RATE_UNITS
+
+SeriesKey = tuple[str, ...]
+
+
+def scale_rows(df: pd.DataFrame, mask: pd.Series, factor: float) -> None:
+    """Multiply value, spread and samples of the masked rows by ``factor`` (in place)."""
+    for i in df.index[mask]:
+        v = df.at[i, "value"]
+        if v is not None and not (isinstance(v, float) and math.isnan(v)):
+            df.at[i, "value"] = float(v) * factor
+        sp = df.at[i, "spread"]
+        if sp is not None and not (isinstance(sp, float) and math.isnan(sp)):
+            df.at[i, "spread"] = float(sp) * abs(factor)
+        s = df.at[i, "samples"]
+        if s is not None and len(s):
+            df.at[i, "samples"] = [float(x) * factor for x in s]
+
+
+def slow(df: pd.DataFrame, mask: pd.Series, factor: float) -> pd.Series:
+    """Slow the masked rows down by ``factor`` (in place); the mask of the rows it moved (durations and rates only)."""
+    dur = mask & df["unit"].isin(DURATION_UNITS) & (df["status"] == "ok")
+    rate = mask & df["unit"].isin(RATE_UNITS) & (df["status"] == "ok")
+    scale_rows(df, dur, factor)
+    scale_rows(df, rate, 1.0 / factor)
+    return dur | rate
+
+
+def drift_all(
+    tonight: pd.DataFrame, dataset: pd.DataFrame, run: dict[str, Any], lib: Library, record: dict[str, Any] | None
+) -> pd.DataFrame:
+    """Every suite's drift frame of ``tonight`` (the real drift check, the run's false-discovery control included)."""
+    from jsonbench.history.drift import drift_frame
+
+    frames = [
+        drift_frame(tonight, dataset, run, str(s), lib.drift_policy(str(s)), calibration=record, policies=lib.drift_policy)
+        for s in sorted(tonight["suite"].unique())
+    ]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _series_keys(d: pd.DataFrame) -> set[SeriesKey]:
+    return {(str(r.suite), str(r.engine_id), str(r.workload), str(r.variant), str(r.metric)) for r in d.itertuples(index=False)}
+
+
+def alarms(frame: pd.DataFrame) -> set[SeriesKey]:
+    """The series a drift frame alarmed on (verdict ``drift``)."""
+    return _series_keys(frame[frame["verdict"] == "drift"] if not frame.empty else frame)
+
+
+def judged(frame: pd.DataFrame) -> set[SeriesKey]:
+    """The series a drift frame judged."""
+    return _series_keys(frame[frame["judged"] == "yes"] if not frame.empty else frame)
+
+
+def keys_of(df: pd.DataFrame, mask: pd.Series) -> set[SeriesKey]:
+    """The series of the masked rows."""
+    return _series_keys(df[mask])

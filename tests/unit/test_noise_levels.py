@@ -1,0 +1,34 @@
+"""`jsonbench noise-levels` on the real recorded runs: the table of where noise enters, by the record's own definition.
+
+The levels are split by the very function the calibration record uses (`jsonbench.history.noise.levels`), so the
+docs' table and the thresholds a night is judged with cannot say two different things. Nothing here measures a timing.
+"""
+
+from __future__ import annotations
+
+import math
+
+from jsonbench.history import noise
+from jsonbench.tools.noise_levels import levels, render
+from jsonbench.tools.recheck import folders_to_check
+
+
+def test_the_levels_table_splits_recorded_runs_as_the_record_does() -> None:
+    series = levels(folders_to_check([]))
+    laptop = [s for s in series if s.series.endswith("/laptop")]
+    assert {s.suite for s in laptop} >= {"catalogue", "json_vs_jsonb", "large_document_update", "sqlite_jsonb"}
+    # Several hosts ran the laptop matrix, and some ran it more than once: both levels are measured.
+    assert any(s.starts is not None for s in laptop) and any(s.hosts is not None for s in laptop)
+    assert all(s.n_hosts >= 1 and s.n_starts >= 1 for s in laptop)
+    for s in laptop:
+        for v in (s.within, s.expected, s.starts, s.hosts):
+            assert v is None or (math.isfinite(v) and v >= 0), s
+    table = render(series)
+    assert "| catalogue @ laptop |" in table and "dominates" in table
+
+
+def test_the_split_is_the_records_own() -> None:
+    # two hosts, two starts each: the starts' sd pooled inside each host, the hosts' beyond what the starts explain
+    start, start_df, host, host_df = noise.levels([0.0, 0.1, 0.5, 0.6], ["a", "a", "b", "b"])
+    assert start_df == 2 and math.isclose(start or 0.0, math.sqrt(0.01 / 2))
+    assert host_df == 1 and host is not None and host > 0.3
