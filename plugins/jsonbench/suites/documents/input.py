@@ -203,6 +203,8 @@ class Document:
 
 def resolve_source(value: Any, param: str = PARAM) -> Path:
     """The input's path: absolute, or relative to the working folder, else to the project (``examples/orders.jsonl``)."""
+    if isinstance(value, Path):
+        value = str(value)
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(param, f"must be the path of a .jsonl file or of a folder of .json files, got {value!r}")
     path = Path(value).expanduser()
