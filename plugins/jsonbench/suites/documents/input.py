@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonbench import paths
+from jsonbench.dataset.schema import INPUT_FINGERPRINT
 from jsonbench.errors import ConfigError
 
 #: The run parameter that names the input (also the ``field`` of every :class:`DocumentsError`).
@@ -165,7 +166,7 @@ class DocumentsPlan:
         """The plan as flat ``scale_params`` entries (JSON values); :meth:`from_params` reads them back."""
         return {
             PARAM: self.source,
-            "input_sha256": self.fingerprint.sha256,
+            INPUT_FINGERPRINT: self.fingerprint.sha256,
             "input_documents": self.fingerprint.documents,
             "input_bytes": self.fingerprint.bytes,
             "documents_loaded": self.loaded,
@@ -179,7 +180,7 @@ class DocumentsPlan:
     def from_params(cls, p: dict[str, Any]) -> DocumentsPlan:
         return cls(
             source=str(p[PARAM]),
-            fingerprint=Fingerprint(str(p["input_sha256"]), int(p["input_documents"]), int(p["input_bytes"])),
+            fingerprint=Fingerprint(str(p[INPUT_FINGERPRINT]), int(p["input_documents"]), int(p["input_bytes"])),
             loaded=int(p["documents_loaded"]),
             read_keys=tuple(str(k) for k in p["read_keys"]),
             update_keys=tuple(UpdateKey(str(k), str(v)) for k, v in p["update_keys"]),
