@@ -26,6 +26,8 @@
   reproduction files; see :mod:`jsonbench.checks.bandrule` and :mod:`jsonbench.tools.bands`).
 * ``recheck``: today's bands against every recorded run of every host (``recorded/``), per host and
   scale (see :mod:`jsonbench.tools.recheck`).
+* ``sample-documents``: writes ``examples/orders.jsonl``, the documents suite's sample (see
+  :mod:`jsonbench.tools.sample_documents`); ``run --suites documents --documents PATH`` measures your own.
 * ``rerun`` / ``report-bench`` / ``derive-facts`` / ``views``: commands with parsers of their own
   (their ``--help`` is theirs): a run again as the same run, the report's build benchmark, the
   catalogue's deterministic facts, the SQL views refreshed (see :mod:`jsonbench.tools` and
@@ -775,6 +777,10 @@ _OWN_PARSERS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
     "noise-levels": (
         "where timed series' noise enters: repetitions, engine starts, hosts (honest recorded runs)",
         _main_of("jsonbench.tools.noise_levels"),
+    ),
+    "sample-documents": (
+        "write the documents suite's shipped sample (examples/orders.jsonl), deterministically",
+        _main_of("jsonbench.tools.sample_documents"),
     ),
 }
 

@@ -160,6 +160,8 @@ class DocumentsPlan:
 
     def twin_column(self, path: str) -> TwinColumn | None:
         """The twin column holding ``path`` (None for a nested path, or a key left in ``_rest``)."""
+        if "." in path:  # a path of two keys, never a top-level key with a dot in its name
+            return None
         return next((c for c in self.twin if c.key == path), None)
 
     def to_params(self) -> dict[str, Any]:
@@ -489,9 +491,13 @@ def discover_keys(stats: dict[str, KeyStats]) -> tuple[tuple[str, ...], tuple[st
     Reads: the :data:`DEFAULT_READ_KEYS` most common keys whose values are scalars in every document
     that has them. Update: the most common of those that is not an identifier (a key whose every value
     is distinct, such as an id or a timestamp, is not what an application changes in place), else the
-    most common.
+    most common. A key with a dot in its name cannot be written as a key path, and is not chosen.
     """
-    scalar = [(k, st) for k, st in _by_frequency(stats) if st.scalar == st.count and st.count > st.types["null"]]
+    scalar = [
+        (k, st)
+        for k, st in _by_frequency(stats)
+        if st.scalar == st.count and st.count > st.types["null"] and k and "." not in k  # a dotted name is no key path
+    ]
     reads = tuple(k for k, _ in scalar[:DEFAULT_READ_KEYS])
     updates = [k for k, st in scalar if not st.identifier] or [k for k, _ in scalar]
     return reads, tuple(updates[:DEFAULT_UPDATE_KEYS])
