@@ -126,7 +126,7 @@ def history_of(dataset: pd.DataFrame, run: dict[str, Any], suite: str) -> pd.Dat
 
 def input_of(scale_params: Any) -> str | None:
     """The input a row measured (``scale_params[INPUT_FINGERPRINT]``, the documents' sha256), or None for a suite without one."""
-    from jsonbench.dataset.schema import INPUT_FINGERPRINT
+    from jsonbench.dataset.measurement import INPUT_FINGERPRINT
 
     if not isinstance(scale_params, str) or INPUT_FINGERPRINT not in scale_params:
         return None

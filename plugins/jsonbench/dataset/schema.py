@@ -74,12 +74,6 @@ MEASUREMENT_SCHEMA = pa.schema(
     ]
 )
 
-#: The key of a row's ``scale_params`` (JSON) that names the input a suite measured, for suites that read one
-#: (the documents suites, issue 36: the sha256 of the user's documents). Rows of different inputs are never
-#: compared: the drift check keeps a history per input (jsonbench.checks.drift.same_input). No column of its
-#: own: every row already carries its cell's scale parameters, and old files need nothing.
-INPUT_FINGERPRINT = "input_sha256"
-
 #: Great Expectations outcomes, one row per expectation per run (stored beside the measurements).
 VALIDATION_SCHEMA = pa.schema(
     [

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonbench import paths
-from jsonbench.dataset.schema import INPUT_FINGERPRINT
+from jsonbench.dataset.measurement import INPUT_FINGERPRINT
 from jsonbench.errors import ConfigError
 
 #: The run parameter that names the input (also the ``field`` of every :class:`DocumentsError`).
