@@ -178,7 +178,7 @@ class Documents(Suite["PostgresSession"]):
         data = 6 * text + loaded * 200
         seconds = (
             5 * text / 20e6
-            + read_keys * 3 * (1 + int(p.get("read_runs", 5)) * reps) * text / 50e6
+            + read_keys * 3 * (1 + int(p.get("read_runs", 5))) * text / 50e6
             + update_keys * update_reps * len(DESIGNS) * (updates * 3e-3 + 1.5 * text / 20e6 + 0.5)
             + 3.0
         )
