@@ -237,7 +237,8 @@ def _check_suites(c: _FileCheck, suites: dict[str, Any], families: dict[str, Any
         )
         part_of = suite.get("part_of")
         c.need(
-            part_of is None or (part_of in suites and part_of != sname and suites[part_of].get("part_of") is None),
+            part_of is None
+            or (part_of in suites and part_of != sname and isinstance(suites[part_of], dict) and suites[part_of].get("part_of") is None),
             f"matrix.suites.{sname}.part_of",
             f"{part_of!r} must name another suite declared under suites (one that is not itself part of one)",
         )
