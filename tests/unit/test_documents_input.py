@@ -303,3 +303,20 @@ def test_the_cells_carry_the_fingerprint(tmp_path: Path) -> None:
     assert [c.suite for c in cells] == ["documents", "documents_sqlite"]
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     assert all(c.scale_params["input_sha256"] == sha and c.scale_params["input_documents"] == 3 for c in cells)
+
+
+def test_the_matrix_checks_input_and_part_of() -> None:
+    import copy
+
+    from jsonbench.matrix import Matrix, _check_matrix, load_matrix
+
+    raw = copy.deepcopy(load_matrix().raw)
+    raw["suites"]["documents_sqlite"]["part_of"] = "no_such_suite"
+    with pytest.raises(ConfigError, match="matrix.suites.documents_sqlite.part_of"):
+        _check_matrix(Matrix(raw))
+    raw = copy.deepcopy(load_matrix().raw)
+    raw["suites"]["documents"]["input"] = "spreadsheets"
+    with pytest.raises(ConfigError, match="matrix.suites.documents.input"):
+        _check_matrix(Matrix(raw))
+    m = load_matrix()
+    assert "documents" not in m.raw["default_suites"] and "documents_sqlite" not in m.raw["default_suites"]
