@@ -392,7 +392,10 @@ def _trends_and_drift(
     ds: Dataset, suite: str, run_id: str, label: str, scale: str, until: Any, headline: tuple[str, ...], cs: Charts
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Trend charts of the headline metrics (else the first four) over the label's history at ``scale``, then the drift verdicts."""
-    hist = history(ds.m, label, scale, until, suite)
+    from jsonbench.checks.drift import same_input
+
+    # A suite that reads an input (the documents suites) trends over the runs of tonight's input only.
+    hist = same_input(history(ds.m, label, scale, until, suite), ds.run[ds.run["suite"] == suite])
     cps = change_points(ds.v, run_id, suite)
     dv = drift_verdicts(ds.v, run_id, suite)
     drifted = (
