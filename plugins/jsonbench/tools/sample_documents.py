@@ -1,6 +1,6 @@
 """The documents suite's shipped sample, ``examples/orders.jsonl``: made here, deterministically.
 
-``python -m jsonbench.tools.sample_documents [--count 10000] [--out examples/orders.jsonl]`` writes an
+``.venv/bin/jsonbench sample-documents [--count 10000] [--out examples/orders.jsonl]`` writes an
 order log of ``count`` documents, one compact JSON object per line. Every value is drawn from sha256 of
 (document number, field), never from a random generator's state, so every Python on every machine
 writes the same bytes (``tests/unit/test_documents_input.py`` regenerates it and compares).
