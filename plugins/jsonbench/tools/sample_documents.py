@@ -5,7 +5,7 @@ order log of ``count`` documents, one compact JSON object per line. Every value 
 (document number, field), never from a random generator's state, so every Python on every machine
 writes the same bytes (``tests/unit/test_documents_input.py`` regenerates it and compares).
 
-The mix is there to make the seeds' mechanisms show: most orders are small (about 180 bytes, one or
+The mix is there to make the seeds' mechanisms show: most orders are small (about 250 bytes, one or
 two items: under PostgreSQL's 2 kB TOAST threshold), one in :data:`LARGE_EVERY` is large (20-26 items
 and an audit trail of random characters, about 3 kB that pglz cannot shrink under 2 kB: stored out of
 line, where seed 004's update penalty lives); optional keys (``coupon`` in about a fifth, ``note`` in a
