@@ -73,7 +73,8 @@ class SuiteDataError(BenchmarkError):
 
 
 def _batches(texts: Iterator[tuple[int, str]]) -> Iterator[tuple[int, list[str]]]:
-    first, batch = 0, []
+    first = 0
+    batch: list[str] = []
     for row, text in texts:
         if not batch:
             first = row - 1
