@@ -472,7 +472,7 @@ def twin_columns(stats: dict[str, KeyStats]) -> tuple[TwinColumn, ...]:
     string there), is named like the twin's own columns, or is longer than a PostgreSQL identifier
     stays in the twin's ``_rest`` document.
     """
-    cols = []
+    cols: list[TwinColumn] = []
     for key, st in _by_frequency(stats):
         kind = twin_type(st.types)
         if kind is None or key in (ROW_ID, REST) or len(key.encode("utf-8")) > MAX_IDENTIFIER_BYTES:
@@ -592,7 +592,7 @@ def scan(
             where,
             "no top-level key holds a scalar (string, number, boolean) in the documents: name the keys with read_keys and update_keys",
         )
-    update_values = []
+    update_values: list[UpdateKey] = []
     for text in update_paths:
         counter = path_stats[text].values if text in path_stats else stats[text].values
         update_values.append(UpdateKey(text, _update_value(counter)))
