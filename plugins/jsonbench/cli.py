@@ -26,6 +26,8 @@
   reproduction files; see :mod:`jsonbench.checks.bandrule` and :mod:`jsonbench.tools.bands`).
 * ``recheck``: today's bands against every recorded run of every host (``recorded/``), per host and
   scale (see :mod:`jsonbench.tools.recheck`).
+* ``sample-documents``: writes ``examples/orders.jsonl``, the documents suite's sample (see
+  :mod:`jsonbench.tools.sample_documents`); ``run --suites documents --documents PATH`` measures your own.
 * ``rerun`` / ``report-bench`` / ``derive-facts`` / ``views``: commands with parsers of their own
   (their ``--help`` is theirs): a run again as the same run, the report's build benchmark, the
   catalogue's deterministic facts, the SQL views refreshed (see :mod:`jsonbench.tools` and
@@ -74,11 +76,28 @@ def _conf(args: argparse.Namespace) -> dict[str, Any]:
         val = getattr(args, key, None)
         if val is not None:
             conf[key] = val
-    for key in ("engines", "suites"):
+    for key in ("engines", "suites", "read_keys", "update_keys"):
         val = getattr(args, key, None)
         if val:
             conf[key] = [v for v in val.split(",") if v]
+    documents = getattr(args, "documents", None)
+    if documents:
+        # Absolute here, where the user named it: the plan runs in Airflow's task process, in another folder.
+        conf["documents"] = str(Path(documents).expanduser().resolve()) if Path(documents).expanduser().exists() else documents
     return conf
+
+
+def _add_documents_options(p: argparse.ArgumentParser) -> None:
+    """--documents, --read-keys, --update-keys: the documents suite's input (issue 36)."""
+    p.add_argument(
+        "--documents",
+        metavar="PATH",
+        help="your documents for --suites documents: a .jsonl file or a folder of .json files (default: examples/orders.jsonl)",
+    )
+    p.add_argument("--read-keys", dest="read_keys", metavar="KEYS", help="comma-separated key paths to read (default: found by a scan)")
+    p.add_argument(
+        "--update-keys", dest="update_keys", metavar="KEYS", help="comma-separated key paths to update (default: found by a scan)"
+    )
 
 
 class Progress:
@@ -227,6 +246,11 @@ def summary(results_dir: str | None = None, run_id: str | None = None) -> str:
         pivot = sdf.pivot_table(index=["workload", "variant", "metric", "unit"], columns="engine_version", values="value", aggfunc="first")
         lines.append(f"\n{suite_name}")
         lines.append(pivot.to_string(float_format=lambda v: f"{v:,.2f}"))
+    from jsonbench.suites.documents.summary import answers, render
+
+    found = answers(df.to_dict("records"))
+    if found:  # the documents suites' answer in sentences, from the same published rows as the tables above
+        lines.append(render(found))
     na = df[df["status"] == "not_applicable"]
     if not na.empty:
         lines.append(f"\n{len(na)} metrics not applicable on some builds, e.g. {na['metric'].iloc[0]}: {na['reason'].iloc[0]}")
@@ -316,10 +340,12 @@ def _add_run_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         p.add_argument(
             "--resume", metavar="RUN_ID", help="run an earlier run again with its parameters: completed cells are kept, the rest measured"
         )
+        _add_documents_options(p)
     p = sub.add_parser("plan", help="print what a run would cost (per cell: load, disk and memory peak, duration) without running it")
     for opt in ("--scale", "--engines", "--suites", "--backend", "--hardware-label", "--results-dir", "--conf"):
         p.add_argument(opt, dest=opt[2:].replace("-", "_"))
     p.add_argument("--repetitions", type=int)
+    _add_documents_options(p)
     p = sub.add_parser(
         "scheduler-run",
         help="one run through a private Airflow scheduler (LocalExecutor), triggered over the REST API: wall time and engines alive at once",
@@ -328,6 +354,7 @@ def _add_run_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         p.add_argument(opt, dest=opt[2:].replace("-", "_"))
     p.add_argument("--repetitions", type=int)
     p.add_argument("--port", type=int, default=None, help="API server port (default: a free one)")
+    _add_documents_options(p)
     p = sub.add_parser("host", help="the host lease: who holds the benchmark host (status), or release a dead holder's lease (release)")
     p.add_argument("action", choices=["status", "release"])
     p = sub.add_parser("summary")
@@ -750,6 +777,10 @@ _OWN_PARSERS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
     "noise-levels": (
         "where timed series' noise enters: repetitions, engine starts, hosts (honest recorded runs)",
         _main_of("jsonbench.tools.noise_levels"),
+    ),
+    "sample-documents": (
+        "write the documents suite's shipped sample (examples/orders.jsonl), deterministically",
+        _main_of("jsonbench.tools.sample_documents"),
     ),
 }
 

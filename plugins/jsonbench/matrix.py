@@ -115,6 +115,8 @@ _TOP_LEVEL = (
     "memory_caps",
 )
 _SCALAR = (str, int, float, bool)
+#: What a suite may read besides the matrix (``input:`` of its block): ``documents``, the user's documents (issue 36).
+SUITE_INPUTS = ("documents",)
 
 
 def _is_number(value: Any) -> bool:
@@ -228,6 +230,18 @@ def _check_suites(c: _FileCheck, suites: dict[str, Any], families: dict[str, Any
         )
         for scale_name, scale in scales.items():
             c.need(isinstance(scale, dict) and sname in scale, f"matrix.scales.{scale_name}.{sname}", "no parameters for this suite")
+        c.need(
+            suite.get("input") in (None, *SUITE_INPUTS),
+            f"matrix.suites.{sname}.input",
+            f"{suite.get('input')!r} is not an input a suite can read (known: {', '.join(SUITE_INPUTS)})",
+        )
+        part_of = suite.get("part_of")
+        c.need(
+            part_of is None
+            or (part_of in suites and part_of != sname and isinstance(suites[part_of], dict) and suites[part_of].get("part_of") is None),
+            f"matrix.suites.{sname}.part_of",
+            f"{part_of!r} must name another suite declared under suites (one that is not itself part of one)",
+        )
 
 
 def _check_scales(c: _FileCheck, scales: dict[str, Any], suites: dict[str, Any]) -> None:

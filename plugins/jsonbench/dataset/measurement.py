@@ -37,6 +37,12 @@ HOST_SUITE = "host"
 CANARY_WORKLOAD = "canary"
 CANARY_RECORDS: dict[str, str] = {"_canary_before": "before", "_canary_after": "after"}
 
+#: The key of a row's ``scale_params`` (JSON) that names the input a suite measured, for suites that read one
+#: (the documents suites, issue 36: the sha256 of the user's documents). Rows of different inputs are never
+#: compared: the drift check keeps a history per input (jsonbench.history.drift.same_input). No column of its
+#: own: every row already carries its cell's scale parameters, and old files need nothing.
+INPUT_FINGERPRINT = "input_sha256"
+
 #: The columns a published row takes from its :class:`Measurement` (what was measured, and its value);
 #: the frames the checks and the report build from those rows carry them under the same names.
 MEASURED_COLUMNS: tuple[str, ...] = ("workload", "variant", "metric", "unit", "value", "spread")

@@ -9,6 +9,7 @@ with pg_prewarm before reads.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,6 +92,20 @@ class PostgresSession(Session):
     def query_file(self, suite: str, name: str, params: dict[str, Any] | None = None, **identifiers: str) -> list[tuple[Any, ...]]:
         """Run a one-statement SQL file and return its rows."""
         return self.execute(compose(load_sql(suite, name), **identifiers), params)
+
+    def copy_rows(self, query: Any, rows: Iterable[tuple[Any, ...]]) -> int:
+        """Stream ``rows`` into a ``COPY ... FROM STDIN`` statement (psycopg escapes each value); returns the rows sent.
+
+        How data that lives outside the server (a user's documents) is loaded: one statement, no
+        per-row round trip, and no file the server itself would have to read.
+        """
+        assert self.conn is not None
+        sent = 0
+        with self.conn.cursor() as cur, cur.copy(query) as copy:
+            for row in rows:
+                copy.write_row(row)
+                sent += 1
+        return sent
 
     def set(self, name: str, value: str) -> None:
         """``SET name = value`` for this session (a session-level setting, such as synchronous_commit)."""

@@ -2,7 +2,8 @@
 
 One row per (engine, workload, variant, metric) measured tonight. History is every earlier
 published run of the same hardware label, scale and suite (status ok), at most ``window`` runs, of
-the same engine id and engine build. How a metric is judged follows its kind
+the same engine id and engine build, and for a suite that reads an input (the documents suites) of
+the same input (:func:`same_input`). How a metric is judged follows its kind
 (:data:`jsonbench.dataset.measurement.MetricKind`), which the suite declares beside the metric: the
 row's ``metric_kind`` column, or for rows written before that column existed the suite's
 :meth:`~jsonbench.suites.base.Suite.metric_kind`. No pattern over names or units guesses it.
@@ -121,6 +122,32 @@ def history_of(dataset: pd.DataFrame, run: dict[str, Any], suite: str) -> pd.Dat
     if tonight is not None:
         h = h[h["logical_date"] <= tonight]
     return h
+
+
+def input_of(scale_params: Any) -> str | None:
+    """The input a row measured (``scale_params[INPUT_FINGERPRINT]``, the documents' sha256), or None for a suite without one."""
+    from jsonbench.dataset.measurement import INPUT_FINGERPRINT
+
+    if not isinstance(scale_params, str) or INPUT_FINGERPRINT not in scale_params:
+        return None
+    try:
+        value = json.loads(scale_params).get(INPUT_FINGERPRINT)
+    except (ValueError, AttributeError):
+        return None
+    return str(value) if value else None
+
+
+def same_input(hist: pd.DataFrame, now: pd.DataFrame) -> pd.DataFrame:
+    """The history rows of the inputs measured tonight: two inputs never share a drift history (issue 36).
+
+    A suite that reads no input (no fingerprint in its scale parameters tonight) keeps its whole history.
+    """
+    if "scale_params" not in now.columns or "scale_params" not in hist.columns or now.empty:
+        return hist
+    tonight = {input_of(sp) for sp in now["scale_params"].unique()} - {None}
+    if not tonight:
+        return hist
+    return hist[hist["scale_params"].map(input_of).isin(tonight)]
 
 
 def _quiet(row: Any) -> bool | None:
@@ -827,7 +854,7 @@ def _prepare(j: _Judging, suite: str, policy: dict[str, Any], kinds: Callable[[s
 
     s = _Settings.of(policy)
     now = _fill_quiet(tonight[(tonight["suite"] == suite) & (tonight["status"] == "ok")].copy())
-    hist = _fill_quiet(history_of(dataset, run, suite).copy())
+    hist = _fill_quiet(same_input(history_of(dataset, run, suite), now).copy())
     for df in (now, hist):
         df["engine_build"] = df["engine_build"].fillna("")
     groups = _history_series(hist)

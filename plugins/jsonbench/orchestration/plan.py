@@ -109,6 +109,30 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
             "title": "Server settings",
             "description": 'Extra PostgreSQL settings, e.g. {"shared_buffers": "256MB"}.',
         },
+        "documents": {
+            "default": None,
+            "type": ["null", "string"],
+            "title": "Documents",
+            "description": (
+                "Your documents, for the suite documents: a .jsonl file (one JSON object per line) or a folder of .json files, "
+                "on the machine that runs the tasks. Read and checked before any engine starts. Empty: the shipped sample "
+                "examples/orders.jsonl."
+            ),
+        },
+        "read_keys": {
+            "default": None,
+            "type": ["null", "array"],
+            "items": {"type": "string", "minLength": 1},
+            "title": "Keys to read",
+            "description": "Key paths the documents suite reads (status, shipping.city). Empty: the most common top-level scalar keys.",
+        },
+        "update_keys": {
+            "default": None,
+            "type": ["null", "array"],
+            "items": {"type": "string", "minLength": 1},
+            "title": "Keys to update",
+            "description": "Key paths the documents suite updates. Empty: the most common top-level scalar key that is not an identifier.",
+        },
         "resume_of": {
             "default": None,
             "type": ["null", "string"],
@@ -137,6 +161,9 @@ class RunConfig:
     server_settings: dict[str, str] = field(default_factory=dict)
     #: The run this one finishes (``resume_of``): its staged cells are kept and its run id is the one published.
     resume_of: str | None = None
+    #: What a suite that reads an input (``input:`` in the matrix) adds to its cells' scale parameters: the
+    #: documents' fingerprint, keys and twin (:meth:`jsonbench.suites.documents.input.DocumentsPlan.to_params`).
+    suite_inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 #: What a run id this project resumes looks like (Airflow's ``<run type>__<timestamp>`` ids, and tests' plain names).
@@ -197,6 +224,7 @@ def resolve(
             f"no selected engine can run the selected suites (suite families: {sorted(wanted_families)}, engine families: {sorted(have_families)})",
         )
 
+    inputs = _suite_inputs(p, m, suites, scale)
     results = str(paths.results_dir(p.get("results_dir")))
     resume_of = _resume_of(p.get("resume_of"), results)
     return RunConfig(
@@ -209,7 +237,39 @@ def resolve(
         results_dir=results,
         server_settings={k: str(v) for k, v in settings.items()},
         resume_of=resume_of,
+        suite_inputs=inputs,
     )
+
+
+#: The run parameters that describe a suite's input (``input: documents`` in the matrix).
+INPUT_PARAMS = ("documents", "read_keys", "update_keys")
+
+
+def _suite_inputs(p: dict[str, Any], m: Matrix, suites: list[str], scale: str) -> dict[str, dict[str, Any]]:
+    """Each selected suite's input, read and checked here, before any engine starts (``documents``: the user's documents).
+
+    The input's parameters without a suite that reads them are refused (naming the field); a suite that
+    reads documents without ``documents`` measures the shipped sample (jsonbench.suites.documents.input.SAMPLE).
+    """
+    readers = [s for s in suites if m.suites[s].get("input") == "documents"]
+    given = [k for k in INPUT_PARAMS if p.get(k) not in (None, "", [])]
+    if given and not readers:
+        raise ConfigError(given[0], "no selected suite reads documents; add the suite: --suites documents")
+    if not readers:
+        return {}
+    from jsonbench.suites.documents.input import plan_documents
+
+    out: dict[str, dict[str, Any]] = {}
+    for suite in readers:
+        limit = int(m.scales[scale][suite].get("max_documents") or 0) or None
+        out[suite] = plan_documents(p, limit).to_params()
+    return out
+
+
+def _with_parts(suites: list[str], m: Matrix) -> list[str]:
+    """The selected suites and the suites that are ``part_of`` one of them (asking for documents runs its SQLite half)."""
+    parts = [name for name, spec in m.suites.items() if spec.get("part_of") in suites and name not in suites]
+    return suites + parts
 
 
 def _engines_and_suites(p: dict[str, Any], m: Matrix) -> tuple[list[str], list[str]]:
@@ -222,7 +282,7 @@ def _engines_and_suites(p: dict[str, Any], m: Matrix) -> tuple[list[str], list[s
     for s in suites:
         if s not in m.suites:
             raise ConfigError("suites", f"unknown suite {s!r}; known: {', '.join(sorted(m.suites))}")
-    return engines, suites
+    return engines, _with_parts(suites, m)
 
 
 def _backend(p: dict[str, Any], m: Matrix, env: dict[str, str], engines: list[str]) -> str:
@@ -331,7 +391,7 @@ def plan_cells(cfg: RunConfig, run: RunRef, matrix: Matrix | None = None) -> lis
                 adapter=m.adapter_for(family, backend),
                 backend_options=dict(eng["backends"].get(backend) or {}),
                 scale=cfg.scale,
-                scale_params=dict(scale[suite]),
+                scale_params={**scale[suite], **cfg.suite_inputs.get(suite, {})},
                 repetitions=cfg.repetitions,
                 run=run,
                 quiet=quiet,

@@ -392,7 +392,10 @@ def _trends_and_drift(
     ds: Dataset, suite: str, run_id: str, label: str, scale: str, until: Any, headline: tuple[str, ...], cs: Charts
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Trend charts of the headline metrics (else the first four) over the label's history at ``scale``, then the drift verdicts."""
-    hist = history(ds.m, label, scale, until, suite)
+    from jsonbench.history.drift import same_input
+
+    # A suite that reads an input (the documents suites) trends over the runs of tonight's input only.
+    hist = same_input(history(ds.m, label, scale, until, suite), ds.run[ds.run["suite"] == suite])
     cps = change_points(ds.v, run_id, suite)
     dv = drift_verdicts(ds.v, run_id, suite)
     drifted = (
@@ -638,6 +641,24 @@ def verdict_context(vrun: pd.DataFrame, m: pd.DataFrame, run: pd.DataFrame, chos
     }
 
 
+def documents_context(run: pd.DataFrame) -> list[dict[str, Any]]:
+    """The documents suites' answer (issue 36), per input: its heading and one paragraph of sentences per engine version.
+
+    The sentences are :func:`jsonbench.suites.documents.summary.answers` of the run's published rows, the
+    same the command line prints after the run. Empty (no section) for a run without those suites.
+    """
+    from jsonbench.suites.documents.summary import SUITES, answers
+
+    if run.empty or not run["suite"].isin(SUITES).any():
+        return []
+    out: list[dict[str, Any]] = []
+    for a in answers(run[run["suite"].isin(SUITES)].to_dict("records")):
+        if not out or out[-1]["sha256"] != a.input_sha256:
+            out.append({"sha256": a.input_sha256, "heading": a.input_heading, "engines": []})
+        out[-1]["engines"].append({"heading": a.heading, "sentences": a.sentences})
+    return out
+
+
 def figures_context(root: Path) -> Markup:
     """The figures side by side (:func:`jsonbench.report.figures.report_section`, the table of ``docs/figures.md``).
 
@@ -735,6 +756,7 @@ def run_page_context(root: Path, ds: Dataset, chosen: str, cs: Charts) -> dict[s
         except (KeyError, ConfigError):  # rows of a suite this checkout does not know
             headline = ()
         page["suites"].append(suite_context(root, ds, suite, run, lib.seeds.get(suite), by_suite.get(suite), headline, cs))
+    page["documents"] = documents_context(run)
     page["figures"] = figures_context(root)
     page["sanity"] = sanity_context(root, vrun)
     page["environment"] = environment_context(run)

@@ -1,0 +1,1 @@
+COPY {table} (id, body) FROM STDIN

@@ -1,0 +1,10 @@
+"""The documents suites (issue 36): the seeds' experiments on a user's own JSON documents.
+
+* :mod:`.input`: the input read, checked (errors name the file, line and field), fingerprinted and
+  profiled in pure Python before any engine starts: keys to read and update, the typed twin;
+* :mod:`.postgres`: suite ``documents`` (json vs jsonb vs columns on PostgreSQL: storage, reads, updates);
+* :mod:`.sqlite`: suite ``documents_sqlite`` (text vs JSONB vs columns on SQLite);
+* :mod:`.summary`: the answer in sentences, per input and engine version, from the published rows.
+
+Importing this package is cheap (no database driver): the DAG reads the suites' workloads at parse time.
+"""
