@@ -627,7 +627,14 @@ def build_record(
         )
     # The canary's fit reads every run, a CPU quota's included (what moves the canary most); the levels only the runs of
     # hosts as they are: a run under a quota is a slower machine for a while, not a start or a host of the type.
-    fits = canary_fits(_series(df, exclude, lib, table), lambda suite: lib.drift_policy(suite))
+    policies: dict[str, dict[str, Any]] = {}
+
+    def policy_of(suite: str) -> dict[str, Any]:
+        if suite not in policies:
+            policies[suite] = lib.drift_policy(suite)
+        return policies[suite]
+
+    fits = canary_fits(_series(df, exclude, lib, table), policy_of)
     quota = pd.to_numeric(df["host_cpu_quota"], errors="coerce") if "host_cpu_quota" in df else pd.Series(float("nan"), index=df.index)
     quota_runs = set(df.loc[quota.notna(), "run_id"].astype(str))
     df = df[quota.isna()]
