@@ -605,7 +605,8 @@ def build_record(
         raise SystemExit(f"no published runs of hardware {hardware_label!r} at scale {scale!r} under {results_dir}")
     if runs:
         df = df[df["run_id"].isin(runs)]
-    canary = canary_range(df)
+    quota = pd.to_numeric(df["host_cpu_quota"], errors="coerce") if "host_cpu_quota" in df else pd.Series(float("nan"), index=df.index)
+    canary = canary_range(df[quota.isna()])  # the speed the levels were measured at: hosts as they are
     table = hostspeed.canary_table(df)
     df = df[df["suite"] != HOST_SUITE]  # the canary is the host's move, not a series of a suite
     if df.empty:
@@ -635,7 +636,7 @@ def build_record(
         return policies[suite]
 
     fits = canary_fits(_series(df, exclude, lib, table), policy_of)
-    quota = pd.to_numeric(df["host_cpu_quota"], errors="coerce") if "host_cpu_quota" in df else pd.Series(float("nan"), index=df.index)
+    quota = quota.loc[df.index]
     quota_runs = set(df.loc[quota.notna(), "run_id"].astype(str))
     df = df[quota.isna()]
     if df.empty:
