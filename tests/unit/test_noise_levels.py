@@ -32,3 +32,23 @@ def test_the_split_is_the_records_own() -> None:
     start, start_df, host, host_df = noise.levels([0.0, 0.1, 0.5, 0.6], ["a", "a", "b", "b"])
     assert start_df == 2 and math.isclose(start or 0.0, math.sqrt(0.01 / 2))
     assert host_df == 1 and host is not None and host > 0.3
+
+
+def test_the_canary_fit_is_shown_per_workload() -> None:
+    from jsonbench.tools.noise_levels import render_fit
+
+    fit = {"points": 12, "canary_sd": 0.2, "slope": 0.98, "se": 0.05, "r2": 0.9, "decisive": True}
+    rec = {
+        "hardware_label": "local",
+        "scale": "laptop",
+        "created_at": "now",
+        "canary_fit": {
+            "catalogue/scan/cpu_single": {"suite": "catalogue", "workload": "scan", "policy": "cpu_single", "use": "cpu_all", "coef": 0.98,
+                                          "fits": {"cpu_all": fit}},
+            "catalogue/updates/cpu_all": {"suite": "catalogue", "workload": "updates", "policy": "cpu_all", "use": None, "coef": None,
+                                          "fits": {"cpu_all": {**fit, "slope": -0.4}}},
+        },
+    }  # fmt: skip
+    table = render_fit(rec)
+    assert "| catalogue | scan | cpu_single | - | 0.98 +- 0.05 (r² 0.90, canary sd 20.0%) | cpu_all x 0.98 |" in table
+    assert "| catalogue | updates | cpu_all | - | -0.40 +- 0.05" in table and "nothing (judged as measured)" in table

@@ -118,6 +118,31 @@ def render(series: list[SeriesNoise]) -> str:
     return "\n".join(lines)
 
 
+def render_fit(record: dict[str, Any]) -> str:
+    """The record's canary fit as a table: per suite, workload and policy component, each component's slope (+- se, r²,
+    the canary's spread between the runs) and what drift takes out."""
+
+    def one(f: dict[str, Any] | None) -> str:
+        if not f:
+            return "-"
+        r2 = "-" if f.get("r2") is None else f"{f['r2']:.2f}"
+        return f"{f['slope']:.2f} +- {f['se']:.2f} (r² {r2}, canary sd {f['canary_sd']:.1%}{'' if f.get('decisive') else ', not decisive'})"
+
+    lines = [
+        f"canary fit of the {record.get('hardware_label')} record at {record.get('scale')} ({record.get('created_at')})",
+        "",
+        "| suite | workload | drift.json's component | cpu_single slope | cpu_all slope | taken out |",
+        "|---|---|---|---|---|---|",
+    ]
+    for f in (record.get("canary_fit") or {}).values():
+        fits = f.get("fits") or {}
+        took = "nothing (judged as measured)" if f.get("use") is None else f"{f['use']} x {float(f.get('coef') or 1):.2f}"
+        lines.append(
+            f"| {f['suite']} | {f['workload']} | {f['policy']} | {one(fits.get('cpu_single'))} | {one(fits.get('cpu_all'))} | {took} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="jsonbench noise-levels", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -125,7 +150,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--results-dir", action="append", default=[], help="another folder of honest runs (repeatable)")
     parser.add_argument("--recorded", help="the recorded runs' folder (default: recorded/ in the project)")
     parser.add_argument("--no-recorded", action="store_true", help="only the --results-dir folders")
+    parser.add_argument(
+        "--canary-fit",
+        metavar="SCALE",
+        help="instead: the committed local record's canary fit at SCALE (what drift takes out, per workload)",
+    )
     args = parser.parse_args(argv)
+    if args.canary_fit:
+        from jsonbench.history.noise import load_record
+
+        rec = load_record("local", args.canary_fit)
+        if rec is None:
+            parser.error(f"no committed record of label local at scale {args.canary_fit!r}")
+        print(render_fit(rec))
+        return 0
     from jsonbench.tools.recheck import folders_to_check
 
     folders = folders_to_check(args.results_dir, Path(args.recorded) if args.recorded else None)
