@@ -56,6 +56,28 @@ def test_root_runs_servers_as_unprivileged_user(make_cells, scratch_dir: Path) -
         engine.teardown(handle)
 
 
+def test_aslr_off_starts_every_server_process_without_randomisation(make_cells, scratch_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37's candidate switch: with JSONBENCH_PG_ASLR=off the postmaster carries ADDR_NO_RANDOMIZE, and the facts say so."""
+    from jsonbench.engines import postgres_embedded as pe
+
+    def personality(pid: int) -> int:
+        return int(Path(f"/proc/{pid}/personality").read_text().strip(), 16)
+
+    cell = make_cells("large_document_update", ["postgres-17"])[0]
+    for value, flagged in (("off", True), ("on", False)):
+        monkeypatch.setenv(pe.ASLR_ENV, value)
+        engine = engine_for(cell)
+        handle = engine.provision()
+        try:
+            assert bool(personality(handle.pid) & pe.ADDR_NO_RANDOMIZE) is flagged
+            assert engine.facts(handle)["aslr"] == value
+        finally:
+            engine.teardown(handle)
+    monkeypatch.setenv(pe.ASLR_ENV, "sometimes")
+    with pytest.raises(EngineUnavailable, match="JSONBENCH_PG_ASLR"):
+        pe.aslr_off()
+
+
 def test_settings_are_capped_to_the_machine(make_cells, scratch_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a machine with 2 GiB, 1GB of shared_buffers is capped at 1/8 of RAM, and the record says why."""
     from jsonbench.host import facts as hostfacts

@@ -36,6 +36,30 @@ from jsonbench.errors import EngineUnavailable
 DB_NAME = "bench"
 DB_USER = "bench"
 START_TIMEOUT_S = 60
+#: Issue 37's first candidate for the noise between engine starts, memory layout: ``JSONBENCH_PG_ASLR=off`` starts the
+#: server under ``setarch <arch> -R``, a personality every server process inherits, so each start maps its memory at
+#: the same addresses. An experiment switch, off by default; the engine's facts say which way a cell ran.
+ASLR_ENV = "JSONBENCH_PG_ASLR"
+#: The personality flag ``setarch -R`` sets (ADDR_NO_RANDOMIZE, linux/personality.h).
+ADDR_NO_RANDOMIZE = 0x0040000
+
+
+def aslr_off() -> bool:
+    """Whether servers start with address space randomisation off (``$JSONBENCH_PG_ASLR``: ``on`` or ``off``)."""
+    value = os.environ.get(ASLR_ENV, "on").strip().lower()
+    if value not in ("on", "off"):
+        raise EngineUnavailable(f"{ASLR_ENV}={value!r}: on or off")
+    return value == "off"
+
+
+def _launcher() -> list[str]:
+    """What the server's start command runs under: ``setarch <arch> -R`` with ASLR off, else nothing."""
+    if not aslr_off():
+        return []
+    setarch = shutil.which("setarch")
+    if setarch is None:
+        raise EngineUnavailable(f"{ASLR_ENV}=off needs setarch (util-linux), which is not on PATH")
+    return [setarch, os.uname().machine, "-R"]
 
 
 def _npm_build_dir(build: str) -> Path:
@@ -207,7 +231,7 @@ class EmbeddedPostgres(Engine[EmbeddedHandle, PostgresSession]):
             fh.write("\n" + "\n".join(lines) + "\n")
 
     def _start(self, handle: EmbeddedHandle, user: pwd.struct_passwd | None) -> None:
-        argv = [str(self.bin_dir / "pg_ctl"), "-D", handle.datadir, "-l", handle.log, "-w", "-t", str(START_TIMEOUT_S), "start"]
+        argv = [*_launcher(), str(self.bin_dir / "pg_ctl"), "-D", handle.datadir, "-l", handle.log, "-w", "-t", str(START_TIMEOUT_S), "start"]
         res = self._run(argv, user, timeout=START_TIMEOUT_S + 30)
         if res.returncode != 0:
             tail = _tail(Path(handle.log))
@@ -229,6 +253,7 @@ class EmbeddedPostgres(Engine[EmbeddedHandle, PostgresSession]):
         facts["build"] = self.build_description()
         facts["backend"] = self.backend
         facts["settings_adjusted"] = handle.settings_adjusted
+        facts["aslr"] = "off" if aslr_off() else "on"
         pgbench = find_pgbench()
         facts["pgbench"] = str(pgbench) if pgbench else None
         return facts
