@@ -87,8 +87,8 @@ class _Acc:
     within_ss: float = 0.0
     within_df: int = 0
     canary: str | None = None  # the canary component taken out of ``logs`` (every run had it), else None
-    # the machine (boot id) of each run, a CPU quota or not (``hosts`` tells a quota run apart), and every canary
-    # component beside its cell: what the canary's fit reads (:func:`canary_fits`)
+    # the machine (boot id) and commit of each run, a CPU quota or not (``hosts`` tells a quota run apart), and every
+    # canary component beside its cell: what the canary's fit reads (:func:`canary_fits`)
     machines: list[str] = field(default_factory=list)
     canary_all: list[dict[str, float]] = field(default_factory=list)
 
@@ -139,7 +139,10 @@ def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, can
         a.logs.append(lv)
         a.runs.append(str(r.run_id))
         a.hosts.append(host_of(r))
-        a.machines.append(str(getattr(r, "machine", None) or host_of(r)))
+        # the fit's unit: one machine at one commit (a sitting here): a host that changed between sittings, or a harness
+        # that changed between commits, moves every timing at once, and is not the canary's to explain
+        commit = str(getattr(r, "git_revision", None) or "")[:7]
+        a.machines.append(f"{getattr(r, 'machine', None) or host_of(r)}@{commit}")
         a.canary_all.append(dict((canary or {}).get((str(r.run_id), str(r.engine_id), str(r.suite)), {})))
         s = [math.log(float(x)) for x in (r.samples if r.samples is not None else []) if x is not None and float(x) > 0]
         if len(s) >= 2:
@@ -185,8 +188,10 @@ def canary_fits(acc: dict[tuple[str, ...], _Acc], policy_of: Any) -> dict[str, d
     component of the canary explains, which one drift takes out (``use``; None: judged as measured) and how much of its
     move (``coef``).
 
-    Inside each machine (a boot id, with or without a CPU quota: a quota run beside full-speed runs of the same
-    machine is what moves the canary most), every run's deviation of a timed series from that machine's mean (log,
+    Inside each machine at one commit (a boot id, with or without a CPU quota: a quota run beside full-speed runs of
+    the same machine is what moves the canary most; one commit, because a host that changed between sittings or a
+    harness that changed between commits moves every timing at once, which is not the canary's to explain), every run's
+    deviation of a timed series from that machine's mean (log,
     slower positive) against the deviation of the canary beside its cell, pooled over the group's series: the
     least-squares slope through the origin (1: the timing moves as the canary does; 0: not at all; 0.5: half as much,
     as an index build whose parallel workers are only part of its time), its standard error and r², per component.
