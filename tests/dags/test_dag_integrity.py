@@ -83,7 +83,7 @@ def test_benchmark_dag_defaults(dagbag) -> None:
     dag = dagbag.dags["jsonb_benchmark_matrix"]
     assert dag.schedule == "0 2 * * *"  # nightly
     for task in dag.tasks:
-        if task.task_id not in ("plan", "check", "confirm_check", "checked", "outcome"):
+        if task.task_id not in ("plan", "select", "check", "confirm_check", "checked", "outcome"):
             assert task.retries >= 1, f"{task.task_id} has no retries"
     params = dag.params
     for name in ("engines", "suites", "backend", "scale", "repetitions", "hardware_label", "results_dir", "server_settings"):

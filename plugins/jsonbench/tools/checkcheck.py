@@ -63,7 +63,7 @@ from jsonbench.checks.findings import (
 )
 from jsonbench.checks.library import Library, load_library
 from jsonbench.history.hostspeed import DURATION_UNITS, RATE_UNITS
-from jsonbench.tools import plants
+from jsonbench.tools import plants as plant_kit
 
 PLANT_KINDS = (
     "reversed_comparison",
@@ -300,7 +300,7 @@ def plant_reversed(
                 num = f.get("numerator") or []
                 # A geometric mean moves by k when every numerator term does; a plain quotient when its first term does.
                 for t in num if f.get("geomean") else num[:1]:
-                    plants.scale_rows(df, _key_mask(df, t.get("engine", engine_id), suite, *term_key(t)), k)
+                    plant_kit.scale_rows(df, _key_mask(df, t.get("engine", engine_id), suite, *term_key(t)), k)
                     moved.add((t.get("engine", engine_id), suite, *term_key(t)))
                 plants.append(Plant.of_finding(kind, suite, f, row_engine, f"{observed:.3g} -> {target:.3g}"))
                 done.add(me)
@@ -310,7 +310,7 @@ def plant_reversed(
 def plant_slowdown(df: pd.DataFrame, engine_id: str) -> list[Plant]:
     mask_e = df["engine_id"] == engine_id
     for unit, sign in TIME_UNITS.items():
-        plants.scale_rows(df, mask_e & (df["unit"] == unit) & (df["status"] == "ok"), 2.0 if sign > 0 else 0.5)
+        plant_kit.scale_rows(df, mask_e & (df["unit"] == unit) & (df["status"] == "ok"), 2.0 if sign > 0 else 0.5)
     return [
         Plant(
             "slowdown_2x",
@@ -342,7 +342,7 @@ def plant_deterministic(df: pd.DataFrame, lib: Library, rng: random.Random, limi
     chosen = rows.sample(n=min(limit, len(rows)), random_state=rng.randrange(1 << 30)) if len(rows) else rows
     plants = []
     for i, r in chosen.iterrows():
-        plants.scale_rows(df, df.index == i, 1.1)
+        plant_kit.scale_rows(df, df.index == i, 1.1)
         plants.append(
             Plant(
                 "deterministic_10pct",
@@ -739,7 +739,7 @@ def _busy_hour(
     _copy_history(src, work, label, history_ids)
     df = target_df.copy()
     for unit, sign in TIME_UNITS.items():
-        plants.scale_rows(df, (df["unit"] == unit) & (df["status"] == "ok"), 2.5 if sign > 0 else 0.4)
+        plant_kit.scale_rows(df, (df["unit"] == unit) & (df["status"] == "ok"), 2.5 if sign > 0 else 0.4)
     df["quiet"] = False
     if "host_other_cpu" in MEASUREMENT_SCHEMA.names:
         df["host_other_cpu"] = 0.7
@@ -866,8 +866,8 @@ def power(
         for n in range(nights):
             rid = runs[start + n]
             df = by_run[rid].copy()
-            moved = plants.slow(df, mask_of(df), factor)
-            planted |= plants.keys_of(df, moved)
+            moved = plant_kit.slow(df, mask_of(df), factor)
+            planted |= plant_kit.keys_of(df, moved)
             planted_runs[rid] = df
             dataset = pd.concat([*(by_run[r] for r in runs[:start]), *planted_runs.values()], ignore_index=True)
             run = {
@@ -877,9 +877,9 @@ def power(
                 "scale": str(df["scale"].iloc[0]),
                 "results_dir": str(results_dir),
             }
-            frame = plants.drift_all(df, dataset, run, lib, record)
-            out.append(plants.alarms(frame) & planted)
-            judged |= plants.judged(frame) & planted
+            frame = plant_kit.drift_all(df, dataset, run, lib, record)
+            out.append(plant_kit.alarms(frame) & planted)
+            judged |= plant_kit.judged(frame) & planted
         return out, planted, judged
 
     report: dict[str, Any] = {"history": runs[:start], "planted_into": runs[start:], "nights": nights, "levels": {}}
@@ -903,7 +903,7 @@ def power(
                     pick: set[tuple[str, ...]] = set()
                     for s, e in families:
                         fam = (last["suite"] == s) & (last["engine_id"] == e) & last["unit"].isin(DURATION_UNITS | RATE_UNITS)
-                        cands = sorted(plants.keys_of(last, fam))
+                        cands = sorted(plant_kit.keys_of(last, fam))
                         if cands:
                             pick.add(rng.choice(cands))
                     mask_of = _mask("series", pick)
@@ -958,13 +958,13 @@ def power(
             "scale": str(df["scale"].iloc[0]),
             "results_dir": str(results_dir),
         }
-        frame = plants.drift_all(df, dataset, run, lib, record)
-        a = plants.alarms(frame)
+        frame = plant_kit.drift_all(df, dataset, run, lib, record)
+        a = plant_kit.alarms(frame)
         honest.append(
             {
                 "run_id": runs[i],
                 "history": i,
-                "judged": len(plants.judged(frame)),
+                "judged": len(plant_kit.judged(frame)),
                 "drift_alarms": len(a),
                 "families": sorted({f"{k[0]}/{k[1]}" for k in a}),
             }

@@ -722,11 +722,11 @@ def read_runs(sources: list[tuple[Path, dict[str, Any]]], hardware_label: str, s
             if "host_boot_id" in df
             else pd.Series(fallback, index=df.index)
         )
-        machine = boot.astype(str)
+        machine = [str(b) for b in boot]
         # A run under a CPU quota is a host of its own for the levels (a slower machine, not a start of this one); its
         # machine stays the boot id, which the canary's fit reads (the quota is what moves the canary most).
         quota = pd.to_numeric(df["host_cpu_quota"], errors="coerce") if "host_cpu_quota" in df else pd.Series(float("nan"), index=df.index)
-        host = machine.where(quota.isna(), machine + "+quota" + quota.map(lambda q: f"{q:g}" if q == q else ""))
+        host = [m if pd.isna(q) else f"{m}+quota{float(q):g}" for m, q in zip(machine, quota, strict=True)]
         frames.append(df.assign(host=host, machine=machine, folder=str(folder)))
     frames = [f for f in frames if not f.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["suite", "run_id", "scale"])
