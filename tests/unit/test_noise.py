@@ -424,3 +424,20 @@ def test_a_component_that_explains_nothing_does_not_silence_the_policys() -> Non
     fit = canary_fits({("a",): a}, lambda suite: {})["json_vs_jsonb/reads/cpu_single"]
     assert fit["fits"]["cpu_all"]["decisive"] and abs(fit["fits"]["cpu_all"]["slope"]) < 0.1
     assert fit["use"] == "cpu_single" and fit["coef"] == 1.0, fit
+
+
+def test_a_night_under_a_cpu_quota_is_a_host_of_its_own() -> None:
+    """The canary cannot take a quota out of every timing (the tail latency of four clients queueing on 1.2 cores), so a
+    quota night is judged against its full-speed history with the between-hosts level too."""
+    from types import SimpleNamespace
+
+    from jsonbench.history.drift import host_mix
+
+    full = SimpleNamespace(host_boot_id="ed7b53fa", host_cpu_quota=None)
+    slow = SimpleNamespace(host_boot_id="ed7b53fa", host_cpu_quota=1.2)
+    nan = SimpleNamespace(host_boot_id="ed7b53fa", host_cpu_quota=float("nan"))
+    assert noise.host_of(full) == noise.host_of(nan) == "ed7b53fa"
+    assert noise.host_of(slow) == "ed7b53fa+quota1.2"
+    assert noise.host_of(SimpleNamespace(host="read+quota1.2", host_boot_id="x", host_cpu_quota=None)) == "read+quota1.2"
+    assert host_mix([noise.host_of(slow)], [noise.host_of(full)] * 2) == 2.0
+    assert host_mix([noise.host_of(full)], [noise.host_of(full)] * 2) == 0.0

@@ -14,7 +14,7 @@ machine is), and then:
 * **the harness slower**: every engine of the last run slowed at once, the canary untouched: caught the first night,
   and said as a harness or setting change;
 * **a count 3 % higher**: every near-exact count of the last run (a sampled series, WAL bytes or HOT counts, whose
-  record sigma is at most 1 %) times 1.03: caught the first night.
+  record sigma is at most 0.25 %) times 1.03: caught the first night.
 
 The committed record is not read: each host's record is built here, from the others. Prints a table per host and
 scale; exit 1 when an honest run raised more than ``--max-honest`` alarms.
@@ -84,8 +84,8 @@ def drift_recheck(
     # Leave one machine out (a boot id, its runs under a CPU quota included: judged against its own full-speed runs, as a
     # quota night is, and never in the record that judges it).
     for host, data in sorted(every.groupby("machine"), key=lambda x: str(x[0])):
-        # as a night reads its history: one host per machine (a real night's rows carry the boot id, not the record's host)
-        data = data.assign(host=data["machine"])
+        # as a night reads its history: its rows carry the boot id and the CPU quota, not the record's host label
+        data = data.drop(columns=["host"])
         if judge is not None:
             data = data[data["folder"].isin(judge)]
         order = data.groupby("run_id")["logical_date"].min().sort_values()
@@ -191,8 +191,9 @@ def drift_recheck(
     return out
 
 
-#: A near-exact count: a sampled series (WAL bytes, HOT counts) whose honest runs move it at most this much (log).
-NEAR_EXACT = 0.01
+#: A near-exact count: a sampled series (WAL bytes, HOT counts) whose honest runs move it at most this much (log): a
+#: +3 % change is then 12 of its sigmas.
+NEAR_EXACT = 0.0025
 #: The planted change of a near-exact count (issue 37's target: +3 %, caught the first night).
 COUNT_FACTOR = 1.03
 
@@ -247,7 +248,7 @@ def render(results: list[HostDrift], factor: float) -> str:
         c = h.count
         if c:
             lines.append(
-                f"  every near-exact count (sampled, sigma <= {NEAR_EXACT:.0%}) {COUNT_FACTOR - 1:+.0%} in {c['run_id']}: caught "
+                f"  every near-exact count (sampled, sigma <= {NEAR_EXACT:.2%}) {COUNT_FACTOR - 1:+.0%} in {c['run_id']}: caught "
                 f"{c['caught']} of {c['judged']} judged ({_pct(c['caught'], c['judged'])}) the first night; {c['planted']} planted"
             )
     return "\n".join(lines) if lines else "no host with two or more runs at this scale"

@@ -52,6 +52,8 @@ def levels(folders: list[tuple[Path, dict[str, Any]]], label: str = "local") -> 
     entry)``), read as the calibration record reads them (:func:`jsonbench.tools.record.read_runs`: quiet windows only,
     each run with its host) and split by the record's own definition of the levels (:func:`jsonbench.history.noise.levels`),
     so that this table and the thresholds a night uses say the same thing."""
+    import pandas as pd
+
     from jsonbench.dataset.measurement import HOST_SUITE
     from jsonbench.history.noise import levels as split
     from jsonbench.tools.record import read_runs
@@ -62,6 +64,8 @@ def levels(folders: list[tuple[Path, dict[str, Any]]], label: str = "local") -> 
         if df.empty or "metric_kind" not in df:
             continue
         df = df[(df["metric_kind"] == "timed") & (df["status"] == "ok") & (df["suite"] != HOST_SUITE) & (df["value"] > 0)]
+        if "host_cpu_quota" in df:  # a run under a CPU quota is a slower machine for an hour: left out, as the record does
+            df = df[pd.to_numeric(df["host_cpu_quota"], errors="coerce").isna()]
         keys = ["suite", "engine_id", "workload", "variant", "metric"]
         for key, g in df.sort_values(["logical_date", "run_id"]).groupby(keys, sort=True):
             within_runs: list[float] = []

@@ -229,8 +229,10 @@ def canary_fits(acc: dict[tuple[str, ...], _Acc], policy_of: Any) -> dict[str, d
             continue
         told = {c: f for c, f in fits.items() if f["decisive"]}
         use: str | None
-        if policy not in told:  # the other component counts only where it explains a move: its silence says nothing of the policy's
-            told = {c: f for c, f in told.items() if float(f["slope"]) >= CANARY_MIN_COEF}
+        if policy not in told:
+            # the other component replaces the policy's only where it explains the moves (taking it out narrows them:
+            # slope - 2 se > 1/2); a weak slope of it says nothing of the policy's component, which then stays whole
+            told = {c: f for c, f in told.items() if float(f["slope"]) - 2 * float(f["se"]) > 0.5}
         if not told:
             use, coef, why = (
                 policy,
