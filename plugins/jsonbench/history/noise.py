@@ -254,8 +254,9 @@ def host_of(r: Any) -> str:
     is not linear in the CPU's speed. Such a night is judged with the between-hosts level too
     (:func:`jsonbench.history.drift.host_mix`), as a night on another machine is: it is not this host's history.
     """
-    if isinstance(getattr(r, "host", None), str) and getattr(r, "host", ""):
-        return str(r.host)
+    host = getattr(r, "host", None)
+    if isinstance(host, str) and host:
+        return host
     boot = getattr(r, "host_boot_id", None)
     base = boot if isinstance(boot, str) and boot else ""
     quota = getattr(r, "host_cpu_quota", None)
