@@ -310,7 +310,24 @@ def overhead_report(results_dir: str | None, run_id: str, wall: float, task_seco
     lines.append(f"  {'wall':<14} {wall:9.2f} s")
     if floor > 0:
         lines.append(f"wall / (load + measure) = {wall / floor:.3f}  (target <= 1.15 at laptop scale)")
+    cells = _cell_seconds(results_dir, run_id)
+    if cells:
+        staged = sum(cells.values())
+        lines.append(
+            f"cells' staged time {staged:.1f} s ({len(cells)} cell(s)); the DAG beyond its cells: {wall - staged:.1f} s "
+            "(plan, canaries, check, publish, report, Airflow; target <= 10 s for one smoke cell)"
+        )
     return "\n".join(lines)
+
+
+def _cell_seconds(results_dir: str | None, run_id: str) -> dict[str, float]:
+    """Each cell's staged task seconds, from the run's published ``_cell`` rows (what the plan's cost table reads)."""
+    from jsonbench.dataset.measurement import CELL_RECORD
+    from jsonbench.dataset.publish import read_dataset
+
+    df = read_dataset(paths.results_dir(results_dir), run_id=run_id).to_pandas()
+    df = df[(df["workload"] == CELL_RECORD) & (df["metric"] == "duration")]
+    return {f"{r.suite}__{r.engine_id}": float(r.value) for r in df.itertuples()}
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -19,6 +19,7 @@ from typing import Any
 
 from jsonbench import paths
 from jsonbench.cell import Cell
+from jsonbench.dataset.measurement import CELL_RECORD
 from jsonbench.errors import BenchmarkError
 from jsonbench.suites.base import CellCost
 
@@ -28,8 +29,6 @@ log = logging.getLogger(__name__)
 MARGIN = 1.25
 #: Keep this much of the free disk and available memory out of any plan.
 HEADROOM = 0.9
-#: The workload name of the per-cell resource rows (see ``dataset.publish``).
-CELL_RECORD = "_cell"
 
 
 class RunTooBig(BenchmarkError):

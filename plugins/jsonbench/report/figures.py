@@ -36,7 +36,7 @@ from typing import Any
 
 import pandas as pd
 
-from jsonbench.dataset.measurement import finite_float
+from jsonbench.dataset.measurement import CELL_RECORD, finite_float
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +45,6 @@ SCALES: tuple[str, ...] = ("laptop", "full")
 #: A timing reproduces when within this factor of the seed's value; a deterministic fact within DETERMINISTIC_TOLERANCE.
 TIMING_FACTOR = 1.25
 DETERMINISTIC_TOLERANCE = 0.02
-#: The per-cell resource rows (see ``dataset.publish``).
-CELL_RECORD = "_cell"
-RESOURCE_METRICS: tuple[str, ...] = ("duration", "peak_rss", "disk_peak")
 MARKS = {"yes": "✓", "direction": "~", "no": "✗", "-": ""}
 
 
