@@ -13,9 +13,9 @@ Runs the JSON-storage benchmark matrix: every selected suite on every selected e
   lease, start a fresh engine, record its build and settings, load shared data), **one task per
   workload**, and **teardown** (teardown task: runs even when a workload fails, gives the host
   back). The groups are chained, so the next cell's engine starts only after the previous one is
-  gone. **select** (a branch after plan) names the cells this attempt measures: every other group
-  (not selected, a Docker image on a host without Docker, completed by an earlier attempt) is
-  skipped by the scheduler at once, so a narrowed run pays only for what it runs. Every benchmark task takes the one slot of the
+  gone. **select** (after plan) names the cells this attempt measures and marks every task of every
+  other group (not selected, a Docker image on a host without Docker, completed by an earlier attempt)
+  skipped at once, so a narrowed run pays only for what it runs. Every benchmark task takes the one slot of the
   `benchmark_host` pool, and the host lease also keeps a second run (another process or
   deployment) from starting an engine next to this one: its provision waits, rescheduled.
 * **sweep** removes any engine a killed task left behind, **publish** adds the run to the Parquet
@@ -58,6 +58,11 @@ HOST_RECHECK = timedelta(seconds=20)
 MATRIX = load_matrix()
 SLOTS = cell_slots(MATRIX, host_engines())
 WORKLOADS = {suite: get_suite(suite).workloads for suite in MATRIX.suites}
+#: Every task id of each cell's group: what ``select`` skips of the cells a run does not measure.
+GROUPS = {
+    cell_id_of(suite, engine): [f"{cell_id_of(suite, engine)}.{name}" for name in ("provision", *WORKLOADS[suite], "teardown")]
+    for suite, engine in SLOTS
+}
 
 
 def planned_or_skip() -> dict[str, Any]:
@@ -101,13 +106,24 @@ def build(spec: BenchmarkDag) -> Any:
             except BenchmarkError as exc:  # bad input or a machine too small: no retry can fix it
                 raise AirflowFailException(str(exc)) from exc
 
-        @task.branch(retries=0)
+        @task(retries=0)
         def select() -> list[str]:
-            """The provisions of the cells this attempt measures; the scheduler skips every other cell at once."""
+            """Skip every task of the cells this attempt does not measure, at once, and name the cells it does.
+
+            Not a branch: a branch skips only what no chosen task leads to, and the chain of cells leads from the first
+            chosen cell to every later one, which the scheduler then walked group by group (about 3 s each).
+            """
+            from airflow.sdk.exceptions import DownstreamTasksSkipped
+
             from jsonbench.orchestration import tasks
 
             planned = get_current_context()["ti"].xcom_pull(task_ids="plan")
-            return [f"{cell_id}.provision" for cell_id in tasks.runnable_cells(planned)]
+            chosen = tasks.runnable_cells(planned)
+            print(f"measuring {len(chosen)} cell(s): {', '.join(chosen) or 'none'}")
+            skipped = tasks.unselected_tasks(planned, GROUPS)
+            if skipped:
+                raise DownstreamTasksSkipped(tasks=skipped)
+            return chosen
 
         @task(pool=POOL, queue=spec.queue, trigger_rule="all_done", execution_timeout=timedelta(hours=3))
         def provision(cell_id: str) -> dict[str, Any]:

@@ -253,6 +253,13 @@ def runnable_cells(planned: dict[str, Any] | None) -> list[str]:
     return [str(c["cell_id"]) for c in planned.get("cells", []) if str(c["cell_id"]) not in resumed]
 
 
+def unselected_tasks(planned: dict[str, Any] | None, groups: dict[str, list[str]]) -> list[str]:
+    """The task ids of every group (``{cell id: its task ids}``) whose cell this attempt does not measure (the DAG's
+    ``select`` marks them skipped at once); a failed plan measures nothing, so every group is listed."""
+    chosen = set(runnable_cells(planned))
+    return [task_id for cell_id, task_ids in groups.items() if cell_id not in chosen for task_id in task_ids]
+
+
 def provision(planned: dict[str, Any], cell_id: str) -> dict[str, Any]:
     """Setup task of a cell: take the host, start the engine, record its facts, run the suite's load step.
 
