@@ -64,3 +64,27 @@ def test_laptop_estimate_gives_the_recorded_run_back(
     monkeypatch.setattr(cost, "FIXED_UPDATE_RUNS", 0)
     monkeypatch.setattr(cost, "FAT_FIXED_RUNS", 0)
     assert get_suite(suite).estimate(cell).duration_s == pytest.approx(RECORDED_LAPTOP_S[(suite, engine)], rel=0.05)
+
+
+def test_a_fresh_results_folder_plans_from_the_reference_machines_runs(make_cells: Callable[..., list[Any]], tmp_path: Any) -> None:
+    """A cell the results folder never ran is costed from the committed recorded run of the same cell and scale (x1.25),
+    not extrapolated: seed 001 at full took 1,750 s on the reference machine (recorded/local-full-9a24bd8-ed7b53fa),
+    1.7-2.2x the suite's estimate. A run under a CPU quota is not the reference machine's speed and is never used."""
+    from jsonbench.dataset.read import read_dataset
+    from jsonbench.orchestration import costs
+    from jsonbench.paths import RECORDED_DIR
+
+    (full,) = make_cells("json_vs_jsonb", engines=["postgres-16"], scale="full", results_dir=str(tmp_path))
+    planned = costs.plan_costs([full], str(tmp_path)).cells[full.cell_id]
+    assert planned.source.startswith("reference machine's run manual__2026-12-02T09:32:52"), planned.source
+    assert "ed7b53fa" in planned.source and planned.duration_s == pytest.approx(1750 * costs.MARGIN, rel=0.02)
+    assert planned.duration_s > get_suite("json_vs_jsonb").estimate(full).duration_s
+    # the latest laptop run of the catalogue on 17 in recorded/ is a quota night (sitting 40): the plan takes the
+    # latest one at full speed instead
+    (laptop,) = make_cells("catalogue", engines=["postgres-17"], scale="laptop", results_dir=str(tmp_path))
+    rows = read_dataset(RECORDED_DIR, hardware_label="local").to_pandas()
+    cell_rows = rows[(rows.workload == "_cell") & (rows.suite == "catalogue") & (rows.engine_id == "postgres-17") & (rows.scale == "laptop")]
+    quota_runs = set(cell_rows[cell_rows.host_cpu_quota.notna()].run_id)
+    assert cell_rows.sort_values("ended_at").run_id.iloc[-1] in quota_runs, "the premise: the latest recorded run is a quota run"
+    source = costs.plan_costs([laptop], str(tmp_path)).cells[laptop.cell_id].source
+    assert source.startswith("reference machine's run") and not any(r in source for r in quota_runs), source

@@ -3,7 +3,9 @@
 Each suite estimates its cells from the scale (:meth:`jsonbench.suites.base.Suite.estimate`); when
 this hardware label has recorded the same cell at the same scale before (the ``_cell`` rows every
 published run carries: ``duration``, ``peak_rss``, ``disk_peak``), the recorded figures win, with
-a margin. Cells run one after another, so the run needs the largest cell's disk and memory at once
+a margin; for a cell this results folder has never run, the committed ``recorded/`` runs of the reference
+machine (2 cores, no CPU quota) come before the suite's extrapolation, which misses what grows faster than
+the rows (seed 001's `full` cells took 1.7-2.2x its estimate). Cells run one after another, so the run needs the largest cell's disk and memory at once
 and the sum of their durations. The plan step prints this table and refuses a run whose largest
 cell does not fit the free disk of the scratch folder or the machine's available memory, saying
 which cell and by how much, before any engine starts.
@@ -14,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+from pathlib import Path
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -80,8 +83,13 @@ def available_memory() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
 
 
-def recorded(results_dir: str, cells: list[Cell]) -> dict[str, CellCost]:
-    """The latest recorded resource rows of the same cells (same hardware label and scale), if any."""
+def recorded(results_dir: str | Path, cells: list[Cell], *, reference: bool = False) -> dict[str, CellCost]:
+    """The latest recorded resource rows of the same cells (same hardware label and scale), if any.
+
+    ``reference``: ``results_dir`` is the project's committed ``recorded/`` runs of the reference machine
+    (2 cores), read for cells this results folder has never run; runs under a CPU quota are left out there
+    (a slower host than the one they stand for), and the source says whose figure it is.
+    """
     if not cells:
         return {}
     try:
@@ -93,8 +101,12 @@ def recorded(results_dir: str, cells: list[Cell]) -> dict[str, CellCost]:
         return {}
     if table.num_rows == 0:
         return {}
-    df = table.select(["run_id", "ended_at", "suite", "engine_id", "scale", "workload", "metric", "value"]).to_pandas()
+    cols = ["run_id", "ended_at", "suite", "engine_id", "scale", "workload", "metric", "value"]
+    cols += [c for c in ("host_cpu_quota", "host_boot_id") if c in table.column_names]
+    df = table.select(cols).to_pandas()
     df = df[(df["workload"] == CELL_RECORD) & (df["scale"] == cells[0].scale)]
+    if reference and "host_cpu_quota" in df:
+        df = df[df["host_cpu_quota"].isna()]
     out: dict[str, CellCost] = {}
     for cell in cells:
         mine = df[(df["suite"] == cell.suite) & (df["engine_id"] == cell.engine_id)]
@@ -107,9 +119,18 @@ def recorded(results_dir: str, cells: list[Cell]) -> dict[str, CellCost]:
             disk_peak_bytes=int(values.get("disk_peak", 0) * MARGIN),
             memory_peak_bytes=int(values.get("peak_rss", 0) * MARGIN),
             duration_s=values.get("duration", 0.0) * MARGIN,
-            source=f"recorded run {latest['run_id'].iloc[0]} (x{MARGIN})",
+            source=_source(latest, reference),
         )
     return out
+
+
+def _source(latest: Any, reference: bool) -> str:
+    run = latest["run_id"].iloc[0]
+    if not reference:
+        return f"recorded run {run} (x{MARGIN})"
+    boot = latest["host_boot_id"].iloc[0] if "host_boot_id" in latest else None
+    host = f", host {str(boot)[:8]}" if isinstance(boot, str) and boot else ""
+    return f"reference machine's run {run}{host} (recorded/, x{MARGIN})"
 
 
 def plan_costs(cells: list[Cell], results_dir: str) -> RunCost:
@@ -117,6 +138,9 @@ def plan_costs(cells: list[Cell], results_dir: str) -> RunCost:
     from jsonbench.suites import get_suite
 
     history = recorded(results_dir, cells)
+    unseen = [c for c in cells if c.cell_id not in history]
+    if unseen and paths.RECORDED_DIR.is_dir():  # a fresh results folder: the reference machine's own runs beat an extrapolation
+        history.update(recorded(paths.RECORDED_DIR, unseen, reference=True))
     table: dict[str, CellCost] = {}
     for cell in cells:
         guess = get_suite(cell.suite).estimate(cell)
