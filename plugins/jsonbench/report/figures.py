@@ -15,6 +15,7 @@ Whether a finding reproduces is judged against the seed's value, not the band:
 * ``no``: on the opposite side, or a fact that differs;
 * ``-``: no seed value, or no value (an input not applicable on this engine, or not measured).
 
+Runs under a CPU quota are left out: they stand for a slower host, not this machine's figure.
 A value is shown whenever the finding could be computed, also where the checks do not judge it at that scale
 (``not_applicable`` there, or a host requirement this machine lacks); the checks' reason is kept with it.
 
@@ -145,7 +146,8 @@ def load_mechanisms(expectations: Path, suite: str) -> dict[str, dict[str, str]]
 
 
 def read_measurements(results_dirs: Iterable[str | Path]) -> pd.DataFrame:
-    """Every readable measurement row of the given results folders (damaged files are skipped, as everywhere)."""
+    """Every readable measurement row of the given results folders (damaged files are skipped, as everywhere), but
+    runs under a CPU quota (``./bin/cpu-quota``)."""
     from jsonbench.dataset.read import read_dataset
 
     frames = [read_dataset(d).to_pandas() for d in results_dirs]
@@ -153,6 +155,8 @@ def read_measurements(results_dirs: Iterable[str | Path]) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame()
     m = pd.concat(frames, ignore_index=True)
+    if "host_cpu_quota" in m:  # a run under a CPU quota is a slower host standing in for one: not the machine's figure
+        m = m[pd.to_numeric(m["host_cpu_quota"], errors="coerce").isna()]
     return m.drop_duplicates(subset=["run_id", "suite", "engine_id", "workload", "variant", "metric"], keep="last")
 
 
