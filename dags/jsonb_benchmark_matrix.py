@@ -12,8 +12,8 @@ Runs the JSON-storage benchmark matrix: every selected suite on every selected e
 * One **task group per cell** (`<suite>__<engine>`): **provision** (setup task: take the host
   lease, start a fresh engine, record its build and settings, load shared data), **one task per
   workload**, and **teardown** (teardown task: runs even when a workload fails, gives the host
-  back). The groups are chained, so the next cell's engine starts only after the previous one is
-  gone. **select** (after plan) names the cells this attempt measures and marks every task of every
+  back), and **done** (an empty link the scheduler completes itself). The groups are chained through
+  their links, so the next cell's engine starts only after every earlier one is gone. **select** (after plan) names the cells this attempt measures and marks every task of every
   other group (not selected, a Docker image on a host without Docker, completed by an earlier attempt)
   skipped at once, so a narrowed run pays only for what it runs. Every benchmark task takes the one slot of the
   `benchmark_host` pool, and the host lease also keeps a second run (another process or
@@ -39,6 +39,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pendulum
+from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import Asset, Param, TaskGroup, dag, get_current_context, task
 
 from jsonbench.cell import cell_id_of
@@ -238,10 +239,17 @@ def build(spec: BenchmarkDag) -> Any:
                 runs = [workload.override(task_id=w)(cell_id, handle, w) for w in WORKLOADS[suite]]
                 stop = teardown.override(task_id="teardown")(cell_id, handle)
                 runs >> stop.as_teardown(setups=handle, on_failure_fail_dagrun=True)
+                # The chain's link: done once this cell's teardown and every earlier link are (an empty operator, which
+                # the scheduler completes itself, without a task process). A cell that select skipped has its teardown
+                # skipped at once, so chaining the next provision to the teardown alone would let it start beside a
+                # running cell; the link waits for the earlier cells too.
+                done = EmptyOperator(task_id="done", trigger_rule="all_done")
+                stop >> done
             planned >> handle
             chosen >> handle
             previous >> handle
-            previous = stop
+            previous >> done
+            previous = done
         swept = sweep()
         [planned, previous] >> swept
         found = suspects()
