@@ -29,7 +29,8 @@ def test_every_dag_is_documented_tagged_and_not_catching_up(dagbag) -> None:
 
 
 def test_benchmark_dag_shape(dagbag) -> None:
-    """One task group per cell the matrix can run, chained: the next cell's provision waits for the previous teardown."""
+    """One task group per cell the matrix can run, chained through each group's empty ``done`` link: the next cell's
+    provision waits for the previous link, which waits for its own teardown and for every earlier link."""
     from jsonbench.cell import cell_id_of
     from jsonbench.matrix import load_matrix
     from jsonbench.orchestration.plan import cell_slots
@@ -38,7 +39,7 @@ def test_benchmark_dag_shape(dagbag) -> None:
     dag = dagbag.dags["jsonb_benchmark_matrix"]
     ids = set(dag.task_ids)
     assert {"plan", "select", "sweep", "publish", "check", "checked", "outcome"} <= ids
-    # select (a branch after plan) names the provisions of the cells this attempt measures; the scheduler skips the rest
+    # select (after plan) names the cells this attempt measures and marks the other groups' tasks skipped at once
     select = dag.get_task("select")
     assert select.upstream_task_ids == {"plan"} and {t for t in select.downstream_task_ids} == {
         f"{cell_id_of(s, e)}.provision" for s, e in cell_slots(load_matrix())
@@ -52,9 +53,16 @@ def test_benchmark_dag_shape(dagbag) -> None:
         teardown = dag.get_task(f"{group}.teardown")
         assert provision.is_setup and teardown.is_teardown
         assert provision.trigger_rule == "all_done" and {"plan", "select"} <= provision.upstream_task_ids
+        done = dag.get_task(f"{group}.done")
+        # The link is completed by the scheduler itself (an empty operator: no task process), whatever became of the cell.
+        assert type(done).__name__ == "EmptyOperator" and done.trigger_rule == "all_done"
         if previous is not None:
-            # One engine at a time: this cell starts after the previous one is gone, whatever became of it.
-            assert provision.upstream_task_ids == {"plan", "select", f"{previous}.teardown"}
+            # One engine at a time: this cell starts after every earlier one is gone, whatever became of it. A skipped
+            # group's teardown is done at once, so the chain runs through the links, not the teardowns.
+            assert provision.upstream_task_ids == {"plan", "select", f"{previous}.done"}
+            assert done.upstream_task_ids == {f"{group}.teardown", f"{previous}.done"}
+        else:
+            assert done.upstream_task_ids == {f"{group}.teardown", "plan"}
         for name in get_suite(suite).workloads:
             task = dag.get_task(f"{group}.{name}")
             # Workloads sharing a host run one at a time: they all take the single-slot pool.
@@ -63,7 +71,7 @@ def test_benchmark_dag_shape(dagbag) -> None:
             assert f"{group}.teardown" in task.downstream_task_ids
             assert task.execution_timeout is not None
         previous = group
-    assert f"{previous}.teardown" in dag.get_task("sweep").upstream_task_ids
+    assert f"{previous}.done" in dag.get_task("sweep").upstream_task_ids
     assert dag.get_task("publish").trigger_rule == "all_done"
     assert any(getattr(o, "name", None) == "jsonbench_measurements" for o in dag.get_task("publish").outlets)
     # The report runs on the validations, announced whether the checks passed or not; the outcome alerts on any failure.
