@@ -60,7 +60,25 @@ def test_markdown_says_not_yet_run_without_runs() -> None:
 
     text = to_markdown([SuiteFigures("demo", "000.txt", ("postgres-17",), {}, (), ())])
     assert "`laptop`: not yet run" in text and "`full`: not yet run" in text
-    assert "| full | postgres-17 | not yet run | | | |" in text
+    assert "| full | postgres-17 | not yet run | | | | |" in text
+    assert "| full | 0 of 1 | 0m00s |" in text and "| demo pg17 |" in text, "the matrix's cost names the cell not yet run"
+
+
+def test_the_matrix_cost_sums_each_cells_latest_time_per_scale_and_version() -> None:
+    """Cells run one after another: the matrix takes the sum of its cells, needs the largest peak, and a campaign's cells
+    from several hosts say so."""
+    from jsonbench.report.figures import CellResources, SuiteFigures
+
+    gb = 1024**3
+    a = SuiteFigures("a", "0.txt", ("postgres-16", "postgres-17"), {}, (), (
+        CellResources("full", "postgres-16", "r1", 1750.0, 2.2 * gb, 6.4 * gb, "ed7b53fa"),
+        CellResources("full", "postgres-17", "r2", 1398.0, 2.0 * gb, 6.0 * gb, "bb8fb3b1"),
+    ))
+    b = SuiteFigures("b", "1.txt", ("postgres-16", "postgres-17"), {}, (), (CellResources("full", "postgres-16", "r3", 1250.0, 1.2 * gb, 7.0 * gb, "2de39d7f"),))
+    text = to_markdown([a, b])
+    line = next(x for x in text.splitlines() if x.startswith("| full | 3 of 4 |"))
+    assert "| 1h13m |" in line and "pg16 50m00s; pg17 23m18s" in line, line
+    assert "| 2.2 GB | 7.0 GB |" in line and "`2de39d7f`, `bb8fb3b1`, `ed7b53fa`" in line and line.endswith("| b pg17 |"), line
 
 
 def _rows(run_id: str, scale: str, engine: str, ratio: float, ended: str, duration: float) -> list[dict]:

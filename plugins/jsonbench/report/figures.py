@@ -83,6 +83,7 @@ class CellResources:
     duration_s: float | None
     peak_rss_bytes: float | None
     disk_peak_bytes: float | None
+    host: str = ""  # the boot id's first 8 characters: a campaign's cells may come from several hosts
 
 
 @dataclass(frozen=True)
@@ -237,8 +238,9 @@ def suite_figures(
             for engine, cell in rows[rows["workload"] == CELL_RECORD].groupby("engine_id"):
                 if str(engine) in new:
                     got = {str(x.metric): finite_float(x.value) for x in cell.itertuples()}
+                    boots = cell["host_boot_id"].dropna().astype(str) if "host_boot_id" in cell else pd.Series(dtype=str)
                     resources[(scale, str(engine))] = CellResources(
-                        scale, str(engine), run_id, got.get("duration"), got.get("peak_rss"), got.get("disk_peak")
+                        scale, str(engine), run_id, got.get("duration"), got.get("peak_rss"), got.get("disk_peak"), boots.iloc[0][:8] if len(boots) else ""
                     )
             covered |= new
             used.insert(0, run_id)
@@ -389,21 +391,48 @@ def to_markdown(tables: list[SuiteFigures]) -> str:
             out += [f"- `{fid}` at `{s}` on {', '.join(es)}: {why}" for (fid, s, why), es in na.items()]
             out.append("")
         out += ["Per cell (staged task time, the engine's peak memory and peak disk):", ""]
-        out.append("| scale | engine | run | duration | peak memory | peak disk |")
-        out.append("|---|---|---|---|---|---|")
+        out.append("| scale | engine | run | host | duration | peak memory | peak disk |")
+        out.append("|---|---|---|---|---|---|---|")
         have = {(c.scale, c.engine_id): c for c in t.resources}
         for scale in SCALES:
             for e in t.engines:
                 c = have.get((scale, e))
                 if c is None:
                     ran = any(sc == scale and en == e for line in t.lines for (sc, en) in line.values)
-                    out.append(f"| {scale} | {e} | {'no `_cell` rows published' if ran else 'not yet run'} | | | |")
+                    out.append(f"| {scale} | {e} | {'no `_cell` rows published' if ran else 'not yet run'} | | | | |")
                 else:
                     out.append(
-                        f"| {scale} | {e} | `{c.run_id}` | {_duration(c.duration_s)} | {_size(c.peak_rss_bytes)} | {_size(c.disk_peak_bytes)} |"
+                        f"| {scale} | {e} | `{c.run_id}` | {f'`{c.host}`' if c.host else ''} | {_duration(c.duration_s)} | {_size(c.peak_rss_bytes)} | {_size(c.disk_peak_bytes)} |"
                     )
         out.append("")
+    out += _matrix_cost(tables)
     return "\n".join(out)
+
+
+def _matrix_cost(tables: list[SuiteFigures]) -> list[str]:
+    """What the whole matrix costs per scale: the sum of each cell's latest staged time (cells run one after another),
+    per engine version too, and the largest peaks (one cell at a time holds them); cells not yet run are named."""
+    out = ["## What the matrix costs", "", "Each cell's latest run at the scale, summed: cells run one after another, so a run of the whole matrix",
+           "takes their sum of staged time plus the DAG's own minute, and needs the largest cell's memory and disk. Cells of",
+           "one column may come from different hosts (the per-cell tables name them).", ""]
+    out.append("| scale | cells measured | staged time, all | per engine version | largest peak memory | largest peak disk | hosts | not yet run |")
+    out.append("|---|---|---|---|---|---|---|---|")
+    for scale in SCALES:
+        cells = [(t.suite, e) for t in tables for e in t.engines]
+        have = {(t.suite, c.engine_id): c for t in tables for c in t.resources if c.scale == scale}
+        got = [have[k] for k in cells if k in have and have[k].duration_s is not None]
+        per_engine: dict[str, float] = {}
+        for (suite, e), c in have.items():
+            per_engine[e] = per_engine.get(e, 0.0) + (c.duration_s or 0.0)
+        engines = "; ".join(f"{_short(e)} {_duration(v)}" for e, v in sorted(per_engine.items()))
+        missing = ", ".join(f"{s} {_short(e)}" for s, e in cells if (s, e) not in have)
+        out.append(
+            f"| {scale} | {len(got)} of {len(cells)} | {_duration(sum(c.duration_s or 0.0 for c in got))} | {engines} | "
+            f"{_size(max((c.peak_rss_bytes or 0.0 for c in got), default=None))} | {_size(max((c.disk_peak_bytes or 0.0 for c in got), default=None))} | "
+            f"{', '.join(sorted({f'`{c.host}`' for c in got if c.host}))} | {missing} |"
+        )
+    out.append("")
+    return out
 
 
 def section_html(tables: list[SuiteFigures]) -> str:
