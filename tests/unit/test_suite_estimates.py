@@ -88,3 +88,24 @@ def test_a_fresh_results_folder_plans_from_the_reference_machines_runs(make_cell
     assert cell_rows.sort_values("ended_at").run_id.iloc[-1] in quota_runs, "the premise: the latest recorded run is a quota run"
     source = costs.plan_costs([laptop], str(tmp_path)).cells[laptop.cell_id].source
     assert source.startswith("reference machine's run") and not any(r in source for r in quota_runs), source
+
+
+def test_a_version_the_reference_machine_never_ran_plans_from_another_version_of_the_same_engine(
+    make_cells: Callable[..., list[Any]], tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seed 001 at full on PostgreSQL 18, with only 16's run recorded: 16's figure (x1.25), named as 16's, not the
+    suite's extrapolation (13m25s against 29-36 min measured); another backend of the family is not the same engine."""
+    from jsonbench import paths
+    from jsonbench.orchestration import costs
+
+    reference = tmp_path / "recorded"
+    reference.mkdir()
+    (reference / "local-full-9a24bd8-ed7b53fa").symlink_to(paths.RECORDED_DIR / "local-full-9a24bd8-ed7b53fa")
+    monkeypatch.setattr(paths, "RECORDED_DIR", reference)
+    fresh = str(tmp_path / "results")
+    (pg18,) = make_cells("json_vs_jsonb", engines=["postgres-18"], scale="full", results_dir=fresh)
+    planned = costs.plan_costs([pg18], fresh).cells[pg18.cell_id]
+    assert planned.source.startswith("reference machine's run manual__2026-12-02T09:32:52.488278+00:00 of postgres-16"), planned.source
+    assert planned.duration_s == pytest.approx(1750 * costs.MARGIN, rel=0.02)
+    (docker,) = make_cells("json_vs_jsonb", engines=["postgres-17-debian"], scale="full", results_dir=fresh)
+    assert not costs.plan_costs([docker], fresh).cells[docker.cell_id].source.startswith("reference machine's run")
