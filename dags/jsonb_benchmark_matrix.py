@@ -13,8 +13,9 @@ Runs the JSON-storage benchmark matrix: every selected suite on every selected e
   lease, start a fresh engine, record its build and settings, load shared data), **one task per
   workload**, and **teardown** (teardown task: runs even when a workload fails, gives the host
   back), and **done** (an empty link the scheduler completes itself). The groups are chained through
-  their links, so the next cell's engine starts only after every earlier one is gone. **select** (after plan) names the cells this attempt measures and marks every task of every
-  other group (not selected, a Docker image on a host without Docker, completed by an earlier attempt)
+  their links, so the next cell's engine starts only after every earlier one is gone. **select**
+  (after plan) names the cells this attempt measures and marks every task of every other group
+  (not selected, a Docker image on a host without Docker, completed by an earlier attempt)
   skipped at once, so a narrowed run pays only for what it runs. Every benchmark task takes the one slot of the
   `benchmark_host` pool, and the host lease also keeps a second run (another process or
   deployment) from starting an engine next to this one: its provision waits, rescheduled.

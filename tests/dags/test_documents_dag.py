@@ -41,14 +41,20 @@ def test_the_sample_through_the_dag(
     assert out["run_id"], out["log"][-3000:]
     states = task_states(airflow_env, out["run_id"])
     assert states["documents__postgres-17.update"] == "success" and states["documents_sqlite__sqlite-3_46_1.read"] == "success", states
-    others = {t: s for t, s in states.items() if t.endswith(".provision") and not t.startswith(("documents__postgres-17.", "documents_sqlite__sqlite-3_46_1."))}
+    others = {
+        t: s
+        for t, s in states.items()
+        if t.endswith(".provision") and not t.startswith(("documents__postgres-17.", "documents_sqlite__sqlite-3_46_1."))
+    }
     assert len(others) >= 20 and set(others.values()) == {"skipped"}, others
     walked = [t for t in others if f"starting task_id={t} " in out["log"]]
     assert walked == [], f"skipped groups were still started one by one: {walked}"
     # One engine at a time across the skipped groups between the two cells: a skipped group's teardown is done at once,
     # and must not let the later cell start beside the earlier one (the chain runs through each group's `done` link).
     log = out["log"]
-    first, second = sorted(("documents__postgres-17", "documents_sqlite__sqlite-3_46_1"), key=lambda c: log.index(f"starting task_id={c}.provision "))
+    first, second = sorted(
+        ("documents__postgres-17", "documents_sqlite__sqlite-3_46_1"), key=lambda c: log.index(f"starting task_id={c}.provision ")
+    )
     assert log.index(f"end task task_id={first}.teardown ") < log.index(f"starting task_id={second}.provision "), "two cells overlapped"
     assert_run_correct(results, out["run_id"], states)
     df = read_dataset(results).to_pandas()

@@ -70,11 +70,25 @@ def test_the_matrix_cost_sums_each_cells_latest_time_per_scale_and_version() -> 
     from jsonbench.report.figures import CellResources, SuiteFigures
 
     gb = 1024**3
-    a = SuiteFigures("a", "0.txt", ("postgres-16", "postgres-17"), {}, (), (
-        CellResources("full", "postgres-16", "r1", 1750.0, 2.2 * gb, 6.4 * gb, "ed7b53fa"),
-        CellResources("full", "postgres-17", "r2", 1398.0, 2.0 * gb, 6.0 * gb, "bb8fb3b1"),
-    ))
-    b = SuiteFigures("b", "1.txt", ("postgres-16", "postgres-17"), {}, (), (CellResources("full", "postgres-16", "r3", 1250.0, 1.2 * gb, 7.0 * gb, "2de39d7f"),))
+    a = SuiteFigures(
+        "a",
+        "0.txt",
+        ("postgres-16", "postgres-17"),
+        {},
+        (),
+        (
+            CellResources("full", "postgres-16", "r1", 1750.0, 2.2 * gb, 6.4 * gb, "ed7b53fa"),
+            CellResources("full", "postgres-17", "r2", 1398.0, 2.0 * gb, 6.0 * gb, "bb8fb3b1"),
+        ),
+    )
+    b = SuiteFigures(
+        "b",
+        "1.txt",
+        ("postgres-16", "postgres-17"),
+        {},
+        (),
+        (CellResources("full", "postgres-16", "r3", 1250.0, 1.2 * gb, 7.0 * gb, "2de39d7f"),),
+    )
     text = to_markdown([a, b])
     line = next(x for x in text.splitlines() if x.startswith("| full | 3 of 4 |"))
     assert "| 1h13m |" in line and "pg16 50m00s; pg17 23m18s" in line, line

@@ -27,7 +27,10 @@ def test_select_lists_every_task_of_every_other_group() -> None:
         "json_vs_jsonb__postgres-17": ["json_vs_jsonb__postgres-17.provision", "json_vs_jsonb__postgres-17.teardown"],
         "sqlite_jsonb__sqlite-3_54_1": ["sqlite_jsonb__sqlite-3_54_1.provision", "sqlite_jsonb__sqlite-3_54_1.teardown"],
     }
-    planned = {"cells": [{"cell_id": "json_vs_jsonb__postgres-17"}, {"cell_id": "sqlite_jsonb__sqlite-3_54_1"}], "resumed": ["sqlite_jsonb__sqlite-3_54_1"]}
+    planned = {
+        "cells": [{"cell_id": "json_vs_jsonb__postgres-17"}, {"cell_id": "sqlite_jsonb__sqlite-3_54_1"}],
+        "resumed": ["sqlite_jsonb__sqlite-3_54_1"],
+    }
     assert unselected_tasks(planned, groups) == [
         "catalogue__postgres-17.provision",
         "catalogue__postgres-17.reads",

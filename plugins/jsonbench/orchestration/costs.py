@@ -93,18 +93,29 @@ def recorded(results_dir: str | Path, cells: list[Cell], *, reference: bool = Fa
     """
     if not cells:
         return {}
-    try:
-        from jsonbench.dataset.read import read_dataset
+    import pandas as pd
 
-        table = read_dataset(results_dir, hardware_label=cells[0].run.hardware_label)
-    except Exception as exc:  # history is a refinement; an unreadable one must not stop a run
-        log.warning("no recorded costs (cannot read %s: %s)", results_dir, exc)
-        return {}
-    if table.num_rows == 0:
-        return {}
+    from jsonbench.dataset.read import read_dataset
+
+    # recorded/ is a folder of results folders, the reference machine's only, under its own label: any label plans from them
+    folders = sorted(d for d in Path(results_dir).iterdir() if (d / "measurements").is_dir()) if reference else [Path(results_dir)]
     cols = ["run_id", "ended_at", "suite", "engine", "engine_id", "engine_backend", "scale", "workload", "metric", "value"]
-    cols += [c for c in ("host_cpu_quota", "host_boot_id") if c in table.column_names]
-    df = table.select(cols).to_pandas()
+    frames = []
+    for folder in folders:
+        try:
+            table = read_dataset(folder) if reference else read_dataset(folder, hardware_label=cells[0].run.hardware_label)
+        except Exception as exc:  # history is a refinement; an unreadable one must not stop a run
+            log.warning("no recorded costs (cannot read %s: %s)", folder, exc)
+            continue
+        if table.num_rows:
+            have = [c for c in (*cols, "host_cpu_quota", "host_boot_id") if c in table.column_names]
+            frames.append(table.select(have).to_pandas())
+    if not frames:
+        return {}
+    df = pd.concat(frames, ignore_index=True)
+    for c in cols:  # older folders predate some columns
+        if c not in df:
+            df[c] = None
     df = df[(df["workload"] == CELL_RECORD) & (df["scale"] == cells[0].scale)]
     if reference and "host_cpu_quota" in df:
         df = df[df["host_cpu_quota"].isna()]

@@ -240,7 +240,13 @@ def suite_figures(
                     got = {str(x.metric): finite_float(x.value) for x in cell.itertuples()}
                     boots = cell["host_boot_id"].dropna().astype(str) if "host_boot_id" in cell else pd.Series(dtype=str)
                     resources[(scale, str(engine))] = CellResources(
-                        scale, str(engine), run_id, got.get("duration"), got.get("peak_rss"), got.get("disk_peak"), boots.iloc[0][:8] if len(boots) else ""
+                        scale,
+                        str(engine),
+                        run_id,
+                        got.get("duration"),
+                        got.get("peak_rss"),
+                        got.get("disk_peak"),
+                        boots.iloc[0][:8] if len(boots) else "",
                     )
             covered |= new
             used.insert(0, run_id)
@@ -402,7 +408,8 @@ def to_markdown(tables: list[SuiteFigures]) -> str:
                     out.append(f"| {scale} | {e} | {'no `_cell` rows published' if ran else 'not yet run'} | | | | |")
                 else:
                     out.append(
-                        f"| {scale} | {e} | `{c.run_id}` | {f'`{c.host}`' if c.host else ''} | {_duration(c.duration_s)} | {_size(c.peak_rss_bytes)} | {_size(c.disk_peak_bytes)} |"
+                        f"| {scale} | {e} | `{c.run_id}` | {f'`{c.host}`' if c.host else ''} | {_duration(c.duration_s)} | "
+                        f"{_size(c.peak_rss_bytes)} | {_size(c.disk_peak_bytes)} |"
                     )
         out.append("")
     out += _matrix_cost(tables)
@@ -412,17 +419,24 @@ def to_markdown(tables: list[SuiteFigures]) -> str:
 def _matrix_cost(tables: list[SuiteFigures]) -> list[str]:
     """What the whole matrix costs per scale: the sum of each cell's latest staged time (cells run one after another),
     per engine version too, and the largest peaks (one cell at a time holds them); cells not yet run are named."""
-    out = ["## What the matrix costs", "", "Each cell's latest run at the scale, summed: cells run one after another, so a run of the whole matrix",
-           "takes their sum of staged time plus the DAG's own minute, and needs the largest cell's memory and disk. Cells of",
-           "one column may come from different hosts (the per-cell tables name them).", ""]
-    out.append("| scale | cells measured | staged time, all | per engine version | largest peak memory | largest peak disk | hosts | not yet run |")
+    out = [
+        "## What the matrix costs",
+        "",
+        "Each cell's latest run at the scale, summed: cells run one after another, so a run of the whole matrix",
+        "takes their sum of staged time plus the DAG's own minute, and needs the largest cell's memory and disk. Cells of",
+        "one column may come from different hosts (the per-cell tables name them).",
+        "",
+    ]
+    out.append(
+        "| scale | cells measured | staged time, all | per engine version | largest peak memory | largest peak disk | hosts | not yet run |"
+    )
     out.append("|---|---|---|---|---|---|---|---|")
     for scale in SCALES:
         cells = [(t.suite, e) for t in tables for e in t.engines]
         have = {(t.suite, c.engine_id): c for t in tables for c in t.resources if c.scale == scale}
         got = [have[k] for k in cells if k in have and have[k].duration_s is not None]
         per_engine: dict[str, float] = {}
-        for (suite, e), c in have.items():
+        for (_suite, e), c in have.items():
             per_engine[e] = per_engine.get(e, 0.0) + (c.duration_s or 0.0)
         engines = "; ".join(f"{_short(e)} {_duration(v)}" for e, v in sorted(per_engine.items()))
         missing = ", ".join(f"{s} {_short(e)}" for s, e in cells if (s, e) not in have)
