@@ -44,6 +44,12 @@ def results_dir(override: str | os.PathLike[str] | None = None) -> Path:
     return Path(chosen).resolve()
 
 
+def recorded_folders(root: Path | None = None) -> list[Path]:
+    """The results folders under ``recorded/`` (or ``root``): one per host and sitting, each with its ``measurements/``."""
+    root = root or RECORDED_DIR
+    return sorted(p for p in root.iterdir() if (p / "measurements").is_dir()) if root.is_dir() else []
+
+
 def scratch_dir() -> Path:
     """Where throwaway server data directories go (``$JSONBENCH_SCRATCH_DIR``, else the system temp)."""
     import tempfile

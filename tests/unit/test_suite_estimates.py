@@ -73,7 +73,7 @@ def test_a_fresh_results_folder_plans_from_the_reference_machines_runs(make_cell
     1.7-2.2x the suite's estimate. A run under a CPU quota is not the reference machine's speed and is never used."""
     from jsonbench.dataset.read import read_dataset
     from jsonbench.orchestration import costs
-    from jsonbench.paths import RECORDED_DIR
+    from jsonbench.paths import recorded_folders
 
     (full,) = make_cells("json_vs_jsonb", engines=["postgres-16"], scale="full", results_dir=str(tmp_path))
     planned = costs.plan_costs([full], str(tmp_path)).cells[full.cell_id]
@@ -83,9 +83,7 @@ def test_a_fresh_results_folder_plans_from_the_reference_machines_runs(make_cell
     # the latest laptop run of the catalogue on 17 in recorded/ is a quota night (sitting 40): the plan takes the
     # latest one at full speed instead
     (laptop,) = make_cells("catalogue", engines=["postgres-17"], scale="laptop", results_dir=str(tmp_path))
-    rows = pd.concat(
-        [read_dataset(d).to_pandas() for d in sorted(RECORDED_DIR.iterdir()) if (d / "measurements").is_dir()], ignore_index=True
-    )
+    rows = pd.concat([read_dataset(d).to_pandas() for d in recorded_folders()], ignore_index=True)
     cell_rows = rows[
         (rows.workload == "_cell") & (rows.suite == "catalogue") & (rows.engine_id == "postgres-17") & (rows.scale == "laptop")
     ]

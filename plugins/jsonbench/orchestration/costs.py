@@ -98,7 +98,7 @@ def recorded(results_dir: str | Path, cells: list[Cell], *, reference: bool = Fa
     from jsonbench.dataset.read import read_dataset
 
     # recorded/ is a folder of results folders, the reference machine's only, under its own label: any label plans from them
-    folders = sorted(d for d in Path(results_dir).iterdir() if (d / "measurements").is_dir()) if reference else [Path(results_dir)]
+    folders = paths.recorded_folders(Path(results_dir)) if reference else [Path(results_dir)]
     cols = ["run_id", "ended_at", "suite", "engine", "engine_id", "engine_backend", "scale", "workload", "metric", "value"]
     frames = []
     for folder in folders:
@@ -157,7 +157,7 @@ def plan_costs(cells: list[Cell], results_dir: str) -> RunCost:
 
     history = recorded(results_dir, cells)
     unseen = [c for c in cells if c.cell_id not in history]
-    if unseen and paths.RECORDED_DIR.is_dir():  # a fresh results folder: the reference machine's own runs beat an extrapolation
+    if unseen:  # a fresh results folder: the reference machine's own runs beat an extrapolation
         history.update(recorded(paths.RECORDED_DIR, unseen, reference=True))
     table: dict[str, CellCost] = {}
     for cell in cells:

@@ -118,7 +118,7 @@ def folders_to_check(extra: list[str], recorded: Path | None = None) -> list[tup
     """The committed recorded folders (with their manifest entries) and every ``extra`` results folder."""
     root = recorded or recorded_dir()
     manifest = _manifest(root)
-    out = [(p, manifest.get(p.name, {})) for p in sorted(root.iterdir()) if (p / "measurements").is_dir()] if root.exists() else []
+    out = [(p, manifest.get(p.name, {})) for p in paths.recorded_folders(root)]
     out += [(Path(d), {}) for d in extra]
     return out
 
