@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
@@ -109,6 +110,26 @@ def test_rerun_replaces_its_own_rows_only(results_dir: Path) -> None:
     df = read_dataset(results_dir).to_pandas()
     assert sorted(df[df.run_id == "run_a"].value.dropna()) == [31.0]
     assert sorted(df[df.run_id == "run_b"].value.dropna()) == [21.0, 21.0]
+
+
+def test_a_run_finished_on_another_day_replaces_its_earlier_partition(results_dir: Path) -> None:
+    """A resumed run (``resume_of``) published under a later date leaves no copy of itself under the first date."""
+    run_id = "manual__2026-11-29T23:50:00+00:00"
+    first = _stage(results_dir, run_id, 10.0)
+    first_target, _ = publish_mod.publish_run(results_dir, first)
+    other = _stage(results_dir, "run_b", 20.0)  # another run of the first day stays
+    publish_mod.publish_run(results_dir, other)
+    later = dataclasses.replace(first, logical_date="2026-11-30T00:20:00+00:00")
+    target, _ = publish_mod.publish_run(results_dir, later)
+    assert target.parent.name == "run_date=2026-11-30" and not first_target.exists()
+    df = read_dataset(results_dir).to_pandas()
+    assert len(df[df.run_id == run_id]) == 4 and len(df[df.run_id == "run_b"]) == 4
+    # The first day's folder stays for run_b; a day that only the moved run held is removed.
+    assert first_target.parent.is_dir()
+    third = dataclasses.replace(first, logical_date="2026-12-01T00:20:00+00:00")
+    publish_mod.publish_run(results_dir, third)
+    assert not target.parent.exists()
+    assert len(read_dataset(results_dir).to_pandas().query("run_id == @run_id")) == 4
 
 
 def test_failed_write_leaves_the_published_run_intact(results_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

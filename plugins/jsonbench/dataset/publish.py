@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -204,13 +205,37 @@ def _write_durably(path: Path, table: pa.Table) -> None:
         os.fsync(fh.fileno())
 
 
+def _drop_other_dates(target: Path) -> None:
+    """Remove the same run's folders under other ``run_date=`` partitions of its label, once ``target`` holds it.
+
+    A run finished by a later attempt (``resume_of``) on another day is published under that day's
+    partition, while the earlier attempt's partition still holds the same run's rows: the run twice.
+    A run is one file in one folder, so the newer publish replaces it wherever it was. Called after
+    the swap: a crash in between leaves both (read as duplicates), and the next publish of the run
+    repairs it.
+    """
+    label = target.parent.parent
+    if not label.name.startswith("hardware_label="):
+        return
+    for other in label.glob(f"run_date=*/{target.name}"):
+        if other == target or not other.is_dir():
+            continue
+        shutil.rmtree(other)
+        day = other.parent
+        try:
+            day.rmdir()  # a date folder this run alone held
+        except OSError:
+            pass
+        fsync_dir(label)
+
+
 def replace_run(target: Path, table: pa.Table) -> Path:
     """Write ``table`` as ``target/part-0.parquet``, replacing the run's earlier file, atomically and durably.
 
     The new file is written under a hidden temporary name inside ``target``, flushed to disk, renamed
     over ``part-0.parquet`` (one atomic rename inside the run's folder: a reader opens either the old
     file or the new one, and the run is never missing) and the folder is synced so the rename survives a
-    crash. On any error the temporary file is removed and the earlier file stays as it was; a publish
+    crash. The same run's folder under another run date (an earlier attempt's) is then removed. On any error the temporary file is removed and the earlier file stays as it was; a publish
     killed outright leaves its temporary file for :func:`jsonbench.dataset.repair.sweep_leftovers`. A
     full disk raises ``OSError(ENOSPC)`` naming the file and the filesystem.
     """
@@ -233,6 +258,7 @@ def replace_run(target: Path, table: pa.Table) -> Path:
                 stray.unlink()
             if strays:
                 fsync_dir(target)
+            _drop_other_dates(target)
     except BaseException as exc:
         if target in created:
             try:
