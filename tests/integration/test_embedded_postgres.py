@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import signal
 from pathlib import Path
 
@@ -102,6 +103,23 @@ def test_server_that_fails_to_start_reports_its_log(make_cells, scratch_dir: Pat
     assert "failed to start" in str(err.value)
     assert "wal_level" in str(err.value)  # the server's own words, from its log
     assert not cell.identity.workdir().exists()
+    assert leak_check() == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root hands the server to an unprivileged user")
+def test_scratch_the_server_user_cannot_enter_is_named(make_cells, scratch_dir: Path, monkeypatch: pytest.MonkeyPatch, leak_check) -> None:
+    """A private parent folder (mode 0700, as mkdtemp makes it) is named, not just initdb's "Permission denied"."""
+    private = scratch_dir / "private"
+    private.mkdir(mode=0o700)
+    try:
+        (private / "scratch").mkdir()
+        monkeypatch.setenv("JSONBENCH_SCRATCH_DIR", str(private / "scratch"))
+        cell = make_cells("large_document_update", ["postgres-17"])[0]
+        with pytest.raises(EngineUnavailable, match=f"cannot enter {private} .*chmod o\\+x"):
+            engine_for(cell).provision()
+        assert not cell.identity.workdir().exists()
+    finally:
+        shutil.rmtree(private)
     assert leak_check() == []
 
 

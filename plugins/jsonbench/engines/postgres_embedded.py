@@ -12,6 +12,7 @@ to run as root, so when the caller is root the cluster belongs to an unprivilege
 
 from __future__ import annotations
 
+import grp
 import json
 import os
 import pwd
@@ -186,6 +187,8 @@ class EmbeddedPostgres(Engine[EmbeddedHandle, PostgresSession]):
         user = self.os_user()
         handle = self.handle_for()
         root = Path(handle.workdir)
+        if user is not None:
+            _reachable_by(user, root.parent)
         root.mkdir(parents=True)
         os.chmod(root, 0o700)
         if user is not None:
@@ -303,6 +306,35 @@ class EmbeddedPostgres(Engine[EmbeddedHandle, PostgresSession]):
         from jsonbench.host.load import children_of
 
         return [pid, *children_of(pid)]
+
+
+def _reachable_by(user: pwd.struct_passwd, folder: Path) -> None:
+    """Raise ``EngineUnavailable`` naming the first folder on the way to ``folder`` that ``user`` cannot enter.
+
+    The server runs as an unprivileged user, so every folder above its data directory must let that user
+    through (execute permission). Without this check initdb says only "Permission denied" on the data
+    directory, not which parent stops it (a private temporary folder, mode 0700, is the usual one).
+    """
+    import stat
+
+    groups = {g.gr_gid for g in grp.getgrall() if user.pw_name in g.gr_mem} | {user.pw_gid}
+    here = folder.resolve()
+    for d in [*reversed(here.parents), here]:
+        try:
+            st = d.stat()
+        except FileNotFoundError:
+            return  # created below by root with the default mode; the cell's own folder is chowned
+        if st.st_uid == user.pw_uid:
+            ok = bool(st.st_mode & stat.S_IXUSR)
+        elif st.st_gid in groups:
+            ok = bool(st.st_mode & stat.S_IXGRP)
+        else:
+            ok = bool(st.st_mode & stat.S_IXOTH)
+        if not ok:
+            raise EngineUnavailable(
+                f"the server's user {user.pw_name!r} cannot enter {d} (mode {stat.filemode(st.st_mode)}), which holds the "
+                f"engines' folder {folder}: let it through (chmod o+x {d}) or set JSONBENCH_SCRATCH_DIR to a folder it can reach"
+            )
 
 
 def _live_postmaster(data: Path, pid: int | None) -> int | None:

@@ -147,6 +147,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _task_instances(api: _Api, run_id: str) -> list[dict[str, Any]]:
+    """Every task instance of the run: the API returns at most its page limit (100 by default) per call."""
+    out: list[dict[str, Any]] = []
+    while True:
+        page = api.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances?limit=100&offset={len(out)}")
+        out += page["task_instances"]
+        if not page["task_instances"] or len(out) >= page.get("total_entries", 0):
+            return out
+
+
 def _task_seconds(tis: list[dict[str, Any]]) -> dict[str, float]:
     """Seconds per task kind (the task id without its cell group), summed over the run's task instances."""
     kinds: dict[str, float] = {}
@@ -170,6 +180,8 @@ def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: floa
     home, scratch = work / "airflow", work / "scratch"
     home.mkdir()
     scratch.mkdir()
+    # mkdtemp makes `work` 0700: the servers' unprivileged user must pass through it to reach scratch/ (not list it).
+    work.chmod(0o711)
     scratch.chmod(0o755)
     env = _env(home, port, scratch)
     airflow = shutil.which("airflow", path=env.get("PATH")) or "airflow"
@@ -198,7 +210,7 @@ def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: floa
                 time.sleep(2)
                 state = api.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}")["state"]
             wall = time.monotonic() - t0
-        tis = api.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances?limit=1000")["task_instances"]
+        tis = _task_instances(api, run_id)
         out.update(
             run_id=run_id,
             state=state,
