@@ -52,3 +52,20 @@ def test_the_canary_fit_is_shown_per_workload() -> None:
     table = render_fit(rec)
     assert "| catalogue | scan | cpu_single | - | 0.98 +- 0.05 (r² 0.90, canary sd 20.0%) | cpu_all x 0.98 |" in table
     assert "| catalogue | updates | cpu_all | - | -0.40 +- 0.05" in table and "nothing (judged as measured)" in table
+
+
+def test_arms_compare_the_pooled_spread_between_starts_over_the_series_both_measured() -> None:
+    """Issue 37 item 2: an arm whose starts spread half as much reads a variance ratio of 0.25, over common series only."""
+    from jsonbench.tools.noise_levels import SeriesNoise, compare_arms
+
+    def s(series: str, starts: float, n: int = 3) -> SeriesNoise:
+        return SeriesNoise("catalogue", f"postgres-17/{series}/default/t/laptop", 0.05, 0.03, starts, None, n, 1)
+
+    base = [s(f"w{i}", 0.10) for i in range(20)] + [s("only_here", 5.0)]
+    narrow = [s(f"w{i}", 0.05) for i in range(20)]
+    table = compare_arms({"on": base, "off": narrow})
+    row = next(line for line in table.splitlines() if line.startswith("| catalogue @ laptop"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "20"  # the series only one arm measured is left out
+    assert cells[2] == f"{(math.exp(0.10) - 1) * 100:.1f} % (40)" and cells[4] == f"{(math.exp(0.05) - 1) * 100:.1f} % (40)"
+    assert cells[6].startswith("0.25 (p 0.00")

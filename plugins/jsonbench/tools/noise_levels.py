@@ -122,6 +122,49 @@ def render(series: list[SeriesNoise]) -> str:
     return "\n".join(lines)
 
 
+def compare_arms(arms: dict[str, list[SeriesNoise]]) -> str:
+    """Arms of one experiment side by side (issue 37 item 2: does fixing a candidate narrow the spread between starts?).
+
+    Per suite and scale, over the series every arm measured: each arm's pooled between-starts sd (the sum of each
+    series' squared spread times its degrees of freedom, over their sum: one host, so a start is a run) and its median
+    repetition spread; then each arm's pooled variance against the first arm's, with the F test's two-sided p (the
+    series are not independent, so read p as a guide, not a verdict). Each arm's runs must be of one host.
+    """
+    from scipy import stats
+
+    names = list(arms)
+    keyed = {a: {(s.suite, s.series): s for s in ss if s.starts is not None and s.n_starts >= 2} for a, ss in arms.items()}
+    common = set.intersection(*(set(k) for k in keyed.values())) if keyed else set()
+    by_suite: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for key in common:
+        by_suite[f"{key[0]} @ {key[1].rsplit('/', 1)[-1]}"].append(key)
+
+    def pooled(arm: str, keys: list[tuple[str, str]]) -> tuple[float, int]:
+        ss = sum((keyed[arm][k].starts or 0.0) ** 2 * (keyed[arm][k].n_starts - 1) for k in keys)
+        df = sum(keyed[arm][k].n_starts - 1 for k in keys)
+        return ss / df, df
+
+    def pct(x: float) -> str:
+        return f"{(math.exp(x) - 1) * 100:.1f} %"
+
+    head = " | ".join(f"{a}: between starts (df) | {a}: repetitions" for a in names)
+    lines = [f"| suite @ scale | series | {head} | " + " | ".join(f"{a} / {names[0]} variance (p)" for a in names[1:]) + " |"]
+    lines.append("|---|---|" + "---|---|" * len(names) + "---|" * (len(names) - 1))
+    for name, keys in sorted(by_suite.items()):
+        cells, base = [], pooled(names[0], keys)
+        for a in names:
+            var, df = pooled(a, keys)
+            reps = _med([keyed[a][k].within for k in keys])
+            cells += [f"{pct(math.sqrt(var))} ({df})", "-" if reps is None else pct(reps)]
+        for a in names[1:]:
+            var, df = pooled(a, keys)
+            ratio = var / base[0] if base[0] else float("nan")
+            p = 2 * min(stats.f.cdf(ratio, df, base[1]), stats.f.sf(ratio, df, base[1]))
+            cells.append(f"{ratio:.2f} (p {p:.2f})")
+        lines.append(f"| {name} | {len(keys)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def render_fit(record: dict[str, Any]) -> str:
     """The record's canary fit as a table: per suite, workload and policy component, each component's slope (+- se, r²,
     the canary's spread between the runs) and what drift takes out."""
@@ -155,6 +198,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--recorded", help="the recorded runs' folder (default: recorded/ in the project)")
     parser.add_argument("--no-recorded", action="store_true", help="only the --results-dir folders")
     parser.add_argument(
+        "--arm",
+        action="append",
+        default=[],
+        metavar="NAME=DIR[,DIR...]",
+        help="instead: compare arms of an experiment, each its folders of one host's runs (repeatable; the first is the base)",
+    )
+    parser.add_argument(
         "--canary-fit",
         metavar="SCALE",
         help="instead: the committed local record's canary fit at SCALE (what drift takes out, per workload)",
@@ -167,6 +217,15 @@ def main(argv: list[str]) -> int:
         if rec is None:
             parser.error(f"no committed record of label local at scale {args.canary_fit!r}")
         print(render_fit(rec))
+        return 0
+    if args.arm:
+        arms: dict[str, list[SeriesNoise]] = {}
+        for spec in args.arm:
+            name, sep, dirs = spec.partition("=")
+            if not sep or not dirs:
+                parser.error(f"--arm: expected NAME=DIR[,DIR...], got {spec!r}")
+            arms[name] = levels([(Path(d), {}) for d in dirs.split(",")])
+        print(compare_arms(arms))
         return 0
     from jsonbench.tools.recheck import folders_to_check
 
