@@ -11,8 +11,16 @@ from jsonbench.history.hostspeed import canary_table
 
 def _row(run: str, metric: str, samples: list[float] | None, value: float) -> dict:
     return {
-        "run_id": run, "engine_id": "sqlite-3.45.0", "suite": "host", "workload": "canary", "variant": "before.sqlite_jsonb",
-        "metric": metric, "unit": "ms", "status": "ok", "value": value, "samples": samples,
+        "run_id": run,
+        "engine_id": "sqlite-3.45.0",
+        "suite": "host",
+        "workload": "canary",
+        "variant": "before.sqlite_jsonb",
+        "metric": metric,
+        "unit": "ms",
+        "status": "ok",
+        "value": value,
+        "samples": samples,
     }
 
 
@@ -26,7 +34,9 @@ def test_a_burst_beside_the_canary_is_not_read_as_a_slower_host() -> None:
         ]
     )
     table = canary_table(df)
-    move = math.exp(table[("night2", "sqlite-3.45.0", "sqlite_jsonb")]["cpu_all"] - table[("night1", "sqlite-3.45.0", "sqlite_jsonb")]["cpu_all"])
+    move = math.exp(
+        table[("night2", "sqlite-3.45.0", "sqlite_jsonb")]["cpu_all"] - table[("night1", "sqlite-3.45.0", "sqlite_jsonb")]["cpu_all"]
+    )
     assert abs(move - 255.2 / 226.9) < 1e-9  # +12 %, not the medians' +61 %
     assert table[("night2", "sqlite-3.45.0", "sqlite_jsonb")]["cpu_single"] == math.log(56.6)
 

@@ -237,10 +237,7 @@ def _wall_against_tasks(out: dict[str, Any]) -> str:
     task_sum = sum(out.get("task_seconds", {}).values())
     if not task_sum:
         return "wall / task sum: (no task durations)"
-    return (
-        f"wall / task sum: {out.get('wall_s', 0):.1f} s / {task_sum:.1f} s = {out.get('wall_s', 0) / task_sum:.3f}"
-        " (target at most 1.02)"
-    )
+    return f"wall / task sum: {out.get('wall_s', 0):.1f} s / {task_sum:.1f} s = {out.get('wall_s', 0) / task_sum:.3f} (target at most 1.02)"
 
 
 def report(out: dict[str, Any]) -> str:
