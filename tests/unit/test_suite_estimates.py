@@ -67,10 +67,13 @@ def test_laptop_estimate_gives_the_recorded_run_back(
     assert get_suite(suite).estimate(cell).duration_s == pytest.approx(RECORDED_LAPTOP_S[(suite, engine)], rel=0.05)
 
 
-def test_a_fresh_results_folder_plans_from_the_reference_machines_runs(make_cells: Callable[..., list[Any]], tmp_path: Any) -> None:
+def test_a_fresh_results_folder_plans_from_the_reference_machines_runs(
+    make_cells: Callable[..., list[Any]], tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A cell the results folder never ran is costed from the committed recorded run of the same cell and scale (x1.25),
     not extrapolated: seed 001 at full took 1,750 s on the reference machine (recorded/local-full-9a24bd8-ed7b53fa),
     1.7-2.2x the suite's estimate. A run under a CPU quota is not the reference machine's speed and is never used."""
+    from jsonbench import paths as jsonbench_paths
     from jsonbench.dataset.read import read_dataset
     from jsonbench.orchestration import costs
     from jsonbench.paths import recorded_folders
@@ -80,10 +83,12 @@ def test_a_fresh_results_folder_plans_from_the_reference_machines_runs(make_cell
     assert planned.source.startswith("reference machine's run manual__2026-12-02T09:32:52"), planned.source
     assert "ed7b53fa" in planned.source and planned.duration_s == pytest.approx(1750 * costs.MARGIN, rel=0.02)
     assert planned.duration_s > get_suite("json_vs_jsonb").estimate(full).duration_s
-    # the latest laptop run of the catalogue on 17 in recorded/ is a quota night (sitting 40): the plan takes the
-    # latest one at full speed instead
+    # in sitting 40's folder the latest laptop run of the catalogue on 17 is a quota night: the plan takes the latest
+    # one at full speed instead (the folder alone, so later sittings' runs do not change the premise)
     (laptop,) = make_cells("catalogue", engines=["postgres-17"], scale="laptop", results_dir=str(tmp_path))
-    rows = pd.concat([read_dataset(d).to_pandas() for d in recorded_folders()], ignore_index=True)
+    sitting40 = [d for d in recorded_folders() if d.name == "local-714acc6-ed7b53fa"]
+    monkeypatch.setattr(jsonbench_paths, "recorded_folders", lambda root=None: sitting40)
+    rows = pd.concat([read_dataset(d).to_pandas() for d in sitting40], ignore_index=True)
     cell_rows = rows[
         (rows.workload == "_cell") & (rows.suite == "catalogue") & (rows.engine_id == "postgres-17") & (rows.scale == "laptop")
     ]
