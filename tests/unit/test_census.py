@@ -13,7 +13,8 @@ from jsonbench.tools.census import live_engines
 def _worker(folder: Path) -> subprocess.Popen[bytes]:
     """A process that looks like a SQLite worker to the census: a script of that name, started in ``folder``."""
     script = folder / "sqlite_worker.py"
-    script.write_text("import time\ntime.sleep(30)\n")
+    if not script.exists():  # rewriting it could truncate it under a worker still reading it: an empty script exits at once
+        script.write_text("import time\ntime.sleep(30)\n")
     proc = subprocess.Popen([sys.executable, str(script)], cwd=folder)
     for _ in range(200):  # until it has exec'd: its command line names the script
         if b"sqlite_worker.py" in Path(f"/proc/{proc.pid}/cmdline").read_bytes():
