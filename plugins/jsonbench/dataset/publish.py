@@ -235,10 +235,10 @@ def replace_run(target: Path, table: pa.Table) -> Path:
     The new file is written under a hidden temporary name inside ``target``, flushed to disk, renamed
     over ``part-0.parquet`` (one atomic rename inside the run's folder: a reader opens either the old
     file or the new one, and the run is never missing) and the folder is synced so the rename survives a
-    crash. The same run's folder under another run date (an earlier attempt's) is then removed. On any error the
-    temporary file is removed and the earlier file stays as it was; a publish
-    killed outright leaves its temporary file for :func:`jsonbench.dataset.repair.sweep_leftovers`. A
-    full disk raises ``OSError(ENOSPC)`` naming the file and the filesystem.
+    crash; the same run's folder under another run date (an earlier attempt's) is then removed. On any
+    error the temporary file is removed and the earlier file stays as it was; a publish killed outright
+    leaves its temporary file for :func:`jsonbench.dataset.repair.sweep_leftovers`. A full disk raises
+    ``OSError(ENOSPC)`` naming the file and the filesystem.
     """
     target = Path(target)
     root = _results_root(target)

@@ -74,8 +74,8 @@ def _least_disturbed(samples: Any) -> float | None:
     57 ms, and drift took 0.71 of that +55 % out of SQLite timings the burst never touched.
     """
     try:
-        xs = [float(x) for x in samples if x is not None and math.isfinite(float(x)) and float(x) > 0]
-    except TypeError:
+        xs = [v for v in (float(x) for x in samples if x is not None) if math.isfinite(v) and v > 0]
+    except (TypeError, ValueError):
         return None
     return min(xs) if len(xs) >= 3 else None
 
