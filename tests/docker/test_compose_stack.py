@@ -11,7 +11,8 @@ One test, in the order a user lives it (each step needs the one before):
    these and creates no run of its own (catchup is off and the slot is taken);
 3. both runs complete, publish and are checked, their sanity checks and deterministic facts pass (never
    their state: the check judges timing bands too, ``tests.runcheck.assert_run_correct``), each label's rows
-   are in the Parquet dataset under its own partition, and the report DAG ran after them;
+   are in the Parquet dataset under its own partition, name this machine (boot id, cores, memory) and hold
+   the canary measured before each cell, and the report DAG ran after them;
 4. a new host arrives: its label is added to the deployment (``JSONBENCH_HARDWARE_LABELS``, services
    recreated), its worker started, and ``airflow backfill create`` over three past dates gives three runs
    of its DAG that complete, publish under its label and whose facts hold;
@@ -193,6 +194,42 @@ def _partitions(results: Path, table: str = "measurements") -> dict[tuple[str, s
     return counts
 
 
+def _assert_identity_and_canary(results: Path, label: str) -> None:
+    """Every row of ``label`` names the host it ran on, and a canary ran before each of its cells.
+
+    Deterministic facts of a worker in a container: it shares this machine's kernel, so its rows carry this
+    machine's boot id (the history keys a host by it), its cores and memory; the canary's components are
+    staged beside every cell the worker measured, each with a positive time.
+    """
+    dataset = ds.dataset(str(results / "measurements"), format="parquet", partitioning="hive")
+    tbl = dataset.to_table(
+        columns=[
+            "hardware_label",
+            "suite",
+            "workload",
+            "variant",
+            "metric",
+            "value",
+            "host_boot_id",
+            "host_cores",
+            "host_memory_bytes",
+            "engine",
+        ],
+        filter=ds.field("hardware_label") == label,
+    ).to_pylist()
+    assert tbl, f"no rows of {label}"
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    assert {r["host_boot_id"] for r in tbl} == {boot}, (label, {r["host_boot_id"] for r in tbl})
+    assert all((r["host_cores"] or 0) > 0 and (r["host_memory_bytes"] or 0) > 0 for r in tbl), label
+    canary = [r for r in tbl if r["suite"] == "host" and r["workload"] == "canary"]
+    measured = {(r["suite"], r["engine"]) for r in tbl if r["suite"] != "host"}
+    before = {r["variant"] for r in canary if str(r["variant"]).startswith("before.")}
+    assert before == {f"before.{suite}" for suite, _ in measured}, (label, before, measured)
+    components = {r["metric"] for r in canary}
+    assert {"cpu_single", "cpu_all", "total"} <= components, (label, components)
+    assert all(r["value"] is not None and r["value"] > 0 for r in canary), label
+
+
 def _iso(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
@@ -234,6 +271,8 @@ def test_two_labels_through_the_scheduler_a_backfill_for_a_new_label_and_nothing
         assert len(keys) == 1, (label, counts)
         assert (stack.results / "measurements" / f"hardware_label={label}").is_dir()
     assert {lab for lab, _ in counts} == set(dags)
+    for label in dags:
+        _assert_identity_and_canary(stack.results, label)
 
     # The report DAG (scheduled on the Asset the runs update) ran after both and succeeded.
     deadline = time.monotonic() + 900
