@@ -69,3 +69,28 @@ def test_arms_compare_the_pooled_spread_between_starts_over_the_series_both_meas
     assert cells[1] == "20"  # the series only one arm measured is left out
     assert cells[2] == f"{(math.exp(0.10) - 1) * 100:.1f} % (40)" and cells[4] == f"{(math.exp(0.05) - 1) * 100:.1f} % (40)"
     assert cells[6].startswith("0.25 (p 0.00")
+
+
+def test_arms_say_what_a_setting_shifts_pair_by_pair() -> None:
+    """Interleaved runs (off, on, off, on) pair with their neighbour; each pair reads the median move over the series
+    both runs measured: a setting 10 % higher in one pair and 10 % lower in the next shifts nothing consistently."""
+    from jsonbench.tools.noise_levels import SeriesNoise, _pairs, compare_arms
+
+    on_runs, off_runs = (
+        ["manual__2026-12-03T04:12:21", "manual__2026-12-03T04:28:52"],
+        ["manual__2026-12-03T04:02:50", "manual__2026-12-03T04:20:29"],
+    )
+    assert _pairs([set(on_runs), set(off_runs)]) == [(on_runs[0], off_runs[0]), (on_runs[1], off_runs[1])]
+    assert _pairs([{"manual__a", "manual__b"}, {"manual__c"}]) == [("manual__b", "manual__c")]  # a, b, c: b and c are neighbours
+
+    def s(series: str, runs: dict[str, float]) -> SeriesNoise:
+        return SeriesNoise("catalogue", f"postgres-17/{series}/default/t/laptop", 0.05, 0.03, 0.05, None, 2, 1, runs=runs)
+
+    on = [s(f"w{i}", {on_runs[0]: 1.0, on_runs[1]: 1.0}) for i in range(10)]
+    off = [s(f"w{i}", {off_runs[0]: 1.0 + math.log(1.10), off_runs[1]: 1.0 - math.log(1.10)}) for i in range(9)]
+    off.append(s("w9", {off_runs[0]: 1.0 + math.log(1.10)}))  # its second off run was disturbed: not in that pair
+    rows = [line for line in compare_arms({"on": on, "off": off}).splitlines() if "| on 2026" in line]
+    cells = [[c.strip() for c in row.strip("|").split("|")] for row in rows]
+    assert [c[1] for c in cells] == ["on 2026-12-03T04:12:21, off 2026-12-03T04:02:50", "on 2026-12-03T04:28:52, off 2026-12-03T04:20:29"]
+    assert [c[2] for c in cells] == ["10", "9"]
+    assert [c[3] for c in cells] == ["1.100x", "0.909x"] and [c[4] for c in cells] == ["100%", "0%"]

@@ -25,7 +25,7 @@ import collections
 import math
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,8 @@ class SeriesNoise:
     hosts: float | None
     n_starts: int
     n_hosts: int
+    #: Each run's log figure by run id (what an arm of an experiment shifts, pair by pair).
+    runs: dict[str, float] = field(default_factory=dict)
 
 
 def levels(folders: list[tuple[Path, dict[str, Any]]], label: str = "local") -> list[SeriesNoise]:
@@ -88,6 +90,7 @@ def levels(folders: list[tuple[Path, dict[str, Any]]], label: str = "local") -> 
                     hosts=between_hosts,
                     n_starts=max(collections.Counter(hosts).values(), default=0),
                     n_hosts=len(set(hosts)),
+                    runs={str(run): math.log(float(v)) for run, v in zip(g["run_id"], g["value"], strict=True)},
                 )
             )
     return out
@@ -130,6 +133,12 @@ def compare_arms(arms: dict[str, list[SeriesNoise]]) -> str:
     repetition spread; then each arm's pooled variance against the first arm's, with a two-sided p of the F test in
     its normal approximation (the log of a variance ratio has sd sqrt(2/df1 + 2/df2)). The series are not
     independent (one start moves many at once), so read p as a guide, not a verdict. Each arm's runs must be of one host.
+
+    Then what each arm shifts, pair by pair (:func:`_pairs`): the runs of an arm and of the first arm, interleaved in
+    time, paired with their neighbour; per pair the median over the series both measured of the log move. An arm
+    that moves every pair the same way shifts the level (a departure the history must tell apart); pairs that
+    move either way are the hour's and the starts' noise. Comparing the arms' means instead mixes hours: a pair
+    measured under a busier hypervisor shifts one arm's mean more where the other arm's run of it was disturbed.
     """
     names = list(arms)
     keyed = {a: {(s.suite, s.series): s for s in ss if s.starts is not None and s.n_starts >= 2} for a, ss in arms.items()}
@@ -162,7 +171,48 @@ def compare_arms(arms: dict[str, list[SeriesNoise]]) -> str:
             p = math.erfc(abs(z) / math.sqrt(2))
             cells.append(f"{ratio:.2f} (p {p:.2f})")
         lines.append(f"| {name} | {len(keys)} | " + " | ".join(cells) + " |")
+    lines += ["", "| suite @ scale | pair (first arm's run, then the other's) | series | the other / the first (median) | higher |"]
+    lines.append("|---|---|---|---|---|")
+    for name, keys in sorted(by_suite.items()):
+        for a in names[1:]:
+            for base_run, run in _pairs(
+                [set().union(*(keyed[names[0]][k].runs for k in keys)), set().union(*(keyed[a][k].runs for k in keys))]
+            ):
+                moves = [
+                    keyed[a][k].runs[run] - keyed[names[0]][k].runs[base_run]
+                    for k in keys
+                    if run in keyed[a][k].runs and base_run in keyed[names[0]][k].runs
+                ]
+                if moves:
+                    higher = sum(m > 0 for m in moves) / len(moves)
+                    lines.append(
+                        f"| {name} | {names[0]} {_short(base_run)}, {a} {_short(run)} | {len(moves)} | "
+                        f"{math.exp(statistics.median(moves)):.3f}x | {higher:.0%} |"
+                    )
     return "\n".join(lines)
+
+
+def _short(run_id: str) -> str:
+    return run_id.removeprefix("manual__")[:19]
+
+
+def _pairs(arms: list[set[str]]) -> list[tuple[str, str]]:
+    """(run of the first arm, run of the second) pairs of runs next to each other in time (run ids sort by their date).
+
+    Walks both arms' runs in time order and pairs each run with the next one when that one is of the other arm;
+    a run with no neighbour of the other arm stays unpaired. Interleaved runs (off, on, off, on) give one pair each.
+    """
+    ordered = sorted([(r, 0) for r in arms[0]] + [(r, 1) for r in arms[1]])
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i + 1 < len(ordered):
+        (r1, a1), (r2, a2) = ordered[i], ordered[i + 1]
+        if a1 != a2:
+            out.append((r1, r2) if a1 == 0 else (r2, r1))
+            i += 2
+        else:
+            i += 1
+    return out
 
 
 def render_fit(record: dict[str, Any]) -> str:
