@@ -55,6 +55,10 @@ updates take, and a file shared between cells would have to outlive the cell tha
 
 The seed reports 11 size cases: these 12 minus pretty small-with-long-keys (its long-key row is
 taken to be compact). Its findings and bands are in ``include/expectations/json_vs_jsonb.*.json``.
+
+Embedded servers start with address space randomisation off, where the seed's ran with the kernel's
+default (issue 37: it halves the variance between engine starts and changes no query;
+:data:`jsonbench.engines.postgres_embedded.ASLR_ENV`).
 """
 
 from __future__ import annotations

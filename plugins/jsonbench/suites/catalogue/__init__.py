@@ -50,6 +50,9 @@ Where this differs from the seed, and why (the workloads' docstrings say more):
   (``min_parallel_table_scan_size = 0``), and records how many launched.
 * Generated data is not shared between versions (see :mod:`.load`): each server generates the
   same deterministic rows in SQL.
+* Embedded servers start with address space randomisation off (issue 37: it halves the variance
+  between engine starts; :data:`jsonbench.engines.postgres_embedded.ASLR_ENV`); the seed's server ran
+  with the kernel's default.
 """
 
 from __future__ import annotations
