@@ -666,7 +666,10 @@ def _cmd_scheduler_run(args: argparse.Namespace) -> int:
 
     conf = _conf(args)
     resolve(conf)  # a bad parameter fails here, before Airflow starts
-    out = scheduler_run(conf, port=args.port)
+    # Wait for the run as long as its plan says it takes, three times over (a laptop matrix takes most of an hour on
+    # 2 cores; a wait that ran out would stop Airflow under a cell that is still measuring).
+    _, expected = preview(conf)
+    out = scheduler_run(conf, port=args.port, timeout_s=max(3600.0, 3 * sum(expected.values()) + 900))
     print(run_report(out))
     return 0 if out.get("state") == "success" else 1
 
