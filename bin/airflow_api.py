@@ -103,10 +103,15 @@ class AirflowApi:
         return list(answer["dag_runs"])
 
     def task_instances(self, dag_id: str, run_id: str) -> list[dict[str, Any]]:
-        answer = self._request(
-            "GET", f"/api/v2/dags/{urllib.parse.quote(dag_id)}/dagRuns/{urllib.parse.quote(run_id)}/taskInstances?limit=1000"
-        )
-        return list(answer["task_instances"])
+        """Every task instance of the run, page by page: the API answers at most ``[api] maximum_page_limit`` (100 by
+        default) a call, whatever ``limit`` asks for, and a matrix run has more than 250."""
+        path = f"/api/v2/dags/{urllib.parse.quote(dag_id)}/dagRuns/{urllib.parse.quote(run_id)}/taskInstances"
+        out: list[dict[str, Any]] = []
+        while True:
+            page = self._request("GET", f"{path}?limit=100&offset={len(out)}")
+            out += page["task_instances"]
+            if not page["task_instances"] or len(out) >= int(page.get("total_entries") or 0):
+                return out
 
     def wait(self, dag_id: str, run_id: str, timeout: float = 3600, poll: float = 10) -> dict[str, Any]:
         """Poll until the run succeeded or failed; raise :class:`TimeoutError` after ``timeout`` seconds."""
