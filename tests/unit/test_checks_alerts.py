@@ -117,3 +117,23 @@ def test_no_configuration_means_file_alert_only(results_dir: Path, monkeypatch: 
     monkeypatch.setenv("JSONBENCH_NOTIFIERS", "[]")
     CheckFailureNotifier()(_context(results_dir, _failed(results_dir)))
     assert RECEIVED == [] and len(list((results_dir / "alerts").iterdir())) == 2
+
+
+def test_a_night_that_moved_at_once_alerts_as_one_finding() -> None:
+    """Issue 37 item 5: confirmed drift across most of a suite or every engine is tonight's host or harness, worded as
+    one finding in the alert's subject and first section; a few confirmed series keep the per-series subject."""
+    from jsonbench.checks.alerts import alert_text
+    from jsonbench.checks.confirm import _mass_notes
+
+    suspects = [
+        {"check_kind": "drift", "suite": "sqlite_jsonb", "engine_id": f"sqlite-{v}", "verdict": "suspect"}
+        for v in ("3.45.0", "3.46.1", "3.54.1")
+        for _ in range(4)
+    ]
+    summary = {"kind": "confirmation", "confirmed": 12, "suspect": 12, "judgement": "failed", "notes": _mass_notes(suspects)}
+    facts = {"summary": summary, "run_id": "manual__x", "dag_id": "d", "task_id": "confirm_check", "logical_date": "t", "results_dir": "r"}
+    subject, text = alert_text(facts)
+    assert subject.startswith("jsonbench: tonight's host or harness: 12 timing check(s) moved at once and stayed moved"), subject
+    assert "## One finding\n\n- tonight's host or harness: 12 drift suspects across 3 engine(s) and 1 suite(s)" in text
+    few = {**summary, "confirmed": 2, "notes": _mass_notes(suspects[:2])}
+    assert alert_text({**facts, "summary": few})[0].startswith("jsonbench: 2 timing check(s) failed twice (confirmed)")

@@ -31,6 +31,7 @@ from typing import Any
 from airflow.sdk import BaseNotifier
 
 from jsonbench import load_object
+from jsonbench.checks.verdicts import MASS_NOTE
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +138,11 @@ def _judgement_alert(facts: dict[str, Any]) -> tuple[str, str]:
     """
     s = facts["summary"]
     run = facts["run_id"]
-    if s.get("confirmed"):
+    mass = [n for n in s.get("notes") or [] if str(n).startswith(MASS_NOTE)]
+    if s.get("confirmed") and mass:
+        # One finding, not one alarm a series: a night that moved most of a suite or every engine is its host or harness.
+        subject = f"jsonbench: {MASS_NOTE} {s['confirmed']} timing check(s) moved at once and stayed moved (confirmed) in run {run}"
+    elif s.get("confirmed"):
         subject = f"jsonbench: {s['confirmed']} timing check(s) failed twice (confirmed) for run {run}"
     elif s.get("failed"):
         subject = f"jsonbench: {s.get('failed')} of {s.get('checked')} checks failed and run {run} is not judged"
@@ -152,6 +157,8 @@ def _judgement_alert(facts: dict[str, Any]) -> tuple[str, str]:
         f"- results: `{facts['results_dir']}`",
         f"- judgement: **{s.get('judgement')}**; {s.get('judged_line')}",
     ]
+    if mass and s.get("confirmed"):
+        lines += ["", "## One finding", "", *(f"- {n}" for n in mass)]
     if s.get("kind") == "confirmation":
         lines += [
             f"- suspects measured again: {s.get('suspect', 0)}: confirmed {s.get('confirmed', 0)}, cleared {s.get('cleared', 0)}, "

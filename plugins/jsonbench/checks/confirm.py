@@ -38,7 +38,7 @@ import pandas as pd
 from jsonbench.cell import RunRef
 from jsonbench.checks.findings import terms
 from jsonbench.checks.library import Library, load_library
-from jsonbench.checks.verdicts import alerting, describe_share, details_of, judged_share, judgement, unjudged
+from jsonbench.checks.verdicts import MASS_NOTE, alerting, describe_share, details_of, judged_share, judgement, unjudged
 
 log = logging.getLogger(__name__)
 
@@ -344,7 +344,7 @@ def _mass_notes(suspects: list[dict[str, Any]]) -> list[str]:
     if not ((len(engines) >= 3 and len(drift) >= 6) or (len(engines) >= 2 and len(drift) >= 10)):
         return []  # a few suspects here and there are each series' own
     return [
-        f"tonight's host or harness: {len(drift)} drift suspects across {len(engines)} engine(s) and {len(suites)} suite(s) "
+        f"{MASS_NOTE} {len(drift)} drift suspects across {len(engines)} engine(s) and {len(suites)} suite(s) "
         "moved at once, more than a regression of one version would; read the canary beside each cell (the host) before "
         "any one series"
     ]

@@ -43,6 +43,9 @@ NOT_JUDGED = frozenset({"disturbed", "unconfirmed"})
 NOT_JUDGEABLE = frozenset({"insufficient_history", "excluded", "not_applicable"})
 #: Verdicts of failures that wait for (or failed to get) a confirmation: they do not alert by themselves.
 PENDING = frozenset({"suspect", "unconfirmed"})
+#: How the note of a night whose drift suspects span more than one version's regression would begins
+#: (:func:`jsonbench.checks.confirm._mass_notes`): its alert words such a night as one finding, not one alarm a series.
+MASS_NOTE = "tonight's host or harness:"
 
 
 def details_of(row: dict[str, Any]) -> dict[str, Any]:
