@@ -149,7 +149,10 @@ def build(spec: BenchmarkDag) -> Any:
                 print(f"{exc}; waiting (rescheduled; {waited:.0f} s so far)")
                 raise AirflowRescheduleException(datetime.now(UTC) + HOST_RECHECK) from None
 
-        @task(pool=POOL, queue=spec.queue, execution_timeout=timedelta(hours=6))
+        # Never retried: an attempt that died (a killed worker) or failed may have left half an update, an index twin or
+        # a private copy in the engine, and a retry would measure on it. The cell fails and says so; its teardown frees
+        # the host; a resume of the run (resume_of) measures the cell again on a fresh engine.
+        @task(pool=POOL, queue=spec.queue, execution_timeout=timedelta(hours=6), retries=0)
         def workload(cell_id: str, handle: dict[str, Any], name: str) -> dict[str, Any]:
             from jsonbench.orchestration import tasks
 

@@ -1,6 +1,6 @@
 """The Compose stack for real: Celery workers per hardware label, runs through the scheduler, a backfill for a new label.
 
-One test, in the order a user lives it (each step needs the one before):
+In the order a user lives it (each step needs the one before):
 
 1. ``./bin/stack up`` with an ``.env`` written by ``./bin/stack env`` (fresh secrets, two labels) under a
    project name, network and port of its own: api-server, scheduler, dag-processor, triggerer, Redis, the
@@ -16,7 +16,9 @@ One test, in the order a user lives it (each step needs the one before):
 4. a new host arrives: its label is added to the deployment (``JSONBENCH_HARDWARE_LABELS``, services
    recreated), its worker started, and ``airflow backfill create`` over three past dates gives three runs
    of its DAG that complete, publish under its label and whose facts hold;
-5. ``./bin/stack down``: ``docker ps -a``, ``docker volume ls`` and ``docker network ls`` show nothing of
+5. a worker killed mid-cell (its own test, below): that cell fails and says so, the host is freed, a resume
+   completes it;
+6. ``./bin/stack down``: ``docker ps -a``, ``docker volume ls`` and ``docker network ls`` show nothing of
    the project, and no benchmark container is left.
 
 The runs are narrowed to one suite and one or two engines at ``smoke``; still the test takes about 15 minutes
@@ -54,6 +56,8 @@ PROJECT = "jsonbench-stacktest"
 LABEL_A, LABEL_B, LABEL_NEW = "stack-a", "stack-b", "stack-new"
 RUN_CONF = {"scale": "smoke", "suites": ["large_document_update"], "engines": ["postgres-16", "postgres-18"]}
 BACKFILL_CONF = {"scale": "smoke", "suites": ["large_document_update"], "engines": ["postgres-17"]}
+#: The killed-worker step: one cell whose workloads each run several seconds at smoke.
+KILL_CONF = {"scale": "smoke", "suites": ["catalogue"], "engines": ["postgres-17"]}
 RUN_TIMEOUT_S = 1500
 #: How often a wait asks the API (each answer is a cheap GET; the wait ends as soon as the condition holds).
 POLL_S = 2
@@ -348,6 +352,67 @@ def test_two_labels_through_the_scheduler_a_backfill_for_a_new_label_and_nothing
     dates = sorted(p.name for p in (stack.results / "measurements" / f"hardware_label={LABEL_NEW}").iterdir())
     assert dates == [f"run_date={d.isoformat()}" for d in logical]
     print(f"stack test: runs and backfill done in {time.monotonic() - started:.0f}s")
+
+
+def test_a_worker_killed_mid_cell_fails_that_cell_frees_the_host_and_a_resume_completes_it(stack: Stack) -> None:
+    """Issue 35: the benchmark worker's container is killed while a workload of the cell runs.
+
+    The scheduler fails that workload once its heartbeats stop (``TASK_INSTANCE_HEARTBEAT_TIMEOUT``, 120 s in the
+    stack), and never retries it on the engine the dead attempt left (workloads have no retries); the cell's teardown
+    runs on the restarted worker, removes the engine and gives the host lease back; the run fails and its alert names
+    the workload. A resume of the run (``resume_of``) measures the cell again on a fresh engine and publishes it under
+    the first run's id, with its facts holding.
+    """
+    api = stack.api()
+    dag_id = "jsonb_benchmark_matrix"
+    api.wait_for_dag(dag_id, timeout=1200)
+    api.set_paused(dag_id, False)
+    cell = f"{KILL_CONF['suites'][0]}__{KILL_CONF['engines'][0]}"
+    run_id = api.trigger(dag_id, KILL_CONF, logical_date="now")["dag_run_id"]
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    victim = None
+    while victim is None:
+        running = [
+            ti["task_id"]
+            for ti in api.task_instances(dag_id, run_id)
+            if ti["task_id"].startswith(f"{cell}.")
+            and ti["task_id"].rpartition(".")[2] not in ("provision", "teardown", "done")
+            and ti["state"] == "running"
+        ]
+        victim = running[0] if running else None
+        assert time.monotonic() < deadline, f"no workload of {cell} ran: {states_of(api.task_instances(dag_id, run_id))}"
+        time.sleep(0.5)
+    stack.run("compose", "kill", "airflow-bench-worker", timeout=120)
+    stack.run("compose", "start", "airflow-bench-worker", timeout=300)
+    run = _wait_finished(api, dag_id, run_id, stack)
+    states = states_of(api.task_instances(dag_id, run_id))
+    assert run["state"] == "failed", (run, states)
+    assert states[victim] == "failed", (victim, states)  # failed, not retried on the engine its attempt left
+    assert states[f"{cell}.teardown"] == "success", states
+    status = stack.run("compose", "exec", "-T", "airflow-bench-worker", "python", "-m", "jsonbench.cli", "host", "status").stdout
+    assert "the host is free" in status, status
+    assert not _project_objects()["benchmark containers"], "the killed cell's engine is still there"
+    alerts = [json.loads(f.read_text()) for f in (stack.results / "alerts").glob("*.json")]
+    named = [a for a in alerts if a.get("run_id") == run_id and victim in (a.get("summary") or {}).get("failed_tasks", [])]
+    assert named, f"no alert of {run_id} names {victim}: {[a.get('subject') for a in alerts]}"
+
+    resume = api.trigger(dag_id, {**KILL_CONF, "resume_of": run_id}, logical_date="now")["dag_run_id"]
+    _wait_finished(api, dag_id, resume, stack)
+    assert_run_correct(stack.results, run_id, states_of(api.task_instances(dag_id, resume)))
+    assert _partitions(stack.results).get((LABEL_A, _run_key(run_id)), 0) > 0
+
+
+def _wait_finished(api: airflow_api.AirflowApi, dag_id: str, run_id: str, stack: Stack) -> dict[str, Any]:
+    try:
+        return api.wait(dag_id, run_id, timeout=RUN_TIMEOUT_S, poll=POLL_S)
+    except TimeoutError as exc:
+        raise AssertionError(f"{exc}\n{stack.diagnostics()}") from None
+
+
+def _run_key(run_id: str) -> str:
+    from jsonbench.dataset.schema import run_key
+
+    return run_key(run_id)
 
 
 def test_stack_down_leaves_nothing_of_the_project(stack: Stack) -> None:
