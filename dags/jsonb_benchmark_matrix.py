@@ -11,8 +11,9 @@ Runs the JSON-storage benchmark matrix: every selected suite on every selected e
   completed (they are skipped, not measured again).
 * One **task group per cell** (`<suite>__<engine>`): **provision** (setup task: take the host
   lease, start a fresh engine, record its build and settings, load shared data), **one task per
-  workload**, and **teardown** (teardown task: runs even when a workload fails, gives the host
-  back), and **done** (an empty link the scheduler completes itself). The groups are chained through
+  workload** (never retried: a dead or failed attempt may have left the engine changed; the cell
+  fails, and a resume of the run measures it again on a fresh engine), and **teardown** (teardown
+  task: runs even when a workload fails or its worker died, gives the host back), and **done** (an empty link the scheduler completes itself). The groups are chained through
   their links, so the next cell's engine starts only after every earlier one is gone. **select**
   (after plan) names the cells this attempt measures and marks every task of every other group
   (not selected, a Docker image on a host without Docker, completed by an earlier attempt)

@@ -21,7 +21,7 @@ In the order a user lives it (each step needs the one before):
 6. ``./bin/stack down``: ``docker ps -a``, ``docker volume ls`` and ``docker network ls`` show nothing of
    the project, and no benchmark container is left.
 
-The runs are narrowed to one suite and one or two engines at ``smoke``; still the test takes about 15 minutes
+The runs are narrowed to one suite and one or two engines at ``smoke``; still the module takes about 20 minutes
 on a 2-core machine, so it is not part of ``./bin/test`` (nor CI): it is the benchmark command
 ``./bin/stack selftest`` (README), run before relying on a new deployment. The full smoke matrix on the Docker
 backend (tests/docker/test_docker_engine.py) and the official-image contract stay in CI.
