@@ -137,3 +137,15 @@ def test_a_night_that_moved_at_once_alerts_as_one_finding() -> None:
     assert "## One finding\n\n- tonight's host or harness: 12 drift suspects across 3 engine(s) and 1 suite(s)" in text
     few = {**summary, "confirmed": 2, "notes": _mass_notes(suspects[:2])}
     assert alert_text({**facts, "summary": few})[0].startswith("jsonbench: 2 timing check(s) failed twice (confirmed)")
+
+
+def test_a_failed_run_says_how_to_repair_it() -> None:
+    """A run whose workload failed (or whose worker died) names the tasks and the resume that measures them again."""
+    from jsonbench.checks.alerts import alert_text
+
+    summary = {"kind": "run", "failed_tasks": ["catalogue__postgres-17.storage", "check"], "states": {"failed": 2}}
+    facts = {"summary": summary, "run_id": "manual__x", "dag_id": "d", "logical_date": "t", "results_dir": "r"}
+    subject, text = alert_text(facts)
+    assert subject == "jsonbench: run manual__x failed: 2 task(s) failed"
+    assert "- `catalogue__postgres-17.storage`" in text
+    assert "resume_of 'manual__x'" in text and "`jsonbench run --resume manual__x`" in text

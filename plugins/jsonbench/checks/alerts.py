@@ -81,7 +81,8 @@ def alert_text(facts: dict[str, Any]) -> tuple[str, str]:
         lines += [
             "",
             "Whatever the run staged before it failed is published (see the run's rows); a cell whose tasks failed has no rows.",
-            "Clear the failed tasks (or rerun the same run) to repair it: completed cells are kept, not measured again.",
+            f"Resume the run to repair it (trigger the DAG with its parameters and resume_of {facts['run_id']!r}, or "
+            f"`jsonbench run --resume {facts['run_id']}`): completed cells are kept, the rest measured again on a fresh engine.",
         ]
         return subject, "\n".join(lines) + "\n"
     if s.get("kind") == "confirmation" or s.get("not_judged"):
