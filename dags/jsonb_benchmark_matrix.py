@@ -12,10 +12,11 @@ Runs the JSON-storage benchmark matrix: every selected suite on every selected e
 * One **task group per cell** (`<suite>__<engine>`): **provision** (setup task: take the host
   lease, start a fresh engine, record its build and settings, load shared data), **one task per
   workload** (never retried: a dead or failed attempt may have left the engine changed; the cell
-  fails, and a resume of the run measures it again on a fresh engine), and **teardown** (teardown
-  task: runs even when a workload fails or its worker died, gives the host back), and **done** (an empty link the scheduler completes itself). The groups are chained through
-  their links, so the next cell's engine starts only after every earlier one is gone. **select**
-  (after plan) names the cells this attempt measures and marks every task of every other group
+  fails, and a resume of the run measures it again on a fresh engine), **teardown** (teardown
+  task: runs even when a workload fails or its worker died, gives the host back), and **done** (an
+  empty link the scheduler completes itself). The groups are chained through their links, so the
+  next cell's engine starts only after every earlier one is gone. **select** (after plan)
+  names the cells this attempt measures and marks every task of every other group
   (not selected, a Docker image on a host without Docker, completed by an earlier attempt)
   skipped at once, so a narrowed run pays only for what it runs. Every benchmark task takes the one slot of the
   `benchmark_host` pool, and the host lease also keeps a second run (another process or

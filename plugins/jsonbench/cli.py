@@ -660,14 +660,12 @@ def _cmd_host(args: argparse.Namespace) -> int:
 
 
 def _cmd_scheduler_run(args: argparse.Namespace) -> int:
-    from jsonbench.orchestration.plan import resolve
     from jsonbench.tools.scheduler_trial import report as run_report
     from jsonbench.tools.scheduler_trial import scheduler_run
 
     conf = _conf(args)
-    resolve(conf)  # a bad parameter fails here, before Airflow starts
-    # Wait for the run as long as its plan says it takes, three times over (a laptop matrix takes most of an hour on
-    # 2 cores; a wait that ran out would stop Airflow under a cell that is still measuring).
+    # A bad parameter fails here, before Airflow starts. Then wait for the run as long as its plan says it takes, three
+    # times over (a laptop matrix takes most of an hour on 2 cores; a wait that ran out would stop Airflow under a cell).
     _, expected = preview(conf)
     out = scheduler_run(conf, port=args.port, timeout_s=max(3600.0, 3 * sum(expected.values()) + 900))
     print(run_report(out))

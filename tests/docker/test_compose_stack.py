@@ -174,11 +174,15 @@ def _assert_correct(api: airflow_api.AirflowApi, dag_id: str, run_id: str, stack
         raise AssertionError(f"{dag_id} {run_id}: {exc}\n{stack.diagnostics()}") from None
 
 
-def _wait_run(api: airflow_api.AirflowApi, dag_id: str, run_id: str, stack: Stack) -> dict[str, Any]:
+def _wait_finished(api: airflow_api.AirflowApi, dag_id: str, run_id: str, stack: Stack) -> dict[str, Any]:
     try:
-        run = api.wait(dag_id, run_id, timeout=RUN_TIMEOUT_S, poll=POLL_S)
+        return api.wait(dag_id, run_id, timeout=RUN_TIMEOUT_S, poll=POLL_S)
     except TimeoutError as exc:
         raise AssertionError(f"{exc}\n{stack.diagnostics()}") from None
+
+
+def _wait_run(api: airflow_api.AirflowApi, dag_id: str, run_id: str, stack: Stack) -> dict[str, Any]:
+    run = _wait_finished(api, dag_id, run_id, stack)
     _assert_correct(api, dag_id, run_id, stack)
     return run
 
@@ -400,13 +404,6 @@ def test_a_worker_killed_mid_cell_fails_that_cell_frees_the_host_and_a_resume_co
     _wait_finished(api, dag_id, resume, stack)
     assert_run_correct(stack.results, run_id, states_of(api.task_instances(dag_id, resume)))
     assert _partitions(stack.results).get((LABEL_A, _run_key(run_id)), 0) > 0
-
-
-def _wait_finished(api: airflow_api.AirflowApi, dag_id: str, run_id: str, stack: Stack) -> dict[str, Any]:
-    try:
-        return api.wait(dag_id, run_id, timeout=RUN_TIMEOUT_S, poll=POLL_S)
-    except TimeoutError as exc:
-        raise AssertionError(f"{exc}\n{stack.diagnostics()}") from None
 
 
 def _run_key(run_id: str) -> str:

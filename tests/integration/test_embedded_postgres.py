@@ -91,7 +91,7 @@ def test_aslr_default_falls_back_where_the_kernel_refuses_it(make_cells, scratch
     The refusal is the probe's answer, stood in for (this machine allows the personality); the server is real."""
     from jsonbench.engines import postgres_embedded as pe
 
-    monkeypatch.setattr(pe, "_setarch_refusal", lambda: "setarch -R refused: Operation not permitted")
+    monkeypatch.setattr(pe, "_setarch_probe", lambda: ([], "setarch -R refused: Operation not permitted"))
     monkeypatch.delenv(pe.ASLR_ENV, raising=False)
     cell = make_cells("large_document_update", ["postgres-17"])[0]
     engine = engine_for(cell)

@@ -46,8 +46,9 @@ START_TIMEOUT_S = 60
 #: start maps its memory at the same addresses. Three interleaved pairs of laptop starts on one host (``2de39d7f``,
 #: ``docs/noise-levels.md``) spread about half as much between starts with it off (variance 0.52x in the catalogue,
 #: 0.56x in json_vs_jsonb) and shifted no level the same way twice (pairs 0.98-1.06x, 0.90-1.42x). A departure from
-#: the seeds, which ran with the kernel's default; what a query does is unchanged. Where the kernel refuses the personality (a container's seccomp
-#: profile), the default falls back to on, says so in the log and in the engine's facts; an explicit ``off`` fails.
+#: the seeds, which ran with the kernel's default; what a query does is unchanged. Where the kernel refuses the
+#: personality (a container's seccomp profile), the default falls back to on, says so in the log and in the engine's
+#: facts; an explicit ``off`` fails.
 #: The Docker backend and an existing server keep what their kernel and their own start give them.
 ASLR_ENV = "JSONBENCH_PG_ASLR"
 ASLR_DEFAULT = "off"
@@ -65,16 +66,19 @@ def aslr_setting() -> tuple[str, bool]:
 
 
 @functools.cache
-def _setarch_refusal() -> str | None:
-    """Why this machine cannot start a process without randomisation (None when it can): a probe of ``setarch -R``."""
+def _setarch_probe() -> tuple[list[str], str | None]:
+    """(``setarch <arch> -R``, None) when this machine starts a process without randomisation, else ([], why not)."""
     setarch = shutil.which("setarch")
     if setarch is None:
-        return "setarch (util-linux) is not on PATH"
+        return [], "setarch (util-linux) is not on PATH"
+    argv = [setarch, os.uname().machine, "-R"]
     try:
-        res = subprocess.run([setarch, os.uname().machine, "-R", "true"], capture_output=True, text=True, timeout=30)
+        res = subprocess.run([*argv, "true"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError) as exc:
-        return f"setarch -R did not run: {exc}"
-    return None if res.returncode == 0 else f"setarch -R refused: {(res.stderr or res.stdout).strip() or f'exit {res.returncode}'}"
+        return [], f"setarch -R did not run: {exc}"
+    if res.returncode != 0:
+        return [], f"setarch -R refused: {(res.stderr or res.stdout).strip() or f'exit {res.returncode}'}"
+    return argv, None
 
 
 def _launcher() -> tuple[list[str], str]:
@@ -82,13 +86,13 @@ def _launcher() -> tuple[list[str], str]:
     value, asked = aslr_setting()
     if value == "on":
         return [], "on"
-    refusal = _setarch_refusal()
+    argv, refusal = _setarch_probe()
     if refusal is not None:
         if asked:
             raise EngineUnavailable(f"{ASLR_ENV}=off: {refusal}")
         log.warning("servers start with address space randomisation on: %s (%s=on silences this)", refusal, ASLR_ENV)
         return [], f"on ({refusal})"
-    return [shutil.which("setarch") or "setarch", os.uname().machine, "-R"], "off"
+    return argv, "off"
 
 
 def _npm_build_dir(build: str) -> Path:
