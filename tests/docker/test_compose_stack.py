@@ -12,7 +12,8 @@ In the order a user lives it (each step needs the one before):
 3. both runs complete, publish and are checked, their sanity checks and deterministic facts pass (never
    their state: the check judges timing bands too, ``tests.runcheck.assert_run_correct``), each label's rows
    are in the Parquet dataset under its own partition, name this machine (boot id, cores, memory) and hold
-   the canary measured before each cell, and the report DAG ran after them;
+   the canary measured before each cell, and the report DAG ran after them; the API server serves its report
+   (the UI's Benchmark report) to signed-in users only;
 4. a new host arrives: its label is added to the deployment (``JSONBENCH_HARDWARE_LABELS``, services
    recreated), its worker started, and ``airflow backfill create`` over three past dates gives three runs
    of its DAG that complete, publish under its label and whose facts hold;
@@ -38,6 +39,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -296,6 +299,13 @@ def test_two_labels_through_the_scheduler_a_backfill_for_a_new_label_and_nothing
                 f"no successful report run after the benchmark runs: {api.runs('jsonb_benchmark_report')}\n{stack.diagnostics()}"
             )
         time.sleep(POLL_S)
+    # The UI's Benchmark report: the API server container serves the report the report DAG wrote, to signed-in users only.
+    served = f"{stack.url}/jsonbench/results/report/index.html"
+    with urllib.request.urlopen(urllib.request.Request(served, headers={"Authorization": f"Bearer {api.token()}"}), timeout=60) as r:
+        assert r.status == 200 and r.read() == (stack.results / "report" / "index.html").read_bytes()
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(served, timeout=60)
+    assert refused.value.code in (401, 403)
 
     # -- 4. a new host: its label joins the deployment, its worker starts, a backfill of three past dates --
     stack.set_value("JSONBENCH_HARDWARE_LABELS", f"{LABEL_A},{LABEL_B},{LABEL_NEW}")

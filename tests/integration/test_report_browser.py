@@ -20,19 +20,8 @@ from pathlib import Path
 import pytest
 
 from jsonbench.report import build_report
+from tests.browser import CHROMIUM, FLAGS
 from tests.unit.report_synth import build_once
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 if CHROMIUM is None:  # under CI this skip fails the run (tests/conftest.py)
     pytestmark = pytest.mark.skip(reason="chromium not installed (./bin/setup installs it as root)")
