@@ -16,7 +16,9 @@ benchmark DAG's final **checked** task emits once the run's checks have stored t
 
 Not paused at creation, so a nightly run is followed by its report without anyone unpausing it.
 The results folder is the asset event's `results_dir`, else the `results_dir` param, else
-`$JSONBENCH_RESULTS_DIR`. Without Airflow: `python -m jsonbench.cli report [--results-dir D]`.
+`$JSONBENCH_RESULTS_DIR`. **Benchmark report** in the UI's navigation shows the report of the web
+server's `$JSONBENCH_RESULTS_DIR` (the plugin `plugins/jsonbench_ui.py`). Without Airflow:
+`python -m jsonbench.cli report [--results-dir D]`.
 """
 
 from __future__ import annotations
