@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import urllib.error
@@ -30,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from jsonbench.tools.scheduler_trial import free_port
 from tests.browser import CHROMIUM, Page
 from tests.unit.report_synth import build_once
 
@@ -43,12 +43,6 @@ if CHROMIUM is None:  # under CI this skip fails the run (tests/conftest.py)
 DAG = "jsonb_benchmark_matrix"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def ui(airflow_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A running API server with the DAGs serialized and a results folder holding a built report."""
@@ -58,7 +52,7 @@ def ui(airflow_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
     results = build_once(home / "results", runs=4, docs_for_last=True)
     build_report(results)
     (results / ".hidden").write_text("never served")
-    port = _free_port()
+    port = free_port()
     env = {
         **airflow_env,
         "JSONBENCH_RESULTS_DIR": str(results),
