@@ -10,24 +10,16 @@ from __future__ import annotations
 
 import itertools
 import json
-import shutil
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from jsonbench.tools.report_bench import CHROMIUM_FLAGS, chromium_path
+
+CHROMIUM = chromium_path()
+FLAGS = list(CHROMIUM_FLAGS)
 
 
 class Page:

@@ -7,8 +7,8 @@ Chromium (``tests/browser.py``) signed in the way the UI signs a person in: the 
 
 * the trigger form of ``jsonb_benchmark_matrix`` shows every field of the DAG's parameters, by its title;
 * the DAG's page shows its task groups (one per cell) and its plain tasks;
-* **Benchmark report** shows the latest report inside the UI, its scorecard first; the plugin loaded with no
-  import error, and nothing of the ``jsonbench`` package was imported as a plugin file.
+* **Benchmark report** frames the latest report inside the UI, its scorecard drawn there; the plugin loaded with no
+  import error (which files Airflow loads as plugins at all: ``tests/unit/test_report_serve.py``).
 
 And what a person must not get: the results folder without signing in, a file outside it, or a hidden file.
 Screenshots are kept (``JSONBENCH_SCREENSHOT_DIR``, default the test's temporary folder). Nothing asserts a time.
@@ -151,8 +151,7 @@ def test_the_report_opens_inside_the_ui(ui: dict[str, Any], page: Page, tmp_path
     plugins = api._request("GET", "/api/v2/plugins")
     ours = [p for p in plugins["plugins"] if p["name"] == "jsonbench"]
     assert ours and [v["name"] for v in ours[0]["external_views"]] == ["Benchmark report"], plugins
-    # Nothing else under plugins/ was imported as a plugin file (plugins/.airflowignore), and nothing failed to import.
-    assert {p["name"] for p in plugins["plugins"]} >= {"jsonbench"}
+    # No plugin file failed to import (which files Airflow loads as plugins: tests/unit/test_report_serve.py).
     errors = api._request("GET", "/api/v2/plugins/importErrors")
     assert errors["total_entries"] == 0, errors
 

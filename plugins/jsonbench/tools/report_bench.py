@@ -94,22 +94,34 @@ def external_references(html: str) -> list[str]:
     return [m.group(0) for m in EXTERNAL.finditer(html)]
 
 
+#: How a headless Chromium is started to look at a page (here and in the tests): no sandbox (root in a container),
+#: nothing that reaches the network on its own.
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+
+
+def chromium_path() -> str | None:
+    """Debian's chromium (``./bin/setup`` installs it), or None."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
 def open_in_browser(page: Path) -> dict[str, Any]:
     """Open the page in headless Chromium with no network (when possible); count the charts drawn."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    chromium = chromium_path()
     if not chromium:
         return {"browser": "not installed"}
     profile = Path(tempfile.mkdtemp(prefix="jsonbench-chromium-"))
     argv = [
         chromium,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
+        *CHROMIUM_FLAGS,
         f"--user-data-dir={profile}",
         "--virtual-time-budget=30000",
         "--dump-dom",
