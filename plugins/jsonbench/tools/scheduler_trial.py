@@ -167,6 +167,47 @@ def _task_seconds(tis: list[dict[str, Any]]) -> dict[str, float]:
     return kinds
 
 
+def _when(value: Any) -> float | None:
+    """An API timestamp (ISO 8601) as epoch seconds, or None."""
+    if not value:
+        return None
+    from datetime import datetime
+
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+
+
+def gaps(tis: list[dict[str, Any]]) -> dict[str, float]:
+    """Where the time between tasks went, in a serial chain: what the wall time holds beyond the task sum.
+
+    For each task that ran (a duration), the gap from the latest end of a task before it started to its start,
+    split at its ``queued_when``: before it, the scheduler's loop noticing the end and queueing the next task (it
+    sleeps ``[scheduler] scheduler_idle_sleep_time``, 1 s, whenever a loop found nothing to do); after it, the
+    executor starting the task's process. A gap in which empty links completed (a group's ``done``: one scheduler loop
+    each, and a run walks the links of every group it skipped, one by one along the chain) is counted apart.
+    """
+    ran = sorted(
+        ((s, e, _when(t.get("queued_when"))) for t in tis if t.get("duration") and (s := _when(t.get("start_date"))) and (e := _when(t.get("end_date")))),
+        key=lambda x: x[0],
+    )
+    links = sorted(e for t in tis if not t.get("duration") and t.get("state") == "success" and (e := _when(t.get("end_date"))))
+    out = {"gaps": 0.0, "count": 0.0, "to_queued_s": 0.0, "to_start_s": 0.0, "with_links_s": 0.0, "links": 0.0}
+    last_end: float | None = None
+    for start, end, queued in ran:
+        if last_end is not None and start > last_end:
+            gap = start - last_end
+            out["gaps"] += gap
+            out["count"] += 1
+            q = min(max(queued or start, last_end), start)
+            out["to_queued_s"] += q - last_end
+            out["to_start_s"] += start - q
+            inside = sum(1 for x in links if last_end < x < start)
+            if inside:
+                out["with_links_s"] += gap
+                out["links"] += inside
+        last_end = end if last_end is None else max(last_end, end)
+    return out
+
+
 def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: float = 3600) -> dict[str, Any]:
     """Run the DAG once through a private scheduler; return state, timings and the engine census."""
     import sys
@@ -216,6 +257,7 @@ def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: floa
             state=state,
             wall_s=wall,
             task_seconds=_task_seconds(tis),
+            gaps=gaps(tis),
             census_samples=census.samples,
             most_engines_at_once=len(census.peak),
             engines_at_peak=census.peak,
@@ -240,11 +282,25 @@ def _wall_against_tasks(out: dict[str, Any]) -> str:
     return f"wall / task sum: {out.get('wall_s', 0):.1f} s / {task_sum:.1f} s = {out.get('wall_s', 0) / task_sum:.3f} (target at most 1.02)"
 
 
+def _gap_words(out: dict[str, Any]) -> str:
+    """The time between tasks in words: the scheduler's share, the executor's, the empty links'."""
+    g = out.get("gaps") or {}
+    if not g.get("count"):
+        return "between tasks: (no gaps)"
+    return (
+        f"between tasks: {g['gaps']:.1f} s over {g['count']:.0f} gaps ({g['gaps'] / g['count']:.2f} s each): "
+        f"{g['to_queued_s']:.1f} s from an end to the next task queued (the scheduler's loop), "
+        f"{g['to_start_s']:.1f} s from queued to running (the executor); "
+        f"{g['with_links_s']:.1f} s of them in gaps that walked {g['links']:.0f} empty links (the groups' done, one scheduler loop each)"
+    )
+
+
 def report(out: dict[str, Any]) -> str:
     lines = [
         f"run {out.get('run_id')} through the scheduler (LocalExecutor, REST API trigger): {out.get('state')} in {out.get('wall_s', 0):.1f} s",
         f"task states: {json.dumps(out.get('states'))}",
         _wall_against_tasks(out),
+        _gap_words(out),
         f"engines alive at once, at most: {out.get('most_engines_at_once')} over {out.get('census_samples')} samples "
         f"({out.get('engines_seen')} engines seen in all)",
         "seconds per task kind: "

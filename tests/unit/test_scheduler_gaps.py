@@ -1,0 +1,40 @@
+"""`jsonbench scheduler-run` says where the time between tasks went: the scheduler's loop, the executor, empty links.
+
+Task instances as the REST API returns them (ISO timestamps, ``queued_when``, a ``done`` link with no duration). The
+arithmetic is checked exactly; nothing here measures a timing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jsonbench.tools.scheduler_trial import gaps
+
+
+def _ti(task_id: str, start: float | None, end: float | None, queued: float | None = None, state: str = "success") -> dict[str, Any]:
+    def iso(x: float | None) -> str | None:
+        return None if x is None else f"2026-12-03T12:00:{x:06.3f}Z"
+
+    duration = None if start is None or end is None or task_id.endswith("done") else end - start
+    return {"task_id": task_id, "state": state, "queued_when": iso(queued), "start_date": iso(start), "end_date": iso(end), "duration": duration}
+
+
+def test_gaps_split_at_queued_and_count_the_empty_links_walked() -> None:
+    tis = [
+        _ti("plan", 0.0, 10.0, queued=0.0),
+        _ti("a.provision", 10.6, 12.0, queued=10.5),
+        _ti("b.done", 12.9, 12.9),  # a skipped group's link, completed by the scheduler in the gap
+        _ti("c.provision", 14.1, 15.0, queued=14.0),
+        _ti("c.w1", 14.5, 14.8, queued=14.4),  # started inside c.provision: overlaps, no gap of its own
+        _ti("c.skipped", None, None, state="skipped"),
+    ]
+    g = gaps(tis)
+    assert g["count"] == 2
+    assert abs(g["gaps"] - 2.7) < 1e-6  # 10.0 -> 10.6, then 12.0 -> 14.1
+    assert abs(g["to_queued_s"] - 2.5) < 1e-6  # 10.0 -> 10.5, 12.0 -> 14.0
+    assert abs(g["to_start_s"] - 0.2) < 1e-6
+    assert g["links"] == 1 and abs(g["with_links_s"] - 2.1) < 1e-6
+
+
+def test_no_task_ran_means_no_gap() -> None:
+    assert gaps([_ti("plan", None, None, state="failed")])["count"] == 0
