@@ -16,7 +16,14 @@ def _ti(task_id: str, start: float | None, end: float | None, queued: float | No
         return None if x is None else f"2026-12-03T12:00:{x:06.3f}Z"
 
     duration = None if start is None or end is None or task_id.endswith("done") else end - start
-    return {"task_id": task_id, "state": state, "queued_when": iso(queued), "start_date": iso(start), "end_date": iso(end), "duration": duration}
+    return {
+        "task_id": task_id,
+        "state": state,
+        "queued_when": iso(queued),
+        "start_date": iso(start),
+        "end_date": iso(end),
+        "duration": duration,
+    }
 
 
 def test_gaps_split_at_queued_and_count_the_empty_links_walked() -> None:

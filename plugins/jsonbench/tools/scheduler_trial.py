@@ -186,7 +186,11 @@ def gaps(tis: list[dict[str, Any]]) -> dict[str, float]:
     each, and a run walks the links of every group it skipped, one by one along the chain) is counted apart.
     """
     ran = sorted(
-        ((s, e, _when(t.get("queued_when"))) for t in tis if t.get("duration") and (s := _when(t.get("start_date"))) and (e := _when(t.get("end_date")))),
+        (
+            (s, e, _when(t.get("queued_when")))
+            for t in tis
+            if t.get("duration") and (s := _when(t.get("start_date"))) and (e := _when(t.get("end_date")))
+        ),
         key=lambda x: x[0],
     )
     links = sorted(e for t in tis if not t.get("duration") and t.get("state") == "success" and (e := _when(t.get("end_date"))))
