@@ -25,3 +25,16 @@ def test_an_honest_host_it_never_saw_is_quiet_and_a_slower_version_is_caught() -
     v = h.version
     assert v["engine"] == "postgres-17" and v["nights"] == 3 and v["judged"] > 100
     assert v["caught"] > 0, "a version 1.25x slower for three nights is seen (its family): " + render(results, 1.25)
+
+
+def test_a_harness_change_is_said_as_one_where_three_engines_have_history() -> None:
+    """Host `2de39d7f`: its early runs hold PostgreSQL 17 alone, its last three (sitting 46) the whole matrix. The harness
+    plant lands on the latest run where three engines or more have history on the host (before, it landed on the first
+    whole-matrix run, where only 17 had any, and nothing could tell it from 17's own version change)."""
+    results = drift_recheck(folders_to_check([]), "laptop", only={"2de39d7f"})
+    assert len(results) == 1, render(results, 1.25)
+    h = results[0]
+    assert all(r["alarms"] <= 0.01 * r["judged"] for r in h.honest), render(results, 1.25)
+    m = h.harness
+    assert m and m["run_id"] == h.runs[-1], render(results, 1.25)
+    assert m["said_as_harness"] > 0.5 * m["judged"], render(results, 1.25)

@@ -11,8 +11,9 @@ machine is), and then:
   slowed, judged night by night against the runs before the plant; the share of its judged series caught within
   those nights, and of the series whose noise allows it (the series' own mds at the family's test level, over those
   nights and earlier runs, at most the planted change; and, the weaker claim, of those whose family's mds allows it);
-* **the harness slower**: every engine of the last run slowed at once, the canary untouched: caught the first night,
-  and said as a harness or setting change;
+* **the harness slower**: every engine slowed at once, the canary untouched, in the latest run where three engines or
+  more have history on this host (with fewer, every engine that moved is also what its own version change would look
+  like): caught the first night, and said as a harness or setting change;
 * **a count 3 % higher**: every near-exact count of the last run (a sampled series, WAL bytes or HOT counts, whose
   record sigma is at most 0.25 %) times 1.03: caught the first night.
 
@@ -27,6 +28,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from jsonbench.history.noise import HOST_MIN_FAMILIES
 
 
 @dataclass
@@ -117,7 +120,14 @@ def drift_recheck(
         n = max(1, min(nights, len(runs) - 1))
         start = len(runs) - n
         engines = sorted({str(e) for e in data.loc[data["suite"] != HOST_SUITE, "engine_id"].unique()})
-        planted_engine = max(engines, key=lambda e: sum(str(e) in set(by_run[r]["engine_id"].astype(str)) for r in runs[start:]))
+        # the engine of most of those nights, and of those the one with the longest history before them
+        planted_engine = max(
+            engines,
+            key=lambda e: (
+                sum(str(e) in set(by_run[r]["engine_id"].astype(str)) for r in runs[start:]),
+                sum(str(e) in set(by_run[r]["engine_id"].astype(str)) for r in runs[:start]),
+            ),
+        )
         caught: set[tuple[str, ...]] = set()
         judged: set[tuple[str, ...]] = set()
         planted: set[tuple[str, ...]] = set()
@@ -165,8 +175,11 @@ def drift_recheck(
             "allowed_family": len(allowed_family),
             "caught_allowed_family": len(caught & allowed_family),
         }
-        # the harness: every engine of the latest run of three engines or more slower, the canary as measured
-        wide = [r for r in runs[1:] if by_run[r].loc[by_run[r]["suite"] != HOST_SUITE, "engine_id"].nunique() >= 3]
+        # The harness: every engine of the latest run slower, the canary as measured. Only a run in which three engines or
+        # more have history on this host can tell a harness change from one version's: with fewer, every engine that
+        # moved is also what a version change of it would look like (noise.HOST_MIN_FAMILIES).
+        engines_of = [{str(e) for e in by_run[r].loc[by_run[r]["suite"] != HOST_SUITE, "engine_id"].unique()} for r in runs]
+        wide = [r for i, r in enumerate(runs) if i >= 1 and len(engines_of[i] & set().union(*engines_of[:i])) >= HOST_MIN_FAMILIES]
         if not wide:
             out.append(hd)
             continue
@@ -244,6 +257,11 @@ def render(results: list[HostDrift], factor: float) -> str:
             lines.append(
                 f"  every engine {factor:g}x slower in {m['run_id']}, the canary as measured: caught {m['caught']} of {m['judged']} "
                 f"({_pct(m['caught'], m['judged'])}) in {m['families']} families the first night; said as a harness change: {m['said_as_harness']}"
+            )
+        else:
+            lines.append(
+                f"  every engine {factor:g}x slower: not tried, no run here has {HOST_MIN_FAMILIES} engines with history on this host "
+                "(with fewer, a harness change looks like each engine's own version change)"
             )
         c = h.count
         if c:
