@@ -119,14 +119,12 @@ def drift_recheck(
         # one version slower over the last nights (history: the runs before them)
         n = max(1, min(nights, len(runs) - 1))
         start = len(runs) - n
-        engines = sorted({str(e) for e in data.loc[data["suite"] != HOST_SUITE, "engine_id"].unique()})
+        # each run's engines (the canary's rows aside)
+        engines_of = [{str(e) for e in by_run[r].loc[by_run[r]["suite"] != HOST_SUITE, "engine_id"].unique()} for r in runs]
         # the engine of most of those nights, and of those the one with the longest history before them
         planted_engine = max(
-            engines,
-            key=lambda e: (
-                sum(str(e) in set(by_run[r]["engine_id"].astype(str)) for r in runs[start:]),
-                sum(str(e) in set(by_run[r]["engine_id"].astype(str)) for r in runs[:start]),
-            ),
+            sorted(set().union(*engines_of)),
+            key=lambda e: (sum(e in s for s in engines_of[start:]), sum(e in s for s in engines_of[:start])),
         )
         caught: set[tuple[str, ...]] = set()
         judged: set[tuple[str, ...]] = set()
@@ -178,7 +176,6 @@ def drift_recheck(
         # The harness: every engine of the latest run slower, the canary as measured. Only a run in which three engines or
         # more have history on this host can tell a harness change from one version's: with fewer, every engine that
         # moved is also what a version change of it would look like (noise.HOST_MIN_FAMILIES).
-        engines_of = [{str(e) for e in by_run[r].loc[by_run[r]["suite"] != HOST_SUITE, "engine_id"].unique()} for r in runs]
         wide = [r for i, r in enumerate(runs) if i >= 1 and len(engines_of[i] & set().union(*engines_of[:i])) >= HOST_MIN_FAMILIES]
         if not wide:
             out.append(hd)
