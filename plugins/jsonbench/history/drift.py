@@ -45,6 +45,10 @@ row's ``metric_kind`` column, or for rows written before that column existed the
   every timing missed every 1.25x regression (issue 19). With the noise measured beforehand, one
   earlier run and one night are enough for a large change, three nights for a small one.
 
+* **polled peaks** (a cell's ``_cell`` ``disk_peak`` and ``peak_rss``, read by a poller between measure windows):
+  each read is a lower bound, so tonight is judged one-sided against the largest earlier read, and fails only
+  beyond the plan's margin (:func:`_judge_polled_peak`). Method ``polled_peak``.
+
 Disturbed windows: a measurement row whose ``quiet`` column is false (the host was busy beyond the
 matrix's ``quiet_window`` threshold during its measure windows) is left out of every statistical
 history, and tonight's disturbed timing rows are reported as ``disturbed``, not judged: a busy hour
@@ -69,7 +73,7 @@ from typing import Any
 
 import pandas as pd
 
-from jsonbench.dataset.measurement import MEASURED_COLUMNS, METRIC_KINDS, MetricKind, finite_float
+from jsonbench.dataset.measurement import MEASURED_COLUMNS, METRIC_KINDS, PLAN_MARGIN, MetricKind, finite_float, is_polled_peak
 from jsonbench.history.rules import Rule, declared_kind, declared_kinds, rule_for
 
 __all__ = ["Rule", "declared_kind", "declared_kinds", "rule_for"]  # the rules live in jsonbench.history.rules
@@ -334,6 +338,42 @@ def _judge_deterministic(row: dict[str, Any], g: list[Any], rule: Rule, value: f
         judged="yes",
         verdict="drift" if score > 1 else "ok",
         change_points=json.dumps(cps, default=str),
+    )
+
+
+def _judge_polled_peak(row: dict[str, Any], g: list[Any], value: float, s: _Settings) -> None:
+    """A cell's polled peak against the largest of its earlier reads: drift only when it grew beyond the plan's margin.
+
+    A poll reads what the engine holds between measure windows, so every read is a lower bound of the peak and a low
+    read is a missed transient, not a change (:data:`~jsonbench.dataset.measurement.POLLED_PEAKS`). Judged as a
+    sampled value, one missed read became the reference, and the next night's true peak (+11 %, SQLite 3.54.1 on
+    2de39d7f) read as drift against a near-exact sigma. So the reference is the history's largest read, only a rise
+    counts, and the rise must exceed the plan's margin (:data:`~jsonbench.dataset.measurement.PLAN_MARGIN`, what
+    the plan already allows beyond the last figure): within it no plan goes wrong. Beyond it the read is certain
+    (the engine held at least that much), so it fails at once, as a fact does: measuring again cannot take a lower
+    bound back. Quiet or not makes no difference to what an engine held.
+    """
+    h = [(str(x.run_id), v) for x in g[-s.window :] if (v := finite_float(x.value)) is not None and v > 0]
+    row.update(
+        history_n=len(h),
+        history_runs=json.dumps([t[0] for t in h]),
+        method="polled_peak",
+        metric_kind="deterministic",
+    )
+    if len(h) < s.det_min_history:
+        row["note"] = f"{len(h)} earlier run(s); a polled peak needs {s.det_min_history}"
+        return
+    ref = max(v for _, v in h)
+    score = max(0.0, (value / ref - 1.0) / (PLAN_MARGIN - 1.0))
+    row.update(
+        reference=ref,
+        upper=ref * PLAN_MARGIN,
+        relative_change=_rel(ref, value),
+        drift_score=min(score, 1e9),
+        judged="yes",
+        verdict="drift" if score > 1 else "ok",
+        note=f"a polled peak (a lower bound): tonight {_rel(ref, value):+.1%} against the largest of {len(h)} earlier read(s); "
+        f"only a rise beyond the plan's margin (x{PLAN_MARGIN:g}) counts",
     )
 
 
@@ -880,6 +920,9 @@ def _prepare(j: _Judging, suite: str, policy: dict[str, Any], kinds: Callable[[s
             row.update(verdict="excluded", note="left out by the drift policy" if value is not None else "no value")
             continue
         g = groups.get((r.engine_id, r.engine_build, r.workload, r.variant, r.metric)) or []
+        if is_polled_peak(str(r.workload), str(r.metric)):
+            _judge_polled_peak(row, g, value, s)
+            continue
         if rule.kind == "deterministic":
             _judge_deterministic(row, g, rule, value, run, s)
             continue

@@ -23,14 +23,14 @@ from typing import Any
 
 from jsonbench import paths
 from jsonbench.cell import Cell
-from jsonbench.dataset.measurement import CELL_RECORD
+from jsonbench.dataset.measurement import CELL_RECORD, PLAN_MARGIN
 from jsonbench.errors import BenchmarkError
 from jsonbench.suites.base import CellCost
 
 log = logging.getLogger(__name__)
 
-#: Recorded figures are scaled by this before they are trusted as a bound.
-MARGIN = 1.25
+#: Recorded figures are scaled by this before they are trusted as a bound (said once, where drift reads it too).
+MARGIN = PLAN_MARGIN
 #: Keep this much of the free disk and available memory out of any plan.
 HEADROOM = 0.9
 

@@ -1,0 +1,89 @@
+"""A cell's polled peak is a lower bound: a missed read is no change, a rise beyond the plan's margin is a fact.
+
+Real rows: `recorded/local-fcb0a6f-2de39d7f/` (sitting 46's whole-matrix laptop nights on host 2de39d7f). Night 1's
+SQLite 3.54.1 cell read `_cell/disk_peak` 36.90 MB, a poll that missed the peak; night 2 read 41.07 MB, as 49 of 50
+recorded laptop cells of SQLite read. Judged as a sampled value with a near-exact sigma, night 2 and night 3 each
+raised it as their one drift suspect, and its confirmation could not re-measure a whole cell's row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from jsonbench import paths
+from jsonbench.checks.confirm import inputs_of
+from jsonbench.checks.library import load_library
+from jsonbench.checks.verdicts import can_be_suspect
+from jsonbench.dataset.measurement import PLAN_MARGIN
+from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
+from jsonbench.history.drift import drift_frame
+
+FOLDER = paths.RECORDED_DIR / "local-fcb0a6f-2de39d7f"
+NIGHT_1 = "manual__2026-12-03T13:27:58.097912+00:00"
+NIGHT_2 = "manual__2026-12-03T13:57:42.987253+00:00"
+SUITE = "sqlite_jsonb"
+ENGINE = "sqlite-3.54.1"
+
+
+def _no_detector(series: dict[str, Any], **_: Any) -> tuple[str, dict[str, Any]]:
+    return "none", {k: [] for k in series}
+
+
+def _night_2(factor: float = 1.0) -> pd.Series:
+    """Night 2's drift row of SQLite 3.54.1's ``_cell/disk_peak``, judged against night 1, its value times ``factor``."""
+    ds = read_dataset_report(FOLDER, MEASUREMENTS, hardware_label="local").table.to_pandas()
+    ds = ds[(ds["scale"] == "laptop") & ds["run_id"].isin([NIGHT_1, NIGHT_2])]
+    tonight = ds[ds["run_id"] == NIGHT_2].copy()
+    peak = (tonight["workload"] == "_cell") & (tonight["metric"] == "disk_peak") & (tonight["engine_id"] == ENGINE)
+    assert peak.sum() == 1
+    tonight.loc[peak, "value"] = tonight.loc[peak, "value"] * factor
+    tonight.loc[peak, "samples"] = tonight.loc[peak, "samples"].map(lambda s: None if s is None else [x * factor for x in s])
+    run = {"run_id": NIGHT_2, "hardware_label": "local", "scale": "laptop", "logical_date": str(tonight["logical_date"].iloc[0])}
+    history = ds[ds["run_id"] == NIGHT_1]
+    before = history[(history["workload"] == "_cell") & (history["metric"] == "disk_peak") & (history["engine_id"] == ENGINE)]
+    assert float(before["value"].iloc[0]) == pytest.approx(36.90e6, rel=0.01), "night 1's read is the missed peak"
+    lib = load_library()
+    frame = drift_frame(
+        tonight, pd.concat([history, tonight]), run, SUITE, lib.drift_policy(SUITE), detector=_no_detector, calibration=None
+    )
+    row = frame[(frame["engine_id"] == ENGINE) & (frame["workload"] == "_cell") & (frame["metric"] == "disk_peak")]
+    assert len(row) == 1
+    return row.iloc[0]
+
+
+def test_the_true_peak_after_a_missed_read_is_no_drift() -> None:
+    row = _night_2()
+    assert row["value"] == pytest.approx(41.07e6, rel=0.01)
+    assert row["method"] == "polled_peak" and row["judged"] == "yes" and row["verdict"] == "ok", row["note"]
+    assert row["relative_change"] == pytest.approx(0.113, abs=0.005) and row["drift_score"] <= 1
+
+
+def test_a_low_read_is_a_missed_peak_not_a_change() -> None:
+    row = _night_2(0.5)
+    assert row["verdict"] == "ok" and row["drift_score"] == 0.0, row["note"]
+
+
+def test_a_peak_beyond_the_plans_margin_fails_at_once_as_a_fact() -> None:
+    """Twice the disk: the read is certain (the engine held at least that much), so it is no suspect to measure again."""
+    row = _night_2(2.0)
+    assert row["verdict"] == "drift" and row["drift_score"] > 1
+    assert row["upper"] == pytest.approx(36.90e6 * PLAN_MARGIN, rel=0.01)
+    assert row["metric_kind"] == "deterministic"
+    failed = {
+        "check_kind": "drift",
+        "workload": "_cell",
+        "success": False,
+        "verdict": "drift",
+        "details": {"metric_kind": row["metric_kind"]},
+    }
+    assert not can_be_suspect(failed)
+
+
+def test_a_cells_own_row_sends_no_cell_to_be_measured_again() -> None:
+    """A suspect of ``_cell/duration`` (the sum of every task of the cell) cannot be judged on a few re-measured workloads."""
+    lib = load_library()
+    assert inputs_of({"check_kind": "drift", "engine_id": ENGINE, "workload": "_cell"}, lib) == set()
+    assert inputs_of({"check_kind": "drift", "engine_id": ENGINE, "workload": "reads"}, lib) == {(ENGINE, "reads")}
