@@ -8,9 +8,10 @@ machine is), and then:
 * **honest**: each of the host's runs judged against its earlier runs, nothing planted; every drift verdict is a false
   alarm before confirmation (``drift``), counted per run with the families it fell in;
 * **one version slower** (``--factor``, 1.25 by default): every timing of one engine of the last ``--nights`` runs
-  slowed, judged night by night against the runs before the plant; the share of its judged series caught within
-  those nights, and of the series whose noise allows it (the series' own mds at the family's test level, over those
-  nights and earlier runs, at most the planted change; and, the weaker claim, of those whose family's mds allows it);
+  of the machine as it is (a night under a CPU quota is a host of its own: no plant lands on it) slowed, judged night
+  by night against the runs before the plant; the share of its judged series caught within those nights, and of the
+  series whose noise allows it (the series' own mds at the family's test level, over those nights and earlier runs,
+  at most the planted change; and, the weaker claim, of those whose family's mds allows it);
 * **the harness slower**: every engine slowed at once, the canary untouched, in the latest run where three engines or
   more have history on this host (with fewer, every engine that moved is also what its own version change would look
   like): caught the first night, and said as a harness or setting change;
@@ -44,6 +45,13 @@ class HostDrift:
     harness: dict[str, Any] = field(default_factory=dict)
     count: dict[str, Any] = field(default_factory=dict)
     record_hosts: list[str] = field(default_factory=list)
+    #: its runs under a CPU quota (judged honest; no plant lands on them)
+    quota: list[str] = field(default_factory=list)
+
+
+def _under_quota(df: Any) -> bool:
+    """Whether a run's rows were measured under a CPU quota (``./bin/cpu-quota``: every row records ``host_cpu_quota``)."""
+    return "host_cpu_quota" in df and bool(df["host_cpu_quota"].notna().any())
 
 
 def _run_ref(df: Any, run_id: str) -> dict[str, Any]:
@@ -116,23 +124,28 @@ def drift_recheck(
                     "families": sorted({f"{k[0]}/{k[1]}" for k in a}),
                 }
             )
-        # one version slower over the last nights (history: the runs before them)
-        n = max(1, min(nights, len(runs) - 1))
-        start = len(runs) - n
+        # One version slower over the last nights of the machine as it is (history: every run before them). A night under a
+        # CPU quota is a slower machine for a while, a host of its own (noise.host_of), not one of its nights: the plants
+        # leave it out (judged honest above, and kept in the history of what follows it).
+        hd.quota = [r for r in runs if _under_quota(by_run[r])]
+        own = [r for r in runs if r not in hd.quota]
+        n = max(1, min(nights, len(own) - 1))
+        window = own[-n:]
+        start = runs.index(window[0])
         # each run's engines (the canary's rows aside)
         engines_of = [{str(e) for e in by_run[r].loc[by_run[r]["suite"] != HOST_SUITE, "engine_id"].unique()} for r in runs]
+        in_window = [engines_of[runs.index(r)] for r in window]
         # the engine of most of those nights, and of those the one with the longest history before them
         planted_engine = max(
             sorted(set().union(*engines_of)),
-            key=lambda e: (sum(e in s for s in engines_of[start:]), sum(e in s for s in engines_of[:start])),
+            key=lambda e: (sum(e in s for s in in_window), sum(e in s for s in engines_of[:start])),
         )
         caught: set[tuple[str, ...]] = set()
         judged: set[tuple[str, ...]] = set()
         planted: set[tuple[str, ...]] = set()
         first_night: set[tuple[str, ...]] = set()
         planted_runs: dict[str, Any] = {}
-        for k in range(n):
-            rid = runs[start + k]
+        for k, rid in enumerate(window):
             df = by_run[rid].copy()
             moved = plants.slow(df, (df["engine_id"] == planted_engine) & (df["suite"] != HOST_SUITE), factor)
             planted |= plants.keys_of(df, moved)
@@ -176,7 +189,9 @@ def drift_recheck(
         # The harness: every engine of the latest run slower, the canary as measured. Only a run in which three engines or
         # more have history on this host can tell a harness change from one version's: with fewer, every engine that
         # moved is also what a version change of it would look like (noise.HOST_MIN_FAMILIES).
-        wide = [r for i, r in enumerate(runs) if i >= 1 and len(engines_of[i] & set().union(*engines_of[:i])) >= HOST_MIN_FAMILIES]
+        wide = [
+            r for i, r in enumerate(runs) if i >= 1 and r in own and len(engines_of[i] & set().union(*engines_of[:i])) >= HOST_MIN_FAMILIES
+        ]
         if not wide:
             out.append(hd)
             continue
@@ -212,11 +227,17 @@ def _count_plant(by_run: dict[str, Any], runs: list[str], record: dict[str, Any]
     """Every near-exact count of the latest run 3 % higher: how many the drift check catches that night."""
     import pandas as pd
 
+    from jsonbench.dataset.measurement import is_polled_peak
     from jsonbench.tools import plants
 
     rid = runs[-1]
     df = by_run[rid].copy()
-    near = {k for k, e in (record.get("series") or {}).items() if e.get("kind") == "sampled" and float(e.get("sigma") or 1) <= NEAR_EXACT}
+    # A polled peak is no count: a read is a lower bound, judged only beyond the plan's margin (history.drift).
+    near = {
+        k
+        for k, e in (record.get("series") or {}).items()
+        if e.get("kind") == "sampled" and float(e.get("sigma") or 1) <= NEAR_EXACT and not is_polled_peak(k.split("/")[2], k.split("/")[4])
+    }
     keys = ["/".join(map(str, k)) for k in zip(df["suite"], df["engine_id"], df["workload"], df["variant"], df["metric"], strict=True)]
     mask = pd.Series([k in near for k in keys], index=df.index) & (df["status"] == "ok")
     if not mask.any():
