@@ -277,6 +277,21 @@ def test_the_host_move_is_its_suites_median_engine_or_every_familys() -> None:
     }
     assert noise.host_move(moves) == {"catalogue": 0.09, "sqlite_jsonb": pytest.approx((0.08 + 0.09) / 2)}
     assert noise.host_move({("catalogue", "postgres-16"): 0.5, ("catalogue", "postgres-17"): 0.4}) == {"catalogue": 0.0}
+    # Where the move was read from engines beside a family (a contrast can be judged), and where it is the 0 of too few.
+    assert noise.host_seen(moves) == {"catalogue", "sqlite_jsonb"}
+    assert noise.host_seen({("catalogue", "postgres-16"): 0.5, ("catalogue", "postgres-17"): 0.4}) == set()
+
+
+def test_the_record_holds_each_familys_spread_against_the_engines_beside_it(make_cells: Any, results_dir: Path) -> None:
+    """Three engines a run: each family's contrast (its move less the median engine's) has its own sigma, floored."""
+    engines = ["postgres-16", "postgres-17", "postgres-18"]
+    for i in range(5):
+        make_run(make_cells, i, engines=engines, hardware_label=LABEL)
+    rec = record.build_record(results_dir, "smoke", LABEL)
+    fams = rec["families"]
+    assert set(fams) == {f"large_document_update/{e}" for e in engines}
+    for f in fams.values():
+        assert f["contrast_df"] == 4 and f[noise.CONTRAST] >= noise.FAMILY_FLOOR, f
 
 
 def test_a_slower_host_seen_by_the_canary_beside_each_cell_is_taken_out(make_cells: Any, results_dir: Path) -> None:

@@ -707,7 +707,7 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
     version change does; a version's regression moves its own families away from the others. The
     host's move is not an alert about any engine: it is said in every judged row's note.
     """
-    from jsonbench.history.noise import host_move, norm_sf
+    from jsonbench.history.noise import CONTRAST, host_move, host_seen, norm_sf
 
     fams = record.get("families") or {}
     members: dict[tuple[str, str], list[_Calibrated]] = {}
@@ -741,11 +741,14 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
     for (suite, _), cs in members.items():
         for c in cs:
             c.host_move = host[1].get(suite, 0.0)
-    # Where the canary measured the host beside each cell (most of a suite's timed series shifted by it),
-    # the engines' median is only a second opinion: subtracting it would hide a change common to every
-    # engine, a harness or setting change, which the canary (the host) did not show.
-    # Only where the record's family sigmas were themselves measured with the canary (``canary`` in its families):
-    # a family sigma measured beyond the engines' median is only valid beyond it, so the median stays subtracted there.
+    # ``measured``: the suites where the canary measured the host beside each cell (most of their timed series shifted
+    # by it) and the record's families were calibrated with it. A change common to every engine there, which the canary
+    # did not show, is a harness or setting change: the run-wide test (:func:`_common_test`) asks that once.
+    # A family is judged against its suite's other engines the same night (the host's move, their median) wherever
+    # that move was seen (``host_seen``) and the record has the family's sigma of that difference (``CONTRAST``): a
+    # version's own change is what sets it apart from the versions measured beside it, and what every engine shares
+    # that night (an hour of the host the canary does not feel) cancels in it. Elsewhere, as the record's ``sigma``
+    # was calibrated: as it moved where the canary took the host out, beyond the engines' median otherwise.
     measured = {
         suite
         for suite, pr in prepared.items()
@@ -753,15 +756,22 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
         and sum(c.canary is not None for c in timed) * 2 > len(timed)
         and any(f.get("canary") for f in fams.values() if f.get("suite") == suite)
     }
-    for k in host:
-        host[k] = {sx: (0.0 if sx in measured else v) for sx, v in host[k].items()}
+    seen = {k: host_seen({f: by_k[k][0] for f, by_k in moves.items() if k in by_k}) for k in (1, 2, 3)}
+
+    def against(suite: str, engine: str, k: int) -> tuple[float, float]:
+        """(the move a family's is judged beyond, the family sigma of that difference) in window ``k``."""
+        fam = fams[f"{suite}/{engine}"]
+        if fam.get(CONTRAST) and suite in seen[k]:
+            return host[k].get(suite, 0.0), float(fam[CONTRAST])
+        return (0.0 if suite in measured else host[k].get(suite, 0.0)), float(fam["sigma"])
+
     tests: list[tuple[str, str, float, int, float]] = []  # suite, engine, p, window, median change against the host's
     for (suite, engine), by_k in moves.items():
-        sigma = float(fams[f"{suite}/{engine}"]["sigma"])
         host_sigma = float(fams[f"{suite}/{engine}"].get("host_sigma") or 0.0)
         best: tuple[float, int, float] | None = None
         for k, (med, nref, mix) in by_k.items():
-            rel = med - host[k].get(suite, 0.0)
+            base, sigma = against(suite, engine, k)
+            rel = med - base
             p = 2 * norm_sf(abs(rel) / math.sqrt(sigma**2 * (1.0 / k + 1.0 / nref) + host_sigma**2 * mix))
             if best is None or p < best[0]:
                 best = (p, k, rel)
@@ -779,7 +789,7 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
         for c in cs:
             _, d, se, _ = next(w for w in (c.windows or []) if w[0] == k)
             way = _slower(prepared[suite].rows[c.row]["unit"])
-            rel = d - way * host[k].get(suite, 0.0)  # the series' change beyond the host's, in its own direction
+            rel = d - way * against(suite, engine, k)[0]  # the series' change beyond the host's, in its own direction
             ps.append(2 * norm_sf(abs(rel) / se) if way == 0 or way * rel * med > 0 else 1.0)
         for c, a in zip(cs, benjamini_hochberg(ps), strict=True):
             c.family_selected, c.family_sign = True, med

@@ -91,6 +91,20 @@ def host_move(moves: dict[tuple[str, str], float]) -> dict[str, float]:
     return out
 
 
+def host_seen(moves: dict[tuple[str, str], float]) -> set[str]:
+    """The suites whose :func:`host_move` was read from engines measured beside them (not the 0 of too few families):
+    where a family can be judged against the others, its contrast (:data:`CONTRAST` in the record's families)."""
+    every = len(moves) >= HOST_MIN_FAMILIES
+    return {s for s in {sx for sx, _ in moves} if every or sum(1 for sx, _ in moves if sx == s) >= HOST_MIN_FAMILIES}
+
+
+#: The record's field of a family's spread *against its suite's other engines the same night* (its move less the host's,
+#: :func:`host_move`), over the runs where that move was seen (:func:`host_seen`). A version's own change sets it apart
+#: from the versions measured beside it; what every engine shares that night (an hour of the host that the canary does
+#: not feel) cancels in it.
+CONTRAST = "contrast_sigma"
+
+
 #: Weight (in degrees of freedom) of the suite's prior against a series' own run-to-run spread.
 PRIOR_DF = 4
 #: No series is modelled as quieter than this (log units, about 2 %): runs made one after another cannot see what moves

@@ -27,6 +27,7 @@ import pandas as pd
 from jsonbench.dataset.measurement import HOST_SUITE, finite_float
 from jsonbench.history import hostspeed
 from jsonbench.history.noise import (
+    CONTRAST,
     DEFAULT_TAIL,
     FAMILY_FLOOR,
     FAMILY_LEVEL,
@@ -42,6 +43,7 @@ from jsonbench.history.noise import (
     family_mds,
     host_move,
     host_of,
+    host_seen,
     kind_of,
     levels,
     load_record,
@@ -467,19 +469,29 @@ def _families(
     it is taken out here too. With a handful of runs a family's own spread is a guess, so no family is modelled quieter
     than the median family of its suite (the engines of one suite share its workloads' sizes, hence their
     sensitivity), nor than ``FAMILY_FLOOR``. In a suite whose series had the canary taken out (``canary_suites``) the
-    canary is the host's move, and the engines' median is not subtracted: as in the drift check, where it is only a
-    second opinion there.
+    canary is the host's move, and the engines' median is not subtracted there (``sigma``). Beside it, ``CONTRAST``:
+    the spread of a family's move less its suite's median engine, over the runs where enough engines ran to say
+    (:func:`host_seen`), which is what the drift check tests a version's family by wherever it can.
     """
     by_run = {key: {run: statistics.median(v) for run, v in per_run.items() if v} for key, per_run in fam.items()}
     host: dict[str, dict[str, float]] = {}  # run -> suite -> the host's own move in that run, as the drift check reads it
+    seen: dict[str, set[str]] = {}  # run -> the suites whose host move was read from engines beside them
     for run in {r for d in by_run.values() for r in d}:
-        host[run] = host_move({key: d[run] for key, d in by_run.items() if run in d})
+        moves = {key: d[run] for key, d in by_run.items() if run in d}
+        host[run], seen[run] = host_move(moves), host_seen(moves)
     raw: dict[tuple[str, str], tuple[float | None, int]] = {}
     for key in fam:
         meds = [m - (0.0 if key[0] in canary_suites else host[run][key[0]]) for run, m in by_run[key].items()]
         n = len(meds)
         rms = math.sqrt(statistics.fmean(x * x for x in meds)) if meds else None  # deviations already scaled to one start
         raw[key] = (None if rms is None or n < 2 else rms, max(n - 1, 0))
+    # Against the suite's other engines that night, where there were enough of them to say (what drift tests, CONTRAST).
+    contrast: dict[tuple[str, str], tuple[float | None, int]] = {}
+    for key in fam:
+        cs = [m - host[run][key[0]] for run, m in by_run[key].items() if key[0] in seen[run]]
+        rms = math.sqrt(statistics.fmean(x * x for x in cs)) if cs else None
+        contrast[key] = (None if rms is None or len(cs) < 2 else rms, max(len(cs) - 1, 0))
+    every_c = [v for v, _ in contrast.values() if v is not None]
     host_raw: dict[tuple[str, str], tuple[float | None, int]] = {}
     for key, per_host in (fam_hosts or {}).items():
         meds = [statistics.median(v) for v in per_host.values() if v]
@@ -495,6 +507,9 @@ def _families(
         hsd, hdf = host_raw.get((suite, engine), (None, 0))
         same_h = [v for (sx, _), (v, _) in host_raw.items() if sx == suite and v is not None]
         hprior = statistics.median(same_h or every_host) if (same_h or every_host) else 0.0
+        csd, cdf = contrast[(suite, engine)]
+        same_c = [v for (sx, _), (v, _) in contrast.items() if sx == suite and v is not None]
+        cprior = statistics.median(same_c or every_c) if (same_c or every_c) else None
         out[f"{suite}/{engine}"] = {
             "suite": suite,
             "engine_id": engine,
@@ -508,6 +523,9 @@ def _families(
             "host_df": hdf,
             "host_sigma": _r(max(_shrink(hsd, hdf, hprior, 0.0), hprior)),
             "canary": suite in canary_suites,
+            "contrast_run_sd": _r(csd),
+            "contrast_df": cdf,
+            CONTRAST: None if csd is None and cprior is None else _r(max(FAMILY_FLOOR, _shrink(csd, cdf, cprior), cprior or 0.0)),
         }
     common = [statistics.median(ms) for run in host if (ms := [d[run] for d in by_run.values() if run in d])]
     rms = math.sqrt(statistics.fmean(x * x for x in common)) if len(common) >= 2 else None
