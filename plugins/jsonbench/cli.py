@@ -796,6 +796,10 @@ _OWN_PARSERS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
         "where timed series' noise enters: repetitions, engine starts, hosts (honest recorded runs)",
         _main_of("jsonbench.tools.noise_levels"),
     ),
+    "restart-check": (
+        "does a server restart move a cell's figures as much as a fresh engine does? (where the starts' noise enters)",
+        _main_of("jsonbench.tools.restarts"),
+    ),
     "sample-documents": (
         "write the documents suite's shipped sample (examples/orders.jsonl), deterministically",
         _main_of("jsonbench.tools.sample_documents"),

@@ -57,6 +57,28 @@ def test_root_runs_servers_as_unprivileged_user(make_cells, scratch_dir: Path) -
         engine.teardown(handle)
 
 
+def test_a_restart_keeps_the_data_and_starts_new_processes_without_randomisation(make_cells, scratch_dir: Path, leak_check) -> None:
+    """Issue 37, item 3: a restart is a second start of one cell (new postmaster, new shared memory) on the same data."""
+    from jsonbench.engines import postgres_embedded as pe
+
+    cell = make_cells("large_document_update", ["postgres-17"])[0]
+    engine = engine_for(cell)
+    handle = engine.provision()
+    try:
+        with psycopg.connect(host=handle.socket_dir, port=handle.port, user="bench", dbname="bench", autocommit=True) as conn:
+            conn.execute("CREATE TABLE kept AS SELECT g FROM generate_series(1, 1000) g")
+        before = handle.pid
+        handle = engine.restart(handle)
+        assert handle.pid != before and not Path(f"/proc/{before}").exists(), "the old postmaster is gone"
+        flagged = bool(int(Path(f"/proc/{handle.pid}/personality").read_text().strip(), 16) & pe.ADDR_NO_RANDOMIZE)
+        assert flagged is (handle.aslr == "off"), "restarted under the same launcher as the first start"
+        with psycopg.connect(host=handle.socket_dir, port=handle.port, user="bench", dbname="bench") as conn:
+            assert conn.execute("SELECT count(*) FROM kept").fetchone()[0] == 1000
+    finally:
+        engine.teardown(handle)
+    assert leak_check() == []
+
+
 def test_aslr_off_by_default_starts_every_server_process_without_randomisation(
     make_cells, scratch_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

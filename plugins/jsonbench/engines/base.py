@@ -156,6 +156,17 @@ class Engine(abc.ABC, Generic[H, S]):
     def teardown(self, handle: H) -> None:
         """Stop and remove everything :meth:`provision` created. Must succeed when run twice or after a crash."""
 
+    def restart(self, handle: H) -> H:
+        """Stop the engine and start it again on the same data: new processes and memory, the files and the page cache kept.
+
+        What a second *start* of one cell costs without a second load (issue 37, item 3: where the noise between engine
+        starts enters; ``jsonbench restart-check`` measures it). A backend that cannot (a user's own server, a file
+        opened in process) raises :class:`~jsonbench.errors.EngineUnavailable`.
+        """
+        from jsonbench.errors import EngineUnavailable
+
+        raise EngineUnavailable(f"the {self.backend} backend cannot restart its engine inside a cell")
+
     # -- what the driver samples while the engine runs ----------------------------------------
 
     def pids(self, handle: H) -> list[int]:
