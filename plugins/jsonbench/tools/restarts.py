@@ -24,7 +24,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import signal
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -165,6 +167,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", help="keep every round's figures as JSON here")
     parser.add_argument("--summarize", metavar="FILE", help="instead: summarize a file --out wrote")
     args = parser.parse_args(argv)
+    # A stop (SIGTERM, as `kill` sends) unwinds like Ctrl-C, so each engine is torn down and the host lease freed (seen:
+    # a killed run left its server running and the lease held).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.summarize:
         data = json.loads(Path(args.summarize).read_text())
     else:
