@@ -313,10 +313,11 @@ def apply_confirmations(
         if r.get("verdict") != "suspect":
             continue
         again = fresh.get((r["check_kind"], _key(r)))
+        inputs = inputs_of(r, lib)
         complete = all((str(r["suite"]), *key) in redone for key in input_keys(r, lib))
-        over = not complete and any(f"{r['suite']}/{e}" in left_out for e, _ in inputs_of(r, lib))
+        over = not complete and any(f"{r['suite']}/{e}" in left_out for e, _ in inputs)
         verdict, success, why = _verdict(r, again, complete, over)
-        if not inputs_of(r, lib):
+        if not inputs:
             why = "not measured again: a cell's own resource row sums every task of the cell, and a re-measurement runs only the suspect workloads"
         d = details_of(r)
         d["first"] = _measurement(r)

@@ -7,7 +7,7 @@ server stopped and started again between rounds (:meth:`Engine.restart`: same da
 processes, new shared memory). Per timed series (the log of the statistic drift tests: the best repetition of a
 duration or rate) it splits the spread of the rounds' figures into *between restarts* of one engine (pooled inside
 each) and *between fresh engines* beyond that (method of moments, :func:`jsonbench.history.noise.levels`), and prints
-the medians per suite, with the mean shift of each round against the first (a restart empties shared buffers).
+the medians per suite, with the mean shift of each round against the first (which alone follows the load).
 
 Why it matters. On the reference machine type the spread between engine starts (11-21 % a series) dominates what a
 night measures, and issue 37's item 3 asks that a cell's figures rest on two or three starts. A restart costs seconds,
@@ -149,7 +149,7 @@ def render(data: dict[str, Any], s: dict[str, Any]) -> str:
         f"  between restarts of one engine (median sd of the log): {_pct(s['restart_sd'])}",
         f"  between fresh engines, beyond the restarts:            {_pct(s['fresh_sd'])}",
         f"  share of a series' start-to-start variance a restart reproduces (median): {_pct(s['restart_share'])}",
-        "  each round against the first, mean over series (a restart empties shared buffers): "
+        "  each round against the first, mean over series (the first alone follows the load): "
         + (", ".join(f"round {r + 1} {v:+.1%}" for r, v in s["round_shift"].items()) or "-"),
     ]
     return "\n".join(lines)
