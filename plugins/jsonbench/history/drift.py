@@ -73,7 +73,9 @@ from typing import Any
 
 import pandas as pd
 
+from jsonbench.cell import starts_of
 from jsonbench.dataset.measurement import MEASURED_COLUMNS, METRIC_KINDS, PLAN_MARGIN, MetricKind, finite_float, is_polled_peak
+from jsonbench.history.hostspeed import DURATION_UNITS, RATE_UNITS, direction
 from jsonbench.history.rules import Rule, declared_kind, declared_kinds, rule_for
 
 __all__ = ["Rule", "declared_kind", "declared_kinds", "rule_for"]  # the rules live in jsonbench.history.rules
@@ -144,10 +146,14 @@ def input_of(scale_params: Any) -> str | None:
 def same_input(hist: pd.DataFrame, now: pd.DataFrame) -> pd.DataFrame:
     """The history rows of the inputs measured tonight: two inputs never share a drift history (issue 36).
 
-    A suite that reads no input (no fingerprint in its scale parameters tonight) keeps its whole history.
+    A suite that reads no input (no fingerprint in its scale parameters tonight) keeps its whole history. Nor do
+    two designs of a night share one: figures that rest on several engine starts (the run parameter ``starts``) are a
+    statistic of another spread and level than one start's, so each is judged against its own kind only.
     """
     if "scale_params" not in now.columns or "scale_params" not in hist.columns or now.empty:
         return hist
+    starts = {starts_of(sp) for sp in now["scale_params"].unique()}
+    hist = hist[hist["scale_params"].map(starts_of).isin(starts)]
     tonight = {input_of(sp) for sp in now["scale_params"].unique()} - {None}
     if not tonight:
         return hist
@@ -188,22 +194,19 @@ def _fill_quiet(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-#: Units where larger is better (a busy machine lowers them); every other timing unit is a duration.
-RATE_UNITS = {"tps"}
-DURATION_UNITS = {"ms", "s", "us", "ns", "ns/row"}
-
-
 def _points(row: Any, mode: str) -> list[float]:
     """The points one run adds to a statistical series.
 
     ``samples``: every repetition; ``runs``: the published value; ``best``: the best repetition
-    (the fastest duration, the highest rate), which noise on a shared machine moves least.
+    (the fastest duration, the highest rate), which noise on a shared machine moves least; of a figure that rests on
+    several engine starts, each start's best averaged (:func:`jsonbench.history.noise.statistic`, the one statistic).
     """
     if mode == "best" and getattr(row, "unit", "") in RATE_UNITS | DURATION_UNITS:
-        samples = getattr(row, "samples", None)
-        pts = [float(x) for x in samples if x is not None and math.isfinite(float(x))] if samples is not None and len(samples) else []
-        if pts:
-            return [max(pts) if getattr(row, "unit", "") in RATE_UNITS else min(pts)]
+        from jsonbench.history.noise import statistic
+
+        best = statistic(str(row.unit), None, getattr(row, "samples", None), getattr(row, "extra", None))
+        if best is not None:
+            return [best]
     if mode == "samples":
         samples = getattr(row, "samples", None)
         if samples is not None and len(samples):
@@ -616,14 +619,14 @@ def _calibrated_series(row: dict[str, Any], idx: int, g: list[Any], r: Any, entr
     from jsonbench.history.noise import log_of, statistic
 
     usable = [x for x in g if _quiet(x) is not False][-s.window :]
-    pts = [(x, lv) for x in usable if (lv := log_of(statistic(x.unit, x.value, x.samples))) is not None]
+    pts = [(x, lv) for x in usable if (lv := log_of(statistic(x.unit, x.value, x.samples, getattr(x, "extra", None)))) is not None]
     row["history_n"] = len(pts)
     row["history_runs"] = json.dumps([str(x.run_id) for x, _ in pts])
     row["sigma"] = float(entry["sigma"])
     row["method"] = "calibrated"
     if not _judgeable(row, len(pts), s.calibrated_min_history, "a calibrated series"):
         return None
-    tonight = log_of(statistic(r.unit, r.value, r.samples))
+    tonight = log_of(statistic(r.unit, r.value, r.samples, getattr(r, "extra", None)))
     if tonight is None:
         row.update(verdict="excluded", note="no positive value: a log-scale noise model has nothing to compare")
         return None
@@ -685,9 +688,7 @@ def _window_test(c: _Calibrated, recent: int, min_ref: int, tail: dict[str, Any]
 
 def _slower(unit: str) -> int:
     """+1 when a larger value of ``unit`` is slower (a duration), -1 when smaller is (a rate), 0 when it has no direction."""
-    from jsonbench.history.noise import DURATION_UNITS, RATE_UNITS
-
-    return 1 if unit in DURATION_UNITS else (-1 if unit in RATE_UNITS else 0)
+    return direction(unit)
 
 
 def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: float) -> None:
