@@ -9,10 +9,11 @@ Runs the JSON-storage benchmark matrix: every selected suite on every selected e
   size, disk and memory peak, duration: from recorded runs when there are some) and refuses a run
   the machine cannot hold. A new attempt of the same run keeps the cells an earlier attempt
   completed (they are skipped, not measured again).
-* One **task group per cell** (`<suite>__<engine>`): **provision** (setup task: take the host
+* One **task group per cell** (`<suite>__<engine>`, shown as `<engine> · <suite>`): **provision** (setup task: take the host
   lease, start a fresh engine, record its build and settings, load shared data), **one task per
   workload** (never retried: a dead or failed attempt may have left the engine changed; the cell
-  fails, and a resume of the run measures it again on a fresh engine), **teardown** (teardown
+  fails, and a resume of the run measures it again on a fresh engine; with the parameter `starts` at 2 or 3, each runs
+  its workload once per engine start, the server restarted between, its repetitions split across them), **teardown** (teardown
   task: runs even when a workload fails or its worker died, gives the host back), and **done** (an
   empty link the scheduler completes itself). The groups are chained through their links, so the
   next cell's engine starts only after every earlier one is gone. **select** (after plan)
@@ -45,7 +46,7 @@ import pendulum
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import Asset, Param, TaskGroup, dag, get_current_context, task
 
-from jsonbench.cell import cell_id_of
+from jsonbench.cell import cell_id_of, cell_label_of
 from jsonbench.matrix import load_matrix
 from jsonbench.orchestration.deployment import BenchmarkDag, benchmark_dags, host_engines, retry_delay_s, schedule
 from jsonbench.orchestration.plan import cell_slots, params_schema
@@ -240,7 +241,7 @@ def build(spec: BenchmarkDag) -> Any:
         previous: Any = planned
         for suite, engine in SLOTS:
             cell_id = cell_id_of(suite, engine)
-            with TaskGroup(group_id=cell_id, tooltip=f"{suite} on {engine}"):
+            with TaskGroup(group_id=cell_id, group_display_name=cell_label_of(suite, engine), tooltip=f"{suite} on {engine}"):
                 handle = provision.override(task_id="provision")(cell_id)
                 runs = [workload.override(task_id=w)(cell_id, handle, w) for w in WORKLOADS[suite]]
                 stop = teardown.override(task_id="teardown")(cell_id, handle)

@@ -16,6 +16,7 @@ This module sits at the bottom of the package: it imports nothing of the project
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -27,6 +28,14 @@ from jsonbench import paths
 NAME_PREFIX = "jsonbench-"
 #: Appended to a run's id for its confirmation measurements (staged and published apart: jsonbench.checks.confirm).
 CONFIRMATION_SUFFIX = "+confirm"
+#: The key of a cell's ``scale_params`` (and so of every row's) that says on how many engine starts its timed
+#: figures rest (the run parameter ``starts``); absent: one, as every run before it. A parameter, not a column of its
+#: own, so that rows of different designs are never one drift history (:func:`jsonbench.history.drift.same_input`) and
+#: old files need nothing.
+STARTS_KEY = "starts"
+#: How many starts a cell's figures may rest on: a restart costs about 0.4 s, but each start repeats a workload's own
+#: setup (a warm-up read, a table load), so more than three would cost more than the 10 % of a night issue 37 allows.
+MAX_STARTS = 3
 
 
 @dataclass(frozen=True)
@@ -169,6 +178,18 @@ class Cell:
         """The server settings of a PostgreSQL cell (empty for other families)."""
         return dict(self.postgres.server_settings) if self.postgres else {}
 
+    @property
+    def starts(self) -> int:
+        """On how many engine starts this cell's timed figures rest (:data:`STARTS_KEY`; 1 when absent)."""
+        return starts_of(self.scale_params)
+
+    def with_starts(self, starts: int) -> Cell:
+        """This cell with its figures resting on ``starts`` engine starts (the key is left out for one, as before it existed)."""
+        params = {k: v for k, v in self.scale_params.items() if k != STARTS_KEY}
+        if starts > 1:
+            params[STARTS_KEY] = int(starts)
+        return replace(self, scale_params=params)
+
     def to_json(self) -> dict[str, Any]:
         """The cell as plain JSON (for XCom and the staging files)."""
         return asdict(self)
@@ -182,6 +203,23 @@ class Cell:
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
 
+def starts_of(scale_params: Any) -> int:
+    """The starts a row's or a cell's figures rest on, from its scale parameters (a dict, or a row's JSON text); 1 when unsaid."""
+    if isinstance(scale_params, str):
+        if STARTS_KEY not in scale_params:
+            return 1
+        try:
+            scale_params = json.loads(scale_params)
+        except ValueError:
+            return 1
+    if not isinstance(scale_params, dict):
+        return 1
+    try:
+        return max(1, int(scale_params.get(STARTS_KEY) or 1))
+    except (TypeError, ValueError):
+        return 1
+
+
 def cell_id_of(suite: str, engine_id: str) -> str:
     """``<suite>__<engine>``: a cell's id, also its task group's id in the DAG.
 
@@ -189,3 +227,12 @@ def cell_id_of(suite: str, engine_id: str) -> str:
     of ``sqlite-3.46.1``) becomes an underscore: ``sqlite_jsonb__sqlite-3_46_1``.
     """
     return re.sub(r"[^A-Za-z0-9_-]", "_", f"{suite}__{engine_id}")
+
+
+def cell_label_of(suite: str, engine_id: str) -> str:
+    """``<engine> · <suite>``: the name a cell's task group shows in Airflow's UI (its id stays :func:`cell_id_of`).
+
+    The engine first: the grid's name column cuts a long name after about 26 characters, and the id's suite-first
+    ``large_document_update__pos…`` hid which engine a group measures (seen on the UI test's screenshots).
+    """
+    return f"{engine_id} · {suite}"

@@ -72,7 +72,7 @@ def install_sqlite() -> None:
 
 def _conf(args: argparse.Namespace) -> dict[str, Any]:
     conf: dict[str, Any] = json.loads(args.conf) if args.conf else {}
-    for key in ("scale", "backend", "repetitions", "hardware_label", "results_dir"):
+    for key in ("scale", "backend", "repetitions", "starts", "hardware_label", "results_dir"):
         val = getattr(args, key, None)
         if val is not None:
             conf[key] = val
@@ -351,6 +351,7 @@ def _add_run_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         p.add_argument("--suites", help="comma-separated suite names")
         p.add_argument("--backend")
         p.add_argument("--repetitions", type=int)
+        p.add_argument("--starts", type=int, help="engine starts each cell's timings rest on (1-3; a restart between, repetitions split)")
         p.add_argument("--hardware-label", dest="hardware_label")
         p.add_argument("--results-dir", dest="results_dir")
         p.add_argument("--conf", help="extra DAG params as JSON")
@@ -362,6 +363,7 @@ def _add_run_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     for opt in ("--scale", "--engines", "--suites", "--backend", "--hardware-label", "--results-dir", "--conf"):
         p.add_argument(opt, dest=opt[2:].replace("-", "_"))
     p.add_argument("--repetitions", type=int)
+    p.add_argument("--starts", type=int, help="engine starts each cell's timings rest on (1-3)")
     _add_documents_options(p)
     p = sub.add_parser(
         "scheduler-run",
@@ -370,6 +372,7 @@ def _add_run_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     for opt in ("--scale", "--engines", "--suites", "--backend", "--hardware-label", "--results-dir", "--conf"):
         p.add_argument(opt, dest=opt[2:].replace("-", "_"))
     p.add_argument("--repetitions", type=int)
+    p.add_argument("--starts", type=int, help="engine starts each cell's timings rest on (1-3)")
     p.add_argument("--port", type=int, default=None, help="API server port (default: a free one)")
     _add_documents_options(p)
     p = sub.add_parser("host", help="the host lease: who holds the benchmark host (status), or release a dead holder's lease (release)")

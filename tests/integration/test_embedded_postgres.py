@@ -221,3 +221,50 @@ def test_killed_setup_is_swept(make_cells, leak_check) -> None:
     swept = tasks.sweep(planned_of(cell))
     assert swept == [cell.cell_id]
     assert leak_check() == []
+
+
+def test_a_cell_of_two_starts_restarts_between_them_and_splits_its_repetitions(
+    make_cells, results_dir: Path, scratch_dir: Path, leak_check
+) -> None:
+    """Issue 37, item 3: with ``starts=2`` a workload runs in two starts of a real server (a restart between: a new
+    postmaster), its repetitions split (smoke: 5 reads as 3 + 2, 2 loads as 1 + 1), and one staged record holds both
+    starts' samples; the plan gives SQLite, which cannot restart, one start."""
+    from jsonbench.dataset.staging import Staging
+
+    planned = tasks.plan(
+        {
+            "scale": "smoke",
+            "suites": ["json_vs_jsonb", "sqlite_jsonb"],
+            "engines": ["postgres-17", "sqlite-3.46.1"],
+            "starts": 2,
+            "results_dir": str(results_dir),
+        },
+        "two_starts",
+        None,
+    )
+    starts = {c["engine_id"]: c["scale_params"].get("starts", 1) for c in planned["cells"]}
+    assert starts == {"postgres-17": 2, "sqlite-3.46.1": 1}
+    cell = next(tasks.cell_of(planned, c["cell_id"]) for c in planned["cells"] if c["engine_id"] == "postgres-17")
+    assert cell is not None
+    handle_json = tasks.provision(planned, cell.cell_id)
+    try:
+        first = handle_json["pid"]
+        out = tasks.run_workload(planned, cell.cell_id, handle_json, "small")
+        assert out["starts"] == 2
+        now = int((Path(handle_json["datadir"]) / "postmaster.pid").read_text().splitlines()[0])
+        assert now != first, "the second start is a new postmaster"
+        rec = [r for r in Staging(cell.run.results_dir, cell.run.run_id).records(cell.cell_id) if r.workload == "small"][-1]
+        assert rec.phases["restart"] > 0 and rec.resources["seconds"] > rec.phases["restart"]
+        reads = [m for m in rec.measurements if m.metric == "read_time"]
+        loads = [m for m in rec.measurements if m.metric == "load_time"]
+        assert reads and all(len(m.samples) == 5 and m.extra["start_samples"] == [3, 2] for m in reads)
+        assert loads and all(m.extra["start_samples"] == [1, 1] for m in loads)
+        facts = [m for m in rec.measurements if m.kind == "deterministic" and m.status == "ok"]
+        assert facts and not any("starts_differ" in m.extra for m in facts), "the same data in both starts"
+        pglz = [m for m in facts if m.metric == "table_bytes" and m.variant.endswith(".pglz")]
+        assert pglz and all(m.extra.get("starts") == 2 for m in pglz)
+        lz4 = [m for m in rec.measurements if m.metric == "table_bytes" and m.variant.endswith(".lz4")]
+        assert lz4 and all("starts" not in m.extra for m in lz4), "sizes alone are measured in the first start only"
+    finally:
+        tasks.teardown(planned, cell.cell_id, handle_json)
+    assert leak_check() == []

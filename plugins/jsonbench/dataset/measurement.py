@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 Aggregate = Literal["median", "min", "max", "single"]
@@ -147,3 +147,43 @@ class Measurement:
         d = dict(d)
         d["samples"] = tuple(float("nan") if s is None else float(s) for s in d.get("samples", ()))
         return cls(**d)
+
+
+def merge_starts(rounds: list[list[Measurement]]) -> list[Measurement]:
+    """One workload's measurements over the engine starts it ran in (the run parameter ``starts``), as one list.
+
+    Each metric keeps its place (the first start's order) and every start's samples, in the starts' order, so its value
+    and drift's statistic (the best repetition) rest on all of them; ``extra["start_samples"]`` says how many samples
+    each start gave. A deterministic fact is the same in every start, so the first start's is kept, and a start that
+    read it otherwise is said in ``extra["starts_differ"]`` (the exact checks then judge the first). A metric a later
+    start alone recorded is kept as it is. One start is returned unchanged.
+    """
+    if len(rounds) <= 1:
+        return list(rounds[0]) if rounds else []
+    order: list[tuple[str, str, str]] = []
+    by: dict[tuple[str, str, str], list[Measurement]] = {}
+    for ms in rounds:
+        for m in ms:
+            key = (m.workload, m.variant, m.metric)
+            if key not in by:
+                order.append(key)
+                by[key] = []
+            by[key].append(m)
+    out: list[Measurement] = []
+    for key in order:
+        ms = by[key]
+        first = ms[0]
+        if len(ms) == 1 or first.status != "ok":
+            out.append(first)
+            continue
+        ok = [m for m in ms if m.status == "ok"]
+        if first.kind == "deterministic":
+            differ = [m.samples for m in ok[1:] if m.samples != first.samples]
+            extra = {**first.extra, "starts": len(ms)} | ({"starts_differ": [list(s) for s in differ]} if differ else {})
+            out.append(replace(first, extra=extra))
+            continue
+        samples = tuple(s for m in ok for s in m.samples)
+        aggregate: Aggregate = "median" if first.aggregate == "single" else first.aggregate
+        extra = {**first.extra, "starts": len(ok), "start_samples": [len(m.samples) for m in ok]}
+        out.append(replace(first, samples=samples, aggregate=aggregate, extra=extra))
+    return out

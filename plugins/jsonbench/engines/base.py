@@ -103,6 +103,9 @@ class Engine(abc.ABC, Generic[H, S]):
     family: ClassVar[str]
     backend: ClassVar[str]
     handle_type: ClassVar[type[Handle]] = Handle
+    #: Whether :meth:`restart` works: the run plan lets a cell's figures rest on several engine starts (``starts``)
+    #: only then, and gives the other cells one start (a user's own server, SQLite opened in its worker).
+    can_restart: ClassVar[bool] = False
 
     def __init__(self, cell: Cell) -> None:
         self.cell = cell

@@ -140,6 +140,7 @@ class EmbeddedPostgres(Engine[EmbeddedHandle, PostgresSession]):
     family = "postgres"
     backend = "embedded"
     handle_type = EmbeddedHandle
+    can_restart = True
 
     # -- where things are -----------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jsonbench import paths
-from jsonbench.cell import Cell, PostgresOptions, QuietPolicy, RunRef, cell_id_of
+from jsonbench.cell import MAX_STARTS, Cell, PostgresOptions, QuietPolicy, RunRef, cell_id_of
 from jsonbench.errors import ConfigError
 from jsonbench.matrix import LABEL_RE, SETTING_NAME_RE, Matrix, load_matrix
 
@@ -95,6 +95,18 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
             "title": "Repetitions",
             "description": "Override the scale profile's repetitions (>= 1). Empty: the profile's.",
         },
+        "starts": {
+            "default": 1,
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_STARTS,
+            "title": "Engine starts per cell",
+            "description": (
+                "On how many engine starts each cell's timings rest: each workload runs once per start, a server restart between, "
+                "its repetitions split across them (issue 37: most of a night's noise enters between engine starts). 1: one start, as "
+                "before; engines that cannot restart (an existing server, SQLite) take one."
+            ),
+        },
         "hardware_label": label_param,
         "results_dir": {
             "default": None,
@@ -158,6 +170,8 @@ class RunConfig:
     repetitions: int
     hardware_label: str
     results_dir: str
+    #: On how many engine starts each cell's timed figures rest (``starts``; :func:`jsonbench.suites.base.start_rounds`).
+    starts: int = 1
     server_settings: dict[str, str] = field(default_factory=dict)
     #: The run this one finishes (``resume_of``): its staged cells are kept and its run id is the one published.
     resume_of: str | None = None
@@ -212,6 +226,11 @@ def resolve(
         reps = m.scales[scale]["repetitions"]
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise ConfigError("repetitions", f"must be an integer >= 1, got {reps!r}")
+    starts = p.get("starts", 1)
+    if starts is None:
+        starts = 1
+    if isinstance(starts, bool) or not isinstance(starts, int) or not 1 <= starts <= MAX_STARTS:
+        raise ConfigError("starts", f"must be an integer from 1 to {MAX_STARTS}, got {starts!r}")
 
     label = _hardware_label(p, m, env, bound_label)
     settings = _server_settings(p)
@@ -233,6 +252,7 @@ def resolve(
         backend=backend,
         scale=scale,
         repetitions=reps,
+        starts=starts,
         hardware_label=label,
         results_dir=results,
         server_settings={k: str(v) for k, v in settings.items()},
@@ -397,6 +417,6 @@ def plan_cells(cfg: RunConfig, run: RunRef, matrix: Matrix | None = None) -> lis
                 quiet=quiet,
                 postgres=postgres,
                 position=position,
-            )
+            ).with_starts(cfg.starts)
         )
     return cells

@@ -25,7 +25,7 @@ from typing import Any
 
 from jsonbench import paths
 from jsonbench.cell import Cell, HostFacts, RunRef, cell_id_of
-from jsonbench.dataset.measurement import CANARY_WORKLOAD, Measurement
+from jsonbench.dataset.measurement import CANARY_WORKLOAD, Measurement, merge_starts
 from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
 from jsonbench.engines.base import Engine, Handle, engine_for
 from jsonbench.errors import BenchmarkError, ConfigError
@@ -36,7 +36,7 @@ from jsonbench.orchestration.deployment import host_engines
 from jsonbench.orchestration.plan import plan_cells, resolve
 from jsonbench.orchestration.plant import planted
 from jsonbench.suites import get_suite
-from jsonbench.suites.base import WorkloadContext
+from jsonbench.suites.base import WorkloadContext, start_rounds
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +138,8 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, b
     for cell in cells:
         engine_for(cell).check()
         get_suite(cell.suite).preflight(cell)
+    # Several starts only where the engine can restart (a user's own server, SQLite in its worker: one); their rows say so.
+    cells = [c if c.starts == 1 or engine_for(c).can_restart else c.with_starts(1) for c in cells]
     staging = Staging(cfg.results_dir, run_id)
     resumed = completed_cells(staging, cells)
     staging.keep_only(resumed)
@@ -318,7 +320,13 @@ def provision(planned: dict[str, Any], cell_id: str) -> dict[str, Any]:
 
 
 def run_workload(planned: dict[str, Any], cell_id: str, handle_json: dict[str, Any], workload: str) -> dict[str, Any]:
-    """One workload task: measure, then stage the measurements (only complete results are staged)."""
+    """One workload task: measure, then stage the measurements (only complete results are staged).
+
+    A cell whose figures rest on several engine starts (``starts``) runs the workload once per start, the server
+    restarted before each start after the first, its repetitions split across them (:func:`start_rounds`), and stages
+    one record: every start's samples under one metric (:func:`merge_starts`), the restarts' seconds as phase
+    ``restart``.
+    """
     cell = cell_of(planned, cell_id)
     if cell is None:
         raise CellSkipped(f"{cell_id} is not selected by this run's parameters")
@@ -326,29 +334,60 @@ def run_workload(planned: dict[str, Any], cell_id: str, handle_json: dict[str, A
     handle = engine.load_handle(handle_json)
     suite = get_suite(cell.suite)
     started = _now()
-    with engine.session(handle) as session, _resources(engine, handle) as peaks:
-        ctx = WorkloadContext(
-            cell=cell, session=session, workload=workload, sampler=_sampler_factory(engine, handle, cell), kinds=suite.metric_kind
-        )
-        t0 = time.perf_counter()
-        suite.run(workload, ctx)
-        ctx.phases["task"] = time.perf_counter() - t0
-    ctx.measurements[:] = planted(ctx.measurements, cell, workload)
+    rounds: list[list[Measurement]] = []
+    phases: dict[str, float] = {}
+    windows: list[Any] = []
+    peaks: dict[str, float] = {}
+    for i, round_cell in enumerate(start_rounds(cell, suite.repetition_params)):
+        restart_s = 0.0
+        if i:
+            t0 = time.perf_counter()
+            handle = engine.restart(handle)
+            restart_s = time.perf_counter() - t0
+            phases["restart"] = phases.get("restart", 0.0) + restart_s
+        with engine.session(handle) as session, _resources(engine, handle) as used:
+            ctx = WorkloadContext(
+                cell=round_cell,
+                session=session,
+                workload=workload,
+                sampler=_sampler_factory(engine, handle, cell),
+                kinds=suite.metric_kind,
+                start=i,
+            )
+            t0 = time.perf_counter()
+            suite.run(workload, ctx)
+            ctx.phases["task"] = time.perf_counter() - t0
+        rounds.append(ctx.measurements)
+        windows.extend(w.to_json() for w in ctx.windows)
+        for phase, seconds in ctx.phases.items():
+            phases[phase] = phases.get(phase, 0.0) + seconds
+        for key, value in used.items():
+            # The peaks are the largest any start held; the seconds (the cell's duration) add up, restarts included.
+            if key == "seconds":
+                peaks[key] = peaks.get(key, 0.0) + value + restart_s
+            else:
+                peaks[key] = max(peaks.get(key, 0.0), value)
+    measurements = planted(merge_starts(rounds), cell, workload)
     staging = Staging(cell.run.results_dir, cell.run.run_id)
-    path = staging.write_workload(
-        WorkloadRecord(cell, workload, ctx.measurements, ctx.phases, started, _now(), [w.to_json() for w in ctx.windows], peaks)
-    )
-    disturbed = sum(1 for w in ctx.windows if w.quiet is False)
+    path = staging.write_workload(WorkloadRecord(cell, workload, measurements, phases, started, _now(), windows, peaks))
+    disturbed = sum(1 for w in windows if w.get("quiet") is False)
     log.info(
-        "%s/%s: %d measurements staged in %s (%d of %d measure windows disturbed by other load)",
+        "%s/%s: %d measurements staged in %s (%d of %d measure windows disturbed by other load%s)",
         cell_id,
         workload,
-        len(ctx.measurements),
+        len(measurements),
         path,
         disturbed,
-        len(ctx.windows),
+        len(windows),
+        f"; {len(rounds)} engine starts, restarts {phases.get('restart', 0.0):.2f} s" if len(rounds) > 1 else "",
     )
-    return {"workload": workload, "measurements": len(ctx.measurements), "phases": ctx.phases, "disturbed_windows": disturbed}
+    return {
+        "workload": workload,
+        "measurements": len(measurements),
+        "phases": phases,
+        "disturbed_windows": disturbed,
+        "starts": len(rounds),
+    }
 
 
 def teardown(planned: dict[str, Any], cell_id: str, handle_json: dict[str, Any] | None) -> None:

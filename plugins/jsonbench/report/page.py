@@ -55,9 +55,10 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup
 
+from jsonbench.cell import starts_of
 from jsonbench.checks import verdicts
 from jsonbench.dataset.fsio import write_text_atomic
-from jsonbench.dataset.measurement import finite_float
+from jsonbench.dataset.measurement import HOST_SUITE, finite_float
 from jsonbench.report import charts, figures
 from jsonbench.report.charts import fmt
 from jsonbench.report.judged import badge_of
@@ -442,6 +443,20 @@ def sanity_context(root: Path, vrun: pd.DataFrame) -> dict[str, Any] | None:
     return {"badge": f"{len(s) - len(failed)} of {len(s)} passed", "failed": rows}
 
 
+def _starts_words(run: pd.DataFrame) -> str:
+    """On how many engine starts the run's figures rest (the run parameter ``starts``), per engine where they differ."""
+    if "scale_params" not in run.columns:
+        return "1"
+    cells = run[run["suite"] != HOST_SUITE] if "suite" in run.columns else run
+    by: dict[int, list[str]] = {}
+    for engine, g in cells.groupby("engine_id"):
+        k = max((starts_of(sp) for sp in g["scale_params"].dropna().unique()), default=1)
+        by.setdefault(k, []).append(str(engine))
+    if len(by) <= 1:
+        return str(next(iter(by), 1))
+    return "; ".join(f"{k} ({', '.join(sorted(es, key=natural_key))})" for k, es in sorted(by.items(), reverse=True))
+
+
 def environment_context(run: pd.DataFrame) -> dict[str, Any]:
     """The host of the run, each suite's scale parameters, and each engine's build, configure flags and settings."""
     first = run.iloc[0]
@@ -454,6 +469,7 @@ def environment_context(run: pd.DataFrame) -> dict[str, Any]:
         ("kernel", first.get("host_kernel")),
         ("git revision", first.get("git_revision")),
         ("scale", f"{first.get('scale')}"),
+        ("engine starts each timing rests on", _starts_words(run)),
     ]
     params = [
         (str(suite), str(g["scale_params"].dropna().iloc[0] if g["scale_params"].notna().any() else ""))

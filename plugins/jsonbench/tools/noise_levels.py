@@ -49,11 +49,15 @@ class SeriesNoise:
     runs: dict[str, float] = field(default_factory=dict)
 
 
-def levels(folders: list[tuple[Path, dict[str, Any]]], label: str = "local") -> list[SeriesNoise]:
+def levels(folders: list[tuple[Path, dict[str, Any]]], label: str = "local", design: int | None = 1) -> list[SeriesNoise]:
     """Every timed series' noise per level over the honest runs of ``label`` in ``folders`` (``(results folder, manifest
     entry)``), read as the calibration record reads them (:func:`jsonbench.tools.record.read_runs`: quiet windows only,
     each run with its host) and split by the record's own definition of the levels (:func:`jsonbench.history.noise.levels`),
-    so that this table and the thresholds a night uses say the same thing."""
+    so that this table and the thresholds a night uses say the same thing.
+
+    ``design``: the engine starts of the figures read (1: one start's figures, as the record; None: whatever the folders hold, for an arm of
+    its own, such as nights with ``--starts 2``: a row's samples then span its starts, so its ``within`` is an upper
+    bound)."""
     import pandas as pd
 
     from jsonbench.dataset.measurement import HOST_SUITE
@@ -62,7 +66,7 @@ def levels(folders: list[tuple[Path, dict[str, Any]]], label: str = "local") -> 
 
     out: list[SeriesNoise] = []
     for scale in SCALES:
-        df = read_runs(folders, label, scale)
+        df = read_runs(folders, label, scale, design)
         if df.empty or "metric_kind" not in df:
             continue
         df = df[(df["metric_kind"] == "timed") & (df["status"] == "ok") & (df["suite"] != HOST_SUITE) & (df["value"] > 0)]
@@ -274,7 +278,7 @@ def main(argv: list[str]) -> int:
             name, sep, dirs = spec.partition("=")
             if not sep or not dirs:
                 parser.error(f"--arm: expected NAME=DIR[,DIR...], got {spec!r}")
-            arms[name] = levels([(Path(d), {}) for d in dirs.split(",")])
+            arms[name] = levels([(Path(d), {}) for d in dirs.split(",")], design=None)
         print(compare_arms(arms))
         return 0
     from jsonbench.tools.recheck import folders_to_check

@@ -128,7 +128,7 @@ def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, can
         kind = kind_of(r.suite, r.workload, r.metric, r.unit, getattr(r, "metric_kind", None), rules[rk])
         if kind == "deterministic":
             continue
-        lv = log_of(statistic(r.unit, r.value, r.samples))
+        lv = log_of(statistic(r.unit, r.value, r.samples, getattr(r, "extra", None)))
         if lv is None:
             continue
         build = "" if r.engine_build is None or (isinstance(r.engine_build, float)) else str(r.engine_build)
@@ -721,11 +721,16 @@ def build_record(
     }
 
 
-def read_runs(sources: list[tuple[Path, dict[str, Any]]], hardware_label: str, scale: str) -> pd.DataFrame:
+def read_runs(sources: list[tuple[Path, dict[str, Any]]], hardware_label: str, scale: str, starts: int | None = 1) -> pd.DataFrame:
     """The published rows of ``hardware_label`` at ``scale`` in every folder, each with its ``host`` (the boot id; the
     manifest's host name, or the folder's, for rows from before the column; with ``+quota<cores>`` for a run under a CPU
     quota) and its ``machine`` (the boot id alone), without windows the host was busy in
-    (``quiet`` false: drift leaves them out of every history too) and without suites the manifest does not ask."""
+    (``quiet`` false: drift leaves them out of every history too) and without suites the manifest does not ask.
+
+    One start's rows only (``starts``; None: every design): figures that rest on several engine starts (the run parameter
+    ``starts``) are a statistic of another spread, which a record of their own will read once nights of that design are
+    recorded."""
+    from jsonbench.cell import starts_of
     from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
 
     frames = []
@@ -734,6 +739,8 @@ def read_runs(sources: list[tuple[Path, dict[str, Any]]], hardware_label: str, s
         df = df[df["scale"] == scale]
         stale = {str(r.get("suite")) for r in entry.get("not_asked", []) if not r.get("depends_on")}
         df = df[~df["suite"].isin(stale)]
+        if "scale_params" in df and starts is not None:
+            df = df[(df["suite"] == HOST_SUITE) | (df["scale_params"].map(starts_of) == starts)]
         if "quiet" in df:
             df = df[(df["suite"] == HOST_SUITE) | (df["quiet"].astype("boolean").fillna(True).astype(bool))]
         fallback = str(entry.get("host") or (folder.name if len(sources) > 1 else ""))

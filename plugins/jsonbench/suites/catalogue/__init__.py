@@ -113,6 +113,8 @@ class Catalogue(Suite["PostgresSession"]):
         "error_factor_before",
         "design_mismatches",
     )
+    #: Split across engine starts (``starts``): the pgbench runs of every script and update, the index builds, the scans.
+    repetition_params: ClassVar[tuple[str, ...]] = ("pgbench_repetitions", "index_builds", "scan_runs")
 
     def preflight(self, cell: Cell) -> None:
         """A missing or too old pgbench fails the run here, before any engine starts."""

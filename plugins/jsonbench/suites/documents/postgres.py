@@ -125,6 +125,8 @@ class Documents(Suite["PostgresSession"]):
     name: ClassVar[str] = NAME
     workloads: ClassVar[tuple[str, ...]] = tuple(METRICS)
     headline: ClassVar[tuple[str, ...]] = ("table_size_ratio", "over_threshold_share", "read_speedup", "wal_ratio", "tps_ratio")
+    #: Split across engine starts (``starts``): the timed reads and the update runs.
+    repetition_params: ClassVar[tuple[str, ...]] = ("read_runs", "update_repetitions")
 
     def expected_metrics(self) -> list[tuple[str, str]]:
         return [(w, m) for w, ms in METRICS.items() for m in ms]
