@@ -74,7 +74,16 @@ from typing import Any
 import pandas as pd
 
 from jsonbench.cell import starts_of
-from jsonbench.dataset.measurement import MEASURED_COLUMNS, METRIC_KINDS, PLAN_MARGIN, MetricKind, finite_float, is_polled_peak
+from jsonbench.dataset.measurement import (
+    MEASURED_COLUMNS,
+    METRIC_KINDS,
+    PLAN_MARGIN,
+    PLAN_SLACK_BYTES,
+    MetricKind,
+    finite_float,
+    is_polled_peak,
+    plan_bound,
+)
 from jsonbench.history.hostspeed import DURATION_UNITS, RATE_UNITS, direction
 from jsonbench.history.rules import Rule, declared_kind, declared_kinds, rule_for
 
@@ -344,15 +353,15 @@ def _judge_deterministic(row: dict[str, Any], g: list[Any], rule: Rule, value: f
     )
 
 
-def _judge_polled_peak(row: dict[str, Any], g: list[Any], value: float, s: _Settings) -> None:
+def _judge_polled_peak(row: dict[str, Any], g: list[Any], metric: str, value: float, s: _Settings) -> None:
     """A cell's polled peak against the largest of its earlier reads: drift only when it grew beyond the plan's margin.
 
     A poll reads what the engine holds between measure windows, so every read is a lower bound of the peak and a low
     read is a missed transient, not a change (:data:`~jsonbench.dataset.measurement.POLLED_PEAKS`). Judged as a
     sampled value, one missed read became the reference, and the next night's true peak (+11 %, SQLite 3.54.1 on
     2de39d7f) read as drift against a near-exact sigma. So the reference is the history's largest read, only a rise
-    counts, and the rise must exceed the plan's margin (:data:`~jsonbench.dataset.measurement.PLAN_MARGIN`, what
-    the plan already allows beyond the last figure): within it no plan goes wrong. Beyond it the read is certain
+    counts, and the rise must exceed the plan's margin (:func:`~jsonbench.dataset.measurement.plan_bound`, what
+    the plan already allows beyond the last figure: x1.25 and one WAL segment): within it no plan goes wrong. Beyond it the read is certain
     (the engine held at least that much), so it fails at once, as a fact does: measuring again cannot take a lower
     bound back. Quiet or not makes no difference to what an engine held.
     """
@@ -367,16 +376,17 @@ def _judge_polled_peak(row: dict[str, Any], g: list[Any], value: float, s: _Sett
         row["note"] = f"{len(h)} earlier run(s); a polled peak needs {s.det_min_history}"
         return
     ref = max(v for _, v in h)
-    score = max(0.0, (value / ref - 1.0) / (PLAN_MARGIN - 1.0))
+    upper = plan_bound(metric, ref)
+    score = max(0.0, (value - ref) / (upper - ref))
     row.update(
         reference=ref,
-        upper=ref * PLAN_MARGIN,
+        upper=upper,
         relative_change=_rel(ref, value),
         drift_score=min(score, 1e9),
         judged="yes",
         verdict="drift" if score > 1 else "ok",
         note=f"a polled peak (a lower bound): tonight {_rel(ref, value):+.1%} against the largest of {len(h)} earlier read(s); "
-        f"only a rise beyond the plan's margin (x{PLAN_MARGIN:g}) counts",
+        f"only a rise beyond the plan's margin (x{PLAN_MARGIN:g} and {PLAN_SLACK_BYTES >> 20} MiB) counts",
     )
 
 
@@ -932,7 +942,7 @@ def _prepare(j: _Judging, suite: str, policy: dict[str, Any], kinds: Callable[[s
             continue
         g = groups.get((r.engine_id, r.engine_build, r.workload, r.variant, r.metric)) or []
         if is_polled_peak(str(r.workload), str(r.metric)):
-            _judge_polled_peak(row, g, value, s)
+            _judge_polled_peak(row, g, str(r.metric), value, s)
             continue
         if rule.kind == "deterministic":
             _judge_deterministic(row, g, rule, value, run, s)

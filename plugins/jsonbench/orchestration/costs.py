@@ -23,7 +23,7 @@ from typing import Any
 
 from jsonbench import paths
 from jsonbench.cell import Cell
-from jsonbench.dataset.measurement import CELL_RECORD, PLAN_MARGIN
+from jsonbench.dataset.measurement import CELL_RECORD, PLAN_MARGIN, PLAN_SLACK_BYTES, plan_bound
 from jsonbench.errors import BenchmarkError
 from jsonbench.suites.base import CellCost
 
@@ -134,9 +134,9 @@ def recorded(results_dir: str | Path, cells: list[Cell], *, reference: bool = Fa
         values = {r.metric: float(r.value) for r in latest.itertuples() if r.value == r.value}
         out[cell.cell_id] = CellCost(
             load_bytes=0,
-            disk_peak_bytes=int(values.get("disk_peak", 0) * MARGIN),
-            memory_peak_bytes=int(values.get("peak_rss", 0) * MARGIN),
-            duration_s=values.get("duration", 0.0) * MARGIN,
+            disk_peak_bytes=int(plan_bound("disk_peak", values.get("disk_peak", 0))),
+            memory_peak_bytes=int(plan_bound("peak_rss", values.get("peak_rss", 0))),
+            duration_s=plan_bound("duration", values.get("duration", 0.0)),
             source=_source(latest, reference),
         )
     return out
@@ -145,10 +145,12 @@ def recorded(results_dir: str | Path, cells: list[Cell], *, reference: bool = Fa
 def _source(latest: Any, reference: bool) -> str:
     run = latest["run_id"].iloc[0]
     if not reference:
-        return f"recorded run {run} (x{MARGIN})"
+        return f"recorded run {run} (x{MARGIN}, peaks +{PLAN_SLACK_BYTES >> 20} MiB)"
     boot = latest["host_boot_id"].iloc[0] if "host_boot_id" in latest else None
     host = f", host {str(boot)[:8]}" if isinstance(boot, str) and boot else ""
-    return f"reference machine's run {run} of {latest['engine_id'].iloc[0]}{host} (recorded/, x{MARGIN})"
+    return (
+        f"reference machine's run {run} of {latest['engine_id'].iloc[0]}{host} (recorded/, x{MARGIN}, peaks +{PLAN_SLACK_BYTES >> 20} MiB)"
+    )
 
 
 def plan_costs(cells: list[Cell], results_dir: str) -> RunCost:
