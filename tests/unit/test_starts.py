@@ -127,6 +127,16 @@ def test_a_figure_of_several_starts_is_the_geometric_mean_of_each_start_s_best()
     assert statistic("bytes", 8192.0, [8192.0, 8192.0], {"start_samples": [1, 1]}) == 8192.0
 
 
+def test_the_noise_table_reads_a_two_start_figure_as_drift_does() -> None:
+    """`jsonbench noise-levels` splits a row's samples by start for the repetitions' spread, and takes between runs the
+    figure drift judges (each start's best, averaged), not the row's median over both starts."""
+    from jsonbench.history.noise import start_groups
+
+    assert start_groups([10.0, 12.0, 11.0, 14.4, 16.0], {"start_samples": [3, 2]}) == [[10.0, 12.0, 11.0], [14.4, 16.0]]
+    assert start_groups([10.0, 12.0], json.dumps({"start_samples": [1, 1]})) == [[10.0], [12.0]]
+    assert start_groups([10.0, 12.0, 11.0], None) is None and start_groups([10.0, 12.0, 11.0], {"start_samples": [2, 2]}) is None
+
+
 def test_the_report_says_on_how_many_starts_the_figures_rest() -> None:
     from jsonbench.report.page import _starts_words
 

@@ -261,9 +261,9 @@ def statistic(unit: str, value: Any, samples: Any, extra: Any = None) -> float |
     return v if math.isfinite(v) else None
 
 
-def _start_bests(samples: Any, extra: Any, way: Any) -> list[float] | None:
-    """Each start's best repetition, when ``extra`` (a dict, or a row's JSON text) says how many samples each start gave
-    and they add up; None for a figure of one start, or where any best is not positive (no log to average)."""
+def start_groups(samples: Any, extra: Any) -> list[list[float]] | None:
+    """A figure's finite samples split by engine start, when ``extra`` (a dict, or a row's JSON text) says how many
+    samples each start gave (``start_samples``) and they add up; None for a figure of one start."""
     if isinstance(extra, str):
         if "start_samples" not in extra:
             return None
@@ -272,16 +272,22 @@ def _start_bests(samples: Any, extra: Any, way: Any) -> list[float] | None:
         except ValueError:
             return None
     sizes = extra.get("start_samples") if isinstance(extra, dict) else None
-    if not isinstance(sizes, list) or len(sizes) < 2 or sum(int(n) for n in sizes) != len(samples):
+    if samples is None or not isinstance(sizes, list) or len(sizes) < 2 or sum(int(n) for n in sizes) != len(samples):
         return None
-    bests, i = [], 0
+    groups, i = [], 0
     for n in sizes:
-        chunk = [float(x) for x in list(samples)[i : i + int(n)] if x is not None and math.isfinite(float(x))]
+        groups.append([float(x) for x in list(samples)[i : i + int(n)] if x is not None and math.isfinite(float(x))])
         i += int(n)
-        if not chunk or way(chunk) <= 0:
-            return None
-        bests.append(way(chunk))
-    return bests
+    return groups
+
+
+def _start_bests(samples: Any, extra: Any, way: Any) -> list[float] | None:
+    """Each start's best repetition (:func:`start_groups`); None for a figure of one start, or where any best is not
+    positive (no log to average)."""
+    groups = start_groups(samples, extra)
+    if groups is None or any(not g or way(g) <= 0 for g in groups):
+        return None
+    return [way(g) for g in groups]
 
 
 def log_of(x: float | None) -> float | None:

@@ -5,10 +5,12 @@ levels, and a comparison must replicate at the level where most of it enters. Fo
 (suite, engine, workload, variant, metric) of the honest runs given (``recorded/`` by default, plus
 ``--results-dir``), in log space, so a figure reads as a relative spread:
 
-* ``within``: the spread of one start's repetitions (the sd of the log of its ``samples``), median over starts;
-* ``expected``: what that spread alone moves the start's published figure (its median of n repetitions:
-  ``1.2533 * within / sqrt(n)``, the median's standard error);
-* ``starts``: the sd of the published figure between starts (runs) of one host, pooled over hosts;
+* ``within``: the spread of one start's repetitions (the sd of the log of its ``samples``; a figure of several engine
+  starts split by start), median over starts;
+* ``expected``: about what that spread alone moves a figure of n repetitions (``1.2533 * within / sqrt(n)``, a
+  median's standard error);
+* ``starts``: the sd between runs of one host of the figure drift and the record judge (:func:`jsonbench.history.noise.
+  statistic`: the best repetition; with several engine starts, each start's best averaged), pooled over hosts;
 * ``hosts``: the sd of the hosts' mean figure beyond what their starts alone put into it, over hosts whose data is
   the same (``hosts.json``'s not_asked); both as the calibration record splits them
   (:func:`jsonbench.history.noise.levels`), so the table and the thresholds a night uses agree.
@@ -62,6 +64,7 @@ def levels(folders: list[tuple[Path, dict[str, Any]]], label: str = "local", des
 
     from jsonbench.dataset.measurement import HOST_SUITE
     from jsonbench.history.noise import levels as split
+    from jsonbench.history.noise import start_groups, statistic
     from jsonbench.tools.record import read_runs
 
     out: list[SeriesNoise] = []
@@ -76,14 +79,23 @@ def levels(folders: list[tuple[Path, dict[str, Any]]], label: str = "local", des
         for key, g in df.sort_values(["logical_date", "run_id"]).groupby(keys, sort=True):
             within_runs: list[float] = []
             expected_runs: list[float] = []
-            for samples in g["samples"]:
-                xs = [math.log(x) for x in (list(samples) if samples is not None else []) if x and x > 0]
-                if len(xs) >= 2:
-                    sd = statistics.stdev(xs)
-                    within_runs.append(sd)
-                    expected_runs.append(MEDIAN_SE * sd / math.sqrt(len(xs)))
-            hosts = [str(h) for h in g["host"]]
-            starts, _, between_hosts, _ = split([math.log(float(v)) for v in g["value"]], hosts)
+            figures: list[tuple[str, str, float]] = []
+            for r in g.itertuples(index=False):
+                extra = getattr(r, "extra", None)
+                samples = list(r.samples) if r.samples is not None else []
+                # Repetitions spread within one engine start: a figure of several starts is split by start first.
+                for group in start_groups(samples, extra) or [samples]:
+                    xs = [math.log(x) for x in group if x and x > 0]
+                    if len(xs) >= 2:
+                        sd = statistics.stdev(xs)
+                        within_runs.append(sd)
+                        expected_runs.append(MEDIAN_SE * sd / math.sqrt(len(xs)))
+                # The figure drift judges (the best repetition; each start's best, averaged), not the row's median.
+                fig = statistic(str(r.unit), r.value, r.samples, extra)
+                if fig is not None and fig > 0:
+                    figures.append((str(r.run_id), str(r.host), math.log(fig)))
+            hosts = [h for _, h, _ in figures]
+            starts, _, between_hosts, _ = split([v for _, _, v in figures], hosts)
             out.append(
                 SeriesNoise(
                     suite=str(key[0]),
@@ -94,7 +106,7 @@ def levels(folders: list[tuple[Path, dict[str, Any]]], label: str = "local", des
                     hosts=between_hosts,
                     n_starts=max(collections.Counter(hosts).values(), default=0),
                     n_hosts=len(set(hosts)),
-                    runs={str(run): math.log(float(v)) for run, v in zip(g["run_id"], g["value"], strict=True)},
+                    runs={run: v for run, _, v in figures},
                 )
             )
     return out
