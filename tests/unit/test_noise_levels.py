@@ -94,3 +94,22 @@ def test_arms_say_what_a_setting_shifts_pair_by_pair() -> None:
     assert [c[1] for c in cells] == ["on 2026-12-03T04:12:21, off 2026-12-03T04:02:50", "on 2026-12-03T04:28:52, off 2026-12-03T04:20:29"]
     assert [c[2] for c in cells] == ["10", "9"]
     assert [c[3] for c in cells] == ["1.100x", "0.909x"] and [c[4] for c in cells] == ["100%", "0%"]
+
+
+def test_the_table_reads_real_two_start_nights_by_drifts_own_figure() -> None:
+    """Sitting 49's `--starts 2` nights (`recorded/local-4418ae2-431a3be6-starts2/`, host 431a3be6): each run's figure in
+    the table is `noise.statistic` of its row (each start's best, averaged), and the one-start record never reads them."""
+    from jsonbench import paths
+    from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
+
+    folder = paths.RECORDED_DIR / "local-4418ae2-431a3be6-starts2"
+    assert not [s for s in levels([(folder, {})]) if s.runs], "the record's design (one start) reads no two-start figure"
+    series = {s.series: s for s in levels([(folder, {})], design=None) if s.suite == "catalogue"}
+    rows = read_dataset_report(folder, MEASUREMENTS, hardware_label="local").table.to_pandas()
+    row = rows[
+        (rows["workload"] == "reads") & (rows["variant"] == "full_doc") & (rows["metric"] == "tps") & rows["quiet"].astype(bool)
+    ].iloc[0]
+    assert len(row["samples"]) >= 2 and '"start_samples"' in str(row["extra"])
+    figure = noise.statistic(str(row["unit"]), row["value"], row["samples"], row["extra"])
+    got = series["postgres-17/reads/full_doc/tps/laptop"].runs[str(row["run_id"])]
+    assert figure is not None and math.isclose(got, math.log(figure)) and not math.isclose(got, math.log(float(row["value"])))
