@@ -113,3 +113,17 @@ def test_the_table_reads_real_two_start_nights_by_drifts_own_figure() -> None:
     figure = noise.statistic(str(row["unit"]), row["value"], row["samples"], row["extra"])
     got = series["postgres-17/reads/full_doc/tps/laptop"].runs[str(row["run_id"])]
     assert figure is not None and math.isclose(got, math.log(figure)) and not math.isclose(got, math.log(float(row["value"])))
+
+
+def test_a_run_of_another_design_is_not_read_as_a_night_of_canary_rows_alone() -> None:
+    """The record's reader keeps one start's rows; a two-start run's canary rows go with it, or drift-recheck reads a
+    night with nothing judged (and plants a version on it)."""
+    from jsonbench import paths
+    from jsonbench.tools.record import read_runs
+
+    two = paths.RECORDED_DIR / "local-4418ae2-431a3be6-starts2"
+    one = paths.RECORDED_DIR / "local-4418ae2-431a3be6-starts1"
+    assert read_runs([(two, {})], "local", "laptop").empty
+    assert len(set(read_runs([(two, {})], "local", "laptop", starts=None)["run_id"])) == 3
+    both = read_runs([(one, {}), (two, {})], "local", "laptop")
+    assert len(set(both["run_id"])) == 3 and (both["suite"] == "host").any()

@@ -9,8 +9,8 @@ levels, and a comparison must replicate at the level where most of it enters. Fo
   starts split by start), median over starts;
 * ``expected``: about what that spread alone moves a figure of n repetitions (``1.2533 * within / sqrt(n)``, a
   median's standard error);
-* ``starts``: the sd between runs of one host of the figure drift and the record judge (:func:`jsonbench.history.noise.
-  statistic`: the best repetition; with several engine starts, each start's best averaged), pooled over hosts;
+* ``starts``: the sd between runs of one host of the figure drift and the record judge (``noise.statistic``: the
+  best repetition; with several engine starts, each start's best averaged), pooled over hosts;
 * ``hosts``: the sd of the hosts' mean figure beyond what their starts alone put into it, over hosts whose data is
   the same (``hosts.json``'s not_asked); both as the calibration record splits them
   (:func:`jsonbench.history.noise.levels`), so the table and the thresholds a night uses agree.

@@ -740,7 +740,11 @@ def read_runs(sources: list[tuple[Path, dict[str, Any]]], hardware_label: str, s
         stale = {str(r.get("suite")) for r in entry.get("not_asked", []) if not r.get("depends_on")}
         df = df[~df["suite"].isin(stale)]
         if "scale_params" in df and starts is not None:
-            df = df[(df["suite"] == HOST_SUITE) | (df["scale_params"].map(starts_of) == starts)]
+            # The canary's rows stay with the runs that measured this design: a run of another design alone would be
+            # read as a night with nothing but the canary (drift-recheck counted sitting 49's two-start nights as such).
+            host_rows = df["suite"] == HOST_SUITE
+            mine = ~host_rows & (df["scale_params"].map(starts_of) == starts)
+            df = df[mine | (host_rows & df["run_id"].isin(set(df.loc[mine, "run_id"])))]
         if "quiet" in df:
             df = df[(df["suite"] == HOST_SUITE) | (df["quiet"].astype("boolean").fillna(True).astype(bool))]
         fallback = str(entry.get("host") or (folder.name if len(sources) > 1 else ""))
