@@ -361,9 +361,9 @@ def _judge_polled_peak(row: dict[str, Any], g: list[Any], metric: str, value: fl
     sampled value, one missed read became the reference, and the next night's true peak (+11 %, SQLite 3.54.1 on
     2de39d7f) read as drift against a near-exact sigma. So the reference is the history's largest read, only a rise
     counts, and the rise must exceed the plan's margin (:func:`~jsonbench.dataset.measurement.plan_bound`, what
-    the plan already allows beyond the last figure: x1.25 and one WAL segment): within it no plan goes wrong. Beyond it the read is certain
-    (the engine held at least that much), so it fails at once, as a fact does: measuring again cannot take a lower
-    bound back. Quiet or not makes no difference to what an engine held.
+    the plan already allows beyond the last figure: x1.25 and one WAL segment): within it no plan goes wrong. Beyond
+    it the read is certain (the engine held at least that much), so it fails at once, as a fact does: measuring again
+    cannot take a lower bound back. Quiet or not makes no difference to what an engine held.
     """
     h = [(str(x.run_id), v) for x in g[-s.window :] if (v := finite_float(x.value)) is not None and v > 0]
     row.update(

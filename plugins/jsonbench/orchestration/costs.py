@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 
 #: Recorded figures are scaled by this before they are trusted as a bound (said once, where drift reads it too).
 MARGIN = PLAN_MARGIN
+#: How a recorded figure was widened, as the plan's source column says it (:func:`~jsonbench.dataset.measurement.plan_bound`).
+_WIDENED = f"x{MARGIN}, peaks +{PLAN_SLACK_BYTES >> 20} MiB"
 #: Keep this much of the free disk and available memory out of any plan.
 HEADROOM = 0.9
 
@@ -145,12 +147,10 @@ def recorded(results_dir: str | Path, cells: list[Cell], *, reference: bool = Fa
 def _source(latest: Any, reference: bool) -> str:
     run = latest["run_id"].iloc[0]
     if not reference:
-        return f"recorded run {run} (x{MARGIN}, peaks +{PLAN_SLACK_BYTES >> 20} MiB)"
+        return f"recorded run {run} ({_WIDENED})"
     boot = latest["host_boot_id"].iloc[0] if "host_boot_id" in latest else None
     host = f", host {str(boot)[:8]}" if isinstance(boot, str) and boot else ""
-    return (
-        f"reference machine's run {run} of {latest['engine_id'].iloc[0]}{host} (recorded/, x{MARGIN}, peaks +{PLAN_SLACK_BYTES >> 20} MiB)"
-    )
+    return f"reference machine's run {run} of {latest['engine_id'].iloc[0]}{host} (recorded/, {_WIDENED})"
 
 
 def plan_costs(cells: list[Cell], results_dir: str) -> RunCost:
