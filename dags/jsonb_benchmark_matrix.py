@@ -14,9 +14,9 @@ Runs the JSON-storage benchmark matrix: every selected suite on every selected e
   workload** (never retried: a dead or failed attempt may have left the engine changed; the cell
   fails, and a resume of the run measures it again on a fresh engine; with the parameter `starts` at 2 or 3, each runs
   its workload once per engine start, the server restarted between, its repetitions split across them), **teardown** (teardown
-  task: runs even when a workload fails or its worker died, gives the host back), and **done** (an
-  empty link the scheduler completes itself). The groups are chained through their links, so the
-  next cell's engine starts only after every earlier one is gone. **select** (after plan)
+  task: runs even when a workload fails or its worker died, gives the host back). A cell's provision
+  waits for the teardown of every earlier cell, so its engine starts only after every earlier one
+  is gone (no empty links between the groups: each cost a scheduler loop). **select** (after plan)
   names the cells this attempt measures and marks every task of every other group
   (not selected, a Docker image on a host without Docker, completed by an earlier attempt)
   skipped at once, so a narrowed run pays only for what it runs. Every benchmark task takes the one slot of the
@@ -43,7 +43,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pendulum
-from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import Asset, Param, TaskGroup, dag, get_current_context, task
 
 from jsonbench.cell import cell_id_of, cell_label_of
@@ -238,7 +237,7 @@ def build(spec: BenchmarkDag) -> Any:
         planned = plan()
         chosen = select()
         planned >> chosen
-        previous: Any = planned
+        teardowns: list[Any] = []
         for suite, engine in SLOTS:
             cell_id = cell_id_of(suite, engine)
             with TaskGroup(group_id=cell_id, group_display_name=cell_label_of(suite, engine), tooltip=f"{suite} on {engine}"):
@@ -246,19 +245,18 @@ def build(spec: BenchmarkDag) -> Any:
                 runs = [workload.override(task_id=w)(cell_id, handle, w) for w in WORKLOADS[suite]]
                 stop = teardown.override(task_id="teardown")(cell_id, handle)
                 runs >> stop.as_teardown(setups=handle, on_failure_fail_dagrun=True)
-                # The chain's link: done once this cell's teardown and every earlier link are (an empty operator, which
-                # the scheduler completes itself, without a task process). A cell that select skipped has its teardown
-                # skipped at once, so chaining the next provision to the teardown alone would let it start beside a
-                # running cell; the link waits for the earlier cells too.
-                done = EmptyOperator(task_id="done", trigger_rule="all_done")
-                stop >> done
             planned >> handle
             chosen >> handle
-            previous >> handle
-            previous >> done
-            previous = done
+            # One engine at a time: a cell's provision (trigger rule all_done) waits for the teardown of every earlier
+            # cell, whatever became of it. Every one, not the previous alone: select skips an unselected cell's teardown
+            # at once, so a chain through the last teardown would let this cell start beside a running one. No empty
+            # link between the groups: the scheduler completes an empty task in a loop of its own (about a second, one
+            # after another along a chain), and every run walked the links of all 30 groups (issue 35).
+            for earlier in teardowns:
+                earlier >> handle
+            teardowns.append(stop)
         swept = sweep()
-        [planned, previous] >> swept
+        [planned, *teardowns] >> swept
         found = suspects()
         swept >> publish() >> check() >> found
         found >> reconfirm.expand(suspect=found) >> confirm_check() >> checked() >> outcome()

@@ -180,7 +180,7 @@ def run_dag(
                 else:
                     took = time.perf_counter() - starts.get(key, time.perf_counter())
                     task_seconds[kind] = task_seconds.get(kind, 0.0) + took
-                    if not quiet and kind != "done":  # the chain's empty links: nothing ran, nothing to show
+                    if not quiet:
                         label = task_id + (f"[{idx}]" if idx != "-1" else "")
                         print(f"  {time.perf_counter() - t0:7.1f}s  {label:<56} {took:7.1f}s", flush=True)
                     note = progress.finish(cell) if kind == "teardown" else None

@@ -29,8 +29,8 @@ def test_every_dag_is_documented_tagged_and_not_catching_up(dagbag) -> None:
 
 
 def test_benchmark_dag_shape(dagbag) -> None:
-    """One task group per cell the matrix can run, chained through each group's empty ``done`` link: the next cell's
-    provision waits for the previous link, which waits for its own teardown and for every earlier link."""
+    """One task group per cell the matrix can run; a cell's provision waits for the teardown of every earlier cell, and
+    no empty link stands between the groups (the scheduler spent a loop on each, along the chain: issue 35)."""
     from jsonbench.cell import cell_id_of
     from jsonbench.matrix import load_matrix
     from jsonbench.orchestration.plan import cell_slots
@@ -44,25 +44,19 @@ def test_benchmark_dag_shape(dagbag) -> None:
     assert select.upstream_task_ids == {"plan"} and {t for t in select.downstream_task_ids} == {
         f"{cell_id_of(s, e)}.provision" for s, e in cell_slots(load_matrix())
     }
-    previous = None
+    earlier: set[str] = set()
     for suite, engine in cell_slots(load_matrix()):
         group = cell_id_of(suite, engine)
         for name in ("provision", "teardown", *get_suite(suite).workloads):
             assert f"{group}.{name}" in ids, f"missing task {group}.{name}"
+        assert f"{group}.done" not in ids
         provision = dag.get_task(f"{group}.provision")
         teardown = dag.get_task(f"{group}.teardown")
         assert provision.is_setup and teardown.is_teardown
-        assert provision.trigger_rule == "all_done" and {"plan", "select"} <= provision.upstream_task_ids
-        done = dag.get_task(f"{group}.done")
-        # The link is completed by the scheduler itself (an empty operator: no task process), whatever became of the cell.
-        assert type(done).__name__ == "EmptyOperator" and done.trigger_rule == "all_done"
-        if previous is not None:
-            # One engine at a time: this cell starts after every earlier one is gone, whatever became of it. A skipped
-            # group's teardown is done at once, so the chain runs through the links, not the teardowns.
-            assert provision.upstream_task_ids == {"plan", "select", f"{previous}.done"}
-            assert done.upstream_task_ids == {f"{group}.teardown", f"{previous}.done"}
-        else:
-            assert done.upstream_task_ids == {f"{group}.teardown", "plan"}
+        assert provision.trigger_rule == "all_done"
+        # One engine at a time: this cell starts after every earlier one is gone, whatever became of it. A skipped
+        # group's teardown is done at once, so the provision waits for every earlier teardown, not the last alone.
+        assert provision.upstream_task_ids == {"plan", "select", *earlier}
         for name in get_suite(suite).workloads:
             task = dag.get_task(f"{group}.{name}")
             # Workloads sharing a host run one at a time: they all take the single-slot pool.
@@ -70,8 +64,9 @@ def test_benchmark_dag_shape(dagbag) -> None:
             assert task.upstream_task_ids == {f"{group}.provision"}
             assert f"{group}.teardown" in task.downstream_task_ids
             assert task.execution_timeout is not None
-        previous = group
-    assert f"{previous}.done" in dag.get_task("sweep").upstream_task_ids
+        earlier.add(f"{group}.teardown")
+    assert not any(type(t).__name__ == "EmptyOperator" for t in dag.tasks)
+    assert earlier <= dag.get_task("sweep").upstream_task_ids
     assert dag.get_task("publish").trigger_rule == "all_done"
     assert any(getattr(o, "name", None) == "jsonbench_measurements" for o in dag.get_task("publish").outlets)
     # The report runs on the validations, announced whether the checks passed or not; the outcome alerts on any failure.
@@ -92,7 +87,7 @@ def test_benchmark_dag_defaults(dagbag) -> None:
     assert dag.schedule == "0 2 * * *"  # nightly
     for task in dag.tasks:
         group, _, kind = task.task_id.rpartition(".")
-        if group and kind not in ("provision", "teardown", "done"):
+        if group and kind not in ("provision", "teardown"):
             # A workload: never retried on the engine a dead or failed attempt left (a resume measures the cell again).
             assert task.retries == 0, f"{task.task_id} is retried"
         elif task.task_id not in ("plan", "select", "check", "confirm_check", "checked", "outcome"):

@@ -183,8 +183,8 @@ def test_a_suite_added_by_the_recipe_is_planned_parsed_and_run(
     parsed = json.loads(res.stdout.strip().splitlines()[-1])
     assert "tiny__postgres-17" in parsed["groups"]
     assert {"tiny__postgres-17.provision", "tiny__postgres-17.count", "tiny__postgres-17.teardown"} <= set(parsed["tasks"])
-    # chained after the previous cell's link (done once that cell and every earlier one are)
-    assert "plan" in parsed["after"] and any(t.endswith(".done") for t in parsed["after"]), parsed["after"]
+    # after every earlier cell's teardown (one engine at a time)
+    assert "plan" in parsed["after"] and any(t.endswith(".teardown") for t in parsed["after"]), parsed["after"]
 
     # Run through the driver on a real engine, published and checked.
     handle = tasks.provision(planned, cell["cell_id"])

@@ -1,6 +1,6 @@
 """`jsonbench scheduler-run` says where the time between tasks went: the scheduler's loop, the executor, empty links.
 
-Task instances as the REST API returns them (ISO timestamps, ``queued_when``, a ``done`` link with no duration). The
+Task instances as the REST API returns them (ISO timestamps, ``queued_when``, an empty link with no duration). The
 arithmetic is checked exactly; nothing here measures a timing.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonbench.tools.scheduler_trial import gaps
+from jsonbench.tools.scheduler_trial import _cpu_by_component, airflow_cpu, gaps
 
 
 def _ti(task_id: str, start: float | None, end: float | None, queued: float | None = None, state: str = "success") -> dict[str, Any]:
@@ -45,3 +45,21 @@ def test_gaps_split_at_queued_and_count_the_empty_links_walked() -> None:
 
 def test_no_task_ran_means_no_gap() -> None:
     assert gaps([_ti("plan", None, None, state="failed")])["count"] == 0
+
+
+def test_airflow_cpu_counts_only_what_each_component_spent_between_the_snapshots() -> None:
+    """Sampled at the trigger and at the end: a component's CPU before the run is not the run's, and a task process that
+    came and went (or started after the first snapshot) is the tasks' time, not the orchestrator's."""
+    before = {1: ("airflow scheduler", 10.0), 2: ("airflow api-server", 4.0), 3: ("airflow scheduler", 1.0)}
+    after = {1: ("airflow scheduler", 12.5), 2: ("airflow api-server", 4.25), 3: ("airflow scheduler", 1.5), 9: ("task", 30.0)}
+    assert airflow_cpu(before, after) == {"airflow scheduler": 3.0, "airflow api-server": 0.25}
+
+
+def test_airflow_cpu_reads_this_process_from_proc() -> None:
+    """The snapshot reads real ``/proc`` entries: this test's own process is found, named and charged its CPU time."""
+    import os
+
+    snap = _cpu_by_component([os.getpid(), 2**22 + 7])  # the second pid does not exist: skipped, not an error
+    assert list(snap) == [os.getpid()]
+    name, cpu = snap[os.getpid()]
+    assert name and cpu > 0
