@@ -139,6 +139,22 @@ def preview(conf: dict[str, Any]) -> tuple[str, dict[str, float]]:
     return costs.describe(estimate), {k: max(v.duration_s, 1.0) for k, v in estimate.cells.items()}
 
 
+def _narrowed_env(conf: dict[str, Any]) -> dict[str, str]:
+    """The environment of ``airflow dags test``: the DAG it parses holds the groups of this run's engines only.
+
+    A one-shot run knows its engines before Airflow starts. ``dags test`` parses the DAG file twice, serializes it and
+    walks every task instance in its loop; with every engine of the matrix that is 260-odd tasks, most of them skipped,
+    for a run of one cell (issue 35). ``$JSONBENCH_HOST_ENGINES`` (a deployment's own list) is the same knob; one set
+    by the caller is kept, and the plan still refuses an engine outside it.
+    """
+    from jsonbench.orchestration.plan import resolve
+
+    env = dict(os.environ)
+    if not env.get("JSONBENCH_HOST_ENGINES"):
+        env["JSONBENCH_HOST_ENGINES"] = ",".join(resolve(conf).engines)
+    return env
+
+
 def run_dag(
     conf: dict[str, Any], log_path: Path | None = None, quiet: bool = False, logical_date: str | None = None
 ) -> tuple[str | None, str, float, dict[str, float]]:
@@ -148,6 +164,7 @@ def run_dag(
     without its cell group (``provision``, ``publish``, ``check``, a workload name, ...).
     """
     table, expected = preview(conf)  # fails here, naming the field, before Airflow even starts
+    env = _narrowed_env(conf)
     log_dir = Path(os.environ.get("AIRFLOW_HOME", paths.PROJECT_ROOT / ".airflow")) / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     # The process id too: two runs started within the same second (a campaign's, a test's) must not share a file.
@@ -163,7 +180,7 @@ def run_dag(
     progress = Progress(expected)
     with (
         open(log_path, "w", encoding="utf-8") as log,
-        subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) as proc,
+        subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1, env=env) as proc,
     ):
         assert proc.stdout is not None
         for line in proc.stdout:
