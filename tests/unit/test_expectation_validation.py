@@ -284,3 +284,31 @@ def test_a_host_requirement_of_contract_c2_is_accepted(library: Path) -> None:
     need = {"fact": "host_cores", "min": 3, "why": "2 parallel workers plus the leader need 3 free cores"}
     _edit(library, LDU, lambda d: d["findings"][0].update(requires=["lz4", need, {"fact": "host_memory_bytes", "max": 2**40, "why": "w"}]))
     validate_library(library)
+
+
+def test_an_entry_gx_built_once_is_not_built_again_and_a_new_one_still_is(library: Path) -> None:
+    """The plan's validation imports Great Expectations only for entries it has not built before (issue 35: 5 s of
+    every plan). In a fresh process, after a validation of the same files, GX is not imported at all; an entry edited
+    into a malformed one is new to the memo, so GX still judges it and the plan still fails naming the field."""
+    import os
+    import subprocess
+    import sys
+
+    validate_library(library)  # warms the memo with every entry of these files
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from jsonbench.checks.library import validate_library\n"
+        f"validate_library(Path({str(library)!r}))\n"
+        "print('gx imported' if 'great_expectations' in sys.modules else 'gx not imported')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "plugins")}
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, env=env)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.strip().splitlines()[-1] == "gx not imported"
+    _edit(
+        library, "sanity.json", lambda d: d["frames"]["measurements"]["expectations"][1].update(type="expect_column_values_to_be_in_sett")
+    )
+    with pytest.raises(ExpectationFileError) as err:
+        validate_library(library)
+    assert err.value.field == "frames.measurements.expectations[1].type"

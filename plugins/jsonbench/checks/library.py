@@ -172,6 +172,53 @@ def _names(item: Any, *keys: str) -> bool:
     return isinstance(item, dict) and all(isinstance(item.get(k), str) for k in keys)
 
 
+class _GxMemo:
+    """The entries Great Expectations has already built under this GX version, by the digest of their JSON.
+
+    Building an entry is what makes GX itself the judge of a type or a kwarg, and the first one imports GX: about 5 s of
+    every plan on 2 cores, for files that did not change since the last plan (issue 35: a one-cell run's overhead). An
+    entry GX accepted once is accepted again by the same version, so only entries not seen before are built; a
+    malformed one never enters the memo. Kept in ``.cache/gx-accepted/<GX version>.txt``; a memo that cannot be read
+    or written (a read-only checkout) only means every entry is built, as before.
+    """
+
+    def __init__(self) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            self.file: Path | None = paths.PROJECT_ROOT / ".cache" / "gx-accepted" / f"{version('great_expectations')}.txt"
+        except PackageNotFoundError:
+            self.file = None
+        self.known: set[str] = set()
+        self.new: set[str] = set()
+        try:
+            if self.file is not None and self.file.exists():
+                self.known = set(self.file.read_text(encoding="utf-8").split())
+        except OSError:
+            self.known = set()
+
+    @staticmethod
+    def digest(entry: dict[str, Any]) -> str:
+        import hashlib
+
+        return hashlib.sha256(json.dumps(entry, sort_keys=True, default=str).encode()).hexdigest()
+
+    def save(self) -> None:
+        if self.file is None or not self.new:
+            return
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.file.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text("\n".join(sorted(self.known | self.new)) + "\n", encoding="utf-8")
+            tmp.replace(self.file)
+        except OSError:
+            pass
+
+
+#: The memo of the validation under way (set by :func:`validate_library` for its duration).
+_MEMO: _GxMemo | None = None
+
+
 def _check_entry(path: Path, field: str, entry: Any) -> None:
     """One GX expectation entry: known type, ``where`` shorthand well formed, kwargs accepted by GX itself."""
     _need(isinstance(entry, dict), path, field, f"an expectation must be an object, got {type(entry).__name__}")
@@ -182,11 +229,16 @@ def _check_entry(path: Path, field: str, entry: Any) -> None:
         if isinstance(spec, dict):
             ok = len(spec) == 1 and next(iter(spec)) in _OPERATORS
             _need(ok, path, f"{field}.where.{column}", f"an operator object has one key of {list(_OPERATORS)}, got {sorted(spec)}")
+    digest = _GxMemo.digest(entry)
+    if _MEMO is not None and digest in _MEMO.known:
+        return
     try:
         expectation(entry)
     except Exception as exc:  # GX's own words: unknown type, missing or mistyped kwargs
         what = f"{field}.type" if type(exc).__name__ == "ExpectationNotFoundError" else f"{field}.kwargs"
         raise ExpectationFileError(path, what, f"{entry['type']}: {' '.join(str(exc).split())[:400]}") from None
+    if _MEMO is not None:
+        _MEMO.new.add(digest)
 
 
 def _check_band(path: Path, field: str, band: Any) -> None:
@@ -543,10 +595,22 @@ def validate_library(root: Path | None = None) -> Library:
     every finding has an id, terms, requirements the checks can evaluate, an opposite the seed's
     own value stays out of, and per scale a band ``{min, max}`` that excludes that opposite, names
     the runs it was derived from (or says why none), and says why when the seed's value lies
-    outside it; seed figures and drift thresholds are numbers. Returns the parsed :class:`Library`.
+    outside it; seed figures and drift thresholds are numbers. Returns the parsed :class:`Library`. Entries GX built
+    once under its installed version are not built again (:class:`_GxMemo`).
     """
+    global _MEMO
     root = root or expectations_dir()
     seeds: dict[str, dict[str, Any]] = {}
+    _MEMO = memo = _GxMemo()
+    try:
+        _validate_files(root, seeds)
+    finally:
+        _MEMO = None
+    memo.save()  # only after every file passed
+    return load_library(root)
+
+
+def _validate_files(root: Path, seeds: dict[str, dict[str, Any]]) -> None:
     for path in sorted(root.glob("*.json"), key=lambda p: (".reproduction." in p.name, p.name)):  # seeds before findings
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -565,4 +629,3 @@ def validate_library(root: Path | None = None) -> Library:
             {"sanity": _check_sanity, "seed": _check_seed, "drift": _check_drift}[kind](path, data)
         if kind == "seed":
             seeds[parts[0]] = data
-    return load_library(root)
