@@ -145,7 +145,10 @@ def _narrowed_env(conf: dict[str, Any]) -> dict[str, str]:
     A one-shot run knows its engines before Airflow starts. ``dags test`` parses the DAG file twice, serializes it and
     walks every task instance in its loop; with every engine of the matrix that is 260-odd tasks, most of them skipped,
     for a run of one cell (issue 35). ``$JSONBENCH_HOST_ENGINES`` (a deployment's own list) is the same knob; one set
-    by the caller is kept, and the plan still refuses an engine outside it.
+    by the caller is kept, and the plan still refuses an engine outside it. ``dags test`` writes the DAG it parsed to
+    the metadata database; a scheduler sharing that database (``./bin/airflow-standalone``) writes the whole one back
+    when its DAG processor next parses the file, and a run it starts in between, of an engine outside, fails in its plan
+    naming the field rather than measuring less.
     """
     from jsonbench.orchestration.plan import resolve
 

@@ -215,8 +215,8 @@ def gaps(tis: list[dict[str, Any]]) -> dict[str, float]:
     For each task that ran (a duration), the gap from the latest end of a task before it started to its start,
     split at its ``queued_when``: before it, the scheduler's loop noticing the end and queueing the next task (it
     sleeps ``[scheduler] scheduler_idle_sleep_time``, 1 s, whenever a loop found nothing to do); after it, the
-    executor starting the task's process. A gap in which empty links completed (a group's ``done``: one scheduler loop
-    each, and a run walks the links of every group it skipped, one by one along the chain) is counted apart.
+    executor starting the task's process. A gap in which empty tasks completed (one scheduler loop each: the groups'
+    ``done`` links cost a run 30 of them, one by one along the chain, until sitting 50 removed them) is counted apart.
     """
     ran = sorted(
         (
@@ -331,7 +331,7 @@ def _gap_words(out: dict[str, Any]) -> str:
         f"between tasks: {g['gaps']:.1f} s over {g['count']:.0f} gaps ({g['gaps'] / g['count']:.2f} s each): "
         f"{g['to_queued_s']:.1f} s from an end to the next task queued (the scheduler's loop), "
         f"{g['to_start_s']:.1f} s from queued to running (the executor); "
-        f"{g['with_links_s']:.1f} s of them in gaps that walked {g['links']:.0f} empty links (the groups' done, one scheduler loop each)"
+        f"{g['with_links_s']:.1f} s of them in gaps that walked {g['links']:.0f} empty tasks (one scheduler loop each)"
     )
 
 
