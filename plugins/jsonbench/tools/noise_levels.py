@@ -256,6 +256,41 @@ def render_fit(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def shared_by_versions(series: list[SeriesNoise]) -> dict[str, tuple[int, float, float]]:
+    """How much of a series' move between two nights its versions share: per suite, (moves, sd of the moves, sd of the
+    contrasts), over every series measured on three engines or more of its suite.
+
+    For each pair of consecutive runs that measured the series on all its engines, a version's move less the mean move
+    of the same series on the other versions that night. If the versions share nothing, the contrast's variance is the
+    move's times 1 + 1 / (engines - 1) (1.5 with three); below the move's only where most of it is shared. A family's
+    median moves with the host and about half of it cancels against the versions beside it (the family test's
+    ``contrast_sigma``); this asks the same of a single series (sitting 50: mostly it does not).
+    """
+    by_key: dict[tuple[str, str], dict[str, dict[str, float]]] = defaultdict(dict)
+    for s in series:
+        engine, _, rest = s.series.partition("/")
+        by_key[(s.suite, rest)][engine] = s.runs
+    moves: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for (suite, _), engines in by_key.items():
+        if len(engines) < 3:
+            continue
+        common = sorted(set.intersection(*(set(r) for r in engines.values())))
+        for a, b in zip(common, common[1:], strict=False):
+            m = {e: r[b] - r[a] for e, r in engines.items()}
+            for e, x in m.items():
+                moves[suite][0].append(x)
+                moves[suite][1].append(x - statistics.mean(y for f, y in m.items() if f != e))
+    return {suite: (len(ms), statistics.pstdev(ms), statistics.pstdev(cs)) for suite, (ms, cs) in sorted(moves.items()) if len(ms) >= 2}
+
+
+def render_shared(shared: dict[str, tuple[int, float, float]]) -> str:
+    lines = ["| suite | moves | sd of a move | sd against its versions | variance ratio (1.5 with three engines if nothing is shared) |"]
+    lines.append("|---|---|---|---|---|")
+    for suite, (n, sm, sc) in shared.items():
+        lines.append(f"| {suite} | {n} | {sm:.3f} | {sc:.3f} | {sc**2 / sm**2:.2f} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="jsonbench noise-levels", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -275,7 +310,15 @@ def main(argv: list[str]) -> int:
         metavar="SCALE",
         help="instead: the committed local record's canary fit at SCALE (what drift takes out, per workload)",
     )
+    parser.add_argument(
+        "--versions",
+        metavar="DIR[,DIR...]",
+        help="instead: how much of a series' move between nights its versions share, over these folders of one host's runs",
+    )
     args = parser.parse_args(argv)
+    if args.versions:
+        print(render_shared(shared_by_versions(levels([(Path(d), {}) for d in args.versions.split(",")]))))
+        return 0
     if args.canary_fit:
         from jsonbench.history.noise import load_record
 
