@@ -140,19 +140,19 @@ def _stop(proc: subprocess.Popen[bytes], home: Path) -> None:
 
 
 def _cpu_by_component(pids: list[int]) -> dict[int, tuple[str, float]]:
-    """Each live process's component name (its title: ``airflow scheduler``, ``airflow api-server``...) and its CPU
-    seconds so far (user + system, from ``/proc/<pid>/stat``)."""
-    tick = os.sysconf("SC_CLK_TCK")
+    """Each live process's component name (its title without paths: ``scheduler``, ``airflow api_server --``...) and
+    its CPU seconds so far (:func:`jsonbench.host.load.cpu_seconds_of`, its own, not its reaped children's)."""
+    from jsonbench.host.load import cpu_seconds_of
+
     out: dict[int, tuple[str, float]] = {}
     for pid in pids:
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             title = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-        except (OSError, IndexError):
-            continue
-        words = [w for w in title.split() if not w.startswith("/")]
-        name = " ".join(w.rpartition("/")[2] for w in title.split()[:3]) if not words else " ".join(words[:3])
-        out[pid] = (name[:60], (int(fields[11]) + int(fields[12])) / tick)
+        except OSError:
+            continue  # gone
+        words = [w for w in title.split() if not w.startswith("/")]  # the interpreter's and the script's paths say nothing
+        name = " ".join(words[:3]) or (Path(title.split()[0]).name if title else "?")
+        out[pid] = (name[:60], cpu_seconds_of([pid], children=False))
     return out
 
 
