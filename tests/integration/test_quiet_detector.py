@@ -42,4 +42,7 @@ def test_windows_beside_a_pinned_busy_loop_read_busy() -> None:
     busy = [w for w in loads if w.quiet is False]
     assert len(busy) >= 0.95 * len(loads), [round(w.other_cpu or 0, 3) for w in loads]
     assert all(w.other_cpu is not None and w.other_cpu > 0.10 for w in busy)
+    # A disturbed window names who disturbed it: the loop, by its command line and pid, among the busiest.
+    assert all(w.busiest and "python" in w.busiest for w in busy), [w.busiest for w in busy[:5]]
+    assert sum(f"({hog})" in (w.busiest or "") for w in busy) >= 0.95 * len(busy), [w.busiest for w in busy[:5]]
     assert cores >= 1

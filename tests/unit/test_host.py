@@ -118,6 +118,24 @@ def test_window_arithmetic_counts_strangers_in_nanoseconds(monkeypatch: pytest.M
     assert sampler.last_others == {30: 6_000_000, 40: 3_000_000}
     assert load.other_cpu == pytest.approx(0.45) and load.quiet is False
     assert load.seconds == pytest.approx(0.01)
+    # ... and says who: the busiest first, each with its pid and milliseconds (names from /proc, whatever they are here)
+    assert load.busiest is not None and load.busiest.index("(30) 6 ms") < load.busiest.index("(40) 3 ms")
+
+
+def test_a_process_is_named_by_its_command_line() -> None:
+    """The name a disturbed window gives: a command's first two words, a Python interpreter's script or module in its
+    place (``-c`` kept), the table's comm for a process gone."""
+    kids = [subprocess.Popen(cmd) for cmd in (["sleep", "30"], [sys.executable, "-c", "import time; time.sleep(30)"])]
+    try:
+        time.sleep(0.2)
+        assert hostload._name_of(kids[0].pid, {}) == "sleep 30"
+        assert hostload._name_of(kids[1].pid, {}).startswith("python") and hostload._name_of(kids[1].pid, {}).endswith(" -c")
+    finally:
+        for k in kids:
+            k.kill()
+            k.wait()
+    assert hostload._name_of(2**22 + 7, {2**22 + 7: hostload.Proc(1, False, 0, 0, "pg_dump")}) == "pg_dump"  # gone: the table's comm
+    assert hostload._name_of(2**22 + 7, {}) == "?"
 
 
 def test_a_window_with_only_ours_and_kernel_work_is_quiet(monkeypatch: pytest.MonkeyPatch) -> None:

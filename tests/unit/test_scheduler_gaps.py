@@ -6,9 +6,12 @@ arithmetic is checked exactly; nothing here measures a timing.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
-from jsonbench.tools.scheduler_trial import _cpu_by_component, airflow_cpu, gaps
+from jsonbench.host.load import Proc
+from jsonbench.tools.scheduler_trial import DISTURBED, _cpu_by_component, airflow_cpu, disturbers, gaps
 
 
 def _ti(task_id: str, start: float | None, end: float | None, queued: float | None = None, state: str = "success") -> dict[str, Any]:
@@ -63,3 +66,26 @@ def test_airflow_cpu_reads_this_process_from_proc() -> None:
     assert list(snap) == [os.getpid()]
     name, cpu = snap[os.getpid()]
     assert name and cpu > 0
+
+
+def test_the_task_logs_say_who_disturbed_the_measure_windows(tmp_path: Path) -> None:
+    """Airflow 3's task logs are JSON lines; each disturbed window's line names its busiest other processes (host.load)."""
+    from jsonbench.host.load import busiest
+
+    line = busiest({11: 9_000_000, 12: 2_000_000}, {11: Proc(1, False, 0, 0, "api"), 12: Proc(1, False, 0, 0, "dagproc")})
+    assert line.index("(11) 9 ms") < line.index("(12) 2 ms"), line  # busiest first (names from /proc, or the table's)
+    logs = tmp_path / "run_id=r" / "task_id=catalogue__postgres-17.reads"
+    logs.mkdir(parents=True)
+    event = f"{DISTURBED} of 0.020 s: other CPU 23.0%, steal 0.0% of the machine; busiest others: "
+    (logs / "attempt=1.log").write_text(
+        "\n".join(
+            [
+                json.dumps({"event": event + "airflow api-server (40) 7 ms, sqlite3 (41) 1 ms", "level": "info"}),
+                json.dumps({"event": "an unrelated line", "level": "info"}),
+                json.dumps({"event": event + "airflow api-server (40) 5 ms", "level": "info"}),
+            ]
+        )
+    )
+    got = disturbers(tmp_path)
+    assert got == {"windows": 2, "by_process_ms": {"airflow api-server": 12.0, "sqlite3": 1.0}}
+    assert disturbers(tmp_path / "none") == {"windows": 0, "by_process_ms": {}}

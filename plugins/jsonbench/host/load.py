@@ -41,6 +41,7 @@ Linux only (``/proc``); elsewhere every figure is ``None`` and windows count as 
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -50,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 _CLK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+log = logging.getLogger(__name__)
 
 
 def _read(path: str) -> str | None:
@@ -145,6 +147,26 @@ def folder_bytes(folder: Path) -> int:
     return total
 
 
+def _name_of(pid: int, table: dict[int, Proc]) -> str:
+    """A process's name for a person: its command line's first two words (``airflow api-server``, ``python3 -c``; a
+    Python interpreter gives way to the script or module it runs), else its comm."""
+    tokens = (_read(f"/proc/{pid}/cmdline") or "").replace("\0", " ").split()
+    if tokens:
+        tokens[0] = os.path.basename(tokens[0])
+    if len(tokens) > 1 and tokens[0].startswith("python") and tokens[1] != "-c":
+        tokens = tokens[2:] if tokens[1] == "-m" else tokens[1:]
+        if tokens:
+            tokens[0] = os.path.basename(tokens[0])
+    p = table.get(pid)
+    return " ".join(tokens[:2]) if tokens else ((p.comm or "?") if p else "?")
+
+
+def busiest(others: dict[int, int], table: dict[int, Proc], top: int = 3) -> str:
+    """The ``top`` processes that used the most of ``others`` (ns of CPU each), as ``"name (pid) N ms"``, busiest first."""
+    ranked = sorted(others.items(), key=lambda x: -x[1])[:top]
+    return ", ".join(f"{_name_of(pid, table)} ({pid}) {ns / 1e6:.0f} ms" for pid, ns in ranked)
+
+
 @dataclass(frozen=True)
 class WindowLoad:
     """What the rest of the machine did during one measurement window."""
@@ -154,6 +176,10 @@ class WindowLoad:
     steal: float | None  # share of all cores' time stolen by the hypervisor (0..1)
     load_1m: float | None  # load average at the end of the window
     quiet: bool | None  # None when it could not be measured
+    #: In a window that was not quiet, who used the other CPU: the busiest other processes, "name (pid) N ms" each
+    #: (:func:`busiest`). Said in the task's log and kept in the staged window, so a disturbed row can be traced to a
+    #: process, not only to a share (issue 35: 13.6 % other CPU beside a laptop run through the scheduler, source unknown).
+    busiest: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -276,6 +302,11 @@ def others_ns(before: dict[int, Proc], after: dict[int, Proc], ours: set[int]) -
     return out
 
 
+#: A process logs at most this many disturbed windows (a host under steal disturbs every window of a night).
+LOG_AT_MOST = 50
+_logged = 0
+
+
 #: Set while a measure window is open. The harness's own background sampling of the engine (its memory, read
 #: from ``/proc/<pid>/smaps_rollup``, which walks the page tables of a process that maps the whole buffer cache
 #: and holds its mmap lock while it does; its disk, a walk of the data folder) waits until the window closes:
@@ -338,4 +369,17 @@ class WindowSampler:
             capacity = max(host1[2] - host0[2], wall * cores)
             steal = min(max(host1[1] - host0[1], 0.0) / capacity, 1.0)
         quiet = None if other is None or steal is None else (other <= self.max_other_cpu and steal <= self.max_steal)
-        return WindowLoad(seconds=wall, other_cpu=other, steal=steal, load_1m=load_1m(), quiet=quiet)
+        who = busiest(others, after) if quiet is False and others else None
+        global _logged
+        if quiet is False and _logged < LOG_AT_MOST:
+            _logged += 1
+            log.info(
+                "a disturbed measure window of %.3f s: other CPU %s, steal %s of the machine; busiest others: %s",
+                wall,
+                "?" if other is None else f"{other:.1%}",
+                "?" if steal is None else f"{steal:.1%}",
+                who or "none",
+            )
+            if _logged == LOG_AT_MOST:
+                log.info("%d disturbed measure windows logged: the rest of this process's are not (their rows say it)", LOG_AT_MOST)
+        return WindowLoad(seconds=wall, other_cpu=other, steal=steal, load_1m=load_1m(), quiet=quiet, busiest=who)

@@ -303,11 +303,49 @@ def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: floa
             engines_at_peak=census.peak,
             engines_seen=len(census.seen),
             states={s: sum(1 for t in tis if t["state"] == s) for s in {str(t["state"]) for t in tis}},
+            disturbers=disturbers(home / "logs" / f"dag_id={DAG_ID}" / f"run_id={run_id}"),
         )
     finally:
         _stop(proc, home)
         log.close()
     return out
+
+
+#: What a disturbed measure window says in its task's log (:meth:`jsonbench.host.load.WindowSampler.stop`).
+DISTURBED = "a disturbed measure window"
+
+
+def disturbers(log_dir: Path) -> dict[str, Any]:
+    """Who disturbed the run's measure windows, from its task logs: how many windows were disturbed, and the CPU
+    (ms) each named process used in them, summed (the busiest three of each window, as its log line names them).
+
+    A run through the scheduler has Airflow's own processes beside every task (API server, DAG processor, triggerer:
+    not the task's ancestors, so they count as other load); this says which of them, if any, a window met.
+    """
+    import re
+
+    item = re.compile(r"(.+?) \((\d+)\) (\d+) ms")
+    windows = 0
+    by: dict[str, float] = {}
+    for f in sorted(log_dir.rglob("*.log")) if log_dir.is_dir() else []:
+        for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
+            if DISTURBED not in line or "busiest others: " not in line:
+                continue
+            windows += 1
+            tail = line.split("busiest others: ", 1)[1].split('"', 1)[0]
+            for part in tail.split(", "):
+                m = item.fullmatch(part.strip())
+                if m:
+                    by[m.group(1)] = by.get(m.group(1), 0.0) + float(m.group(3))
+    return {"windows": windows, "by_process_ms": dict(sorted(by.items(), key=lambda kv: -kv[1]))}
+
+
+def _disturber_words(out: dict[str, Any]) -> str:
+    d = out.get("disturbers") or {}
+    if not d.get("windows"):
+        return "disturbed measure windows: none in the task logs"
+    top = ", ".join(f"{k} {v:.0f} ms" for k, v in list(d["by_process_ms"].items())[:6])
+    return f"disturbed measure windows: {d['windows']}; the other CPU in them, by process: {top or '(not named)'}"
 
 
 def _wall_against_tasks(out: dict[str, Any]) -> str:
@@ -353,6 +391,7 @@ def report(out: dict[str, Any]) -> str:
         _wall_against_tasks(out),
         _gap_words(out),
         _cpu_words(out),
+        _disturber_words(out),
         f"engines alive at once, at most: {out.get('most_engines_at_once')} over {out.get('census_samples')} samples "
         f"({out.get('engines_seen')} engines seen in all)",
         "seconds per task kind: "
