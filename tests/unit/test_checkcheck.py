@@ -40,6 +40,7 @@ def test_checkcheck_catches_every_planted_kind_and_no_honest_run(make_cells, res
         "reversed_comparison",
         "tie_comparison",
         "collapsed_comparison",
+        "kept_conclusion_2x",
         "slowdown_2x",
         "deterministic_10pct",
         "lost_metric",
@@ -49,7 +50,8 @@ def test_checkcheck_catches_every_planted_kind_and_no_honest_run(make_cells, res
     }
     for kind, k in kinds.items():
         assert k["planted"] > 0, kind
-        assert k["caught"] == k["planted"], f"{kind}: missed {k['missed']}"
+        if kind != "kept_conclusion_2x":  # left to drift by the band rule: drift's catch is measured, not required here
+            assert k["caught"] == k["planted"], f"{kind}: missed {k['missed']}"
     assert kinds["slowdown_2x"]["planted"] == 2  # one copy per engine
     assert kinds["lost_hot_count"]["planted"] == 2
     assert [h["failed"] for h in report["honest"]] == [0]
@@ -160,3 +162,21 @@ def test_findings_that_share_an_input_are_planted_in_separate_copies() -> None:
         df = rounds[where[0]][0]
         observed, _, _ = finding_value(_values(df[df["engine_id"] == "sqlite-3.45.0"]), defs[fid])
         assert observed is not None and abs(observed - 1.0) < 1e-6, (fid, observed)
+
+
+def test_the_plant_left_to_drift_moves_a_finding_twice_toward_its_opposite_and_never_into_it() -> None:
+    """``kept_conclusion_2x``: one design twice slower while the conclusion holds (issue 33, item 6); when the opposite is
+    nearer than 2x, halfway there in log, so the conclusion still holds and only drift can tell."""
+    import math
+
+    from jsonbench.tools.checkcheck import _halfway_value
+
+    faster = {"opposite": {"below": 1.0}}  # "jsonb reads faster": its opposite is a ratio at or below 1
+    assert _halfway_value(faster, 5.0) == 2.5
+    assert _halfway_value(faster, 1.5) == math.sqrt(1.5)
+    cheaper = {"opposite": {"above": 1.0}}  # "the index costs less": its opposite is at or above 1
+    assert _halfway_value(cheaper, 0.3) == 0.6
+    assert _halfway_value(cheaper, 0.8) == math.sqrt(0.8)
+    same = {"opposite": {"below": 0.5, "above": 2.0}}  # "about the same": toward the nearer edge
+    assert _halfway_value(same, 1.2) == math.sqrt(1.2 * 2.0)
+    assert _halfway_value(same, 0.9) == math.sqrt(0.9 * 0.5)
