@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -18,6 +19,7 @@ from jsonbench.checks import ChecksFailed, check_run
 from jsonbench.checks.alerts import alert_text
 from jsonbench.checks.confirm import confirm_run, suspect_cells
 from jsonbench.checks.examine import check_outcome
+from jsonbench.checks.library import load_library
 from jsonbench.dataset.publish import CONFIRMATIONS, MEASUREMENTS, VALIDATIONS, read_dataset
 from tests.unit.checks_synth import confirm_run_cells, make_run, replace_metric, run_cells
 
@@ -213,6 +215,35 @@ def test_suspects_beyond_the_confirmation_budget_stay_unconfirmed_and_say_why(
     row = _row(results_dir, run.run_id, SLOWDOWN, "postgres-16")
     assert row["verdict"] == "unconfirmed" and "over the confirmation budget" in json.loads(row["details"])["confirmation"]["why"]
     assert any("confirmation budget: 0 s of 100 s" in n and "large_document_update/postgres-16" in n for n in summary["notes"])
+
+
+def test_a_cell_of_drift_suspects_too_dear_to_measure_whole_is_measured_in_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A family's verdict makes most of one engine's suite suspect: a catalogue cell of 250 s in a night whose budget is
+    160 s. Its workloads are taken by suspects per second while they fit; the rest are said as left out, one by one. A cell
+    with a reproduction suspect is never cut: its finding reads several workloads at once."""
+    from jsonbench.checks import confirm
+
+    def drift(engine: str, workload: str) -> dict[str, Any]:
+        return {"verdict": "suspect", "check_kind": "drift", "suite": "catalogue", "engine_id": engine, "workload": workload}
+
+    rows = [drift("postgres-17", w) for w, n in (("reads", 30), ("updates", 20), ("hybrid", 12), ("indexes", 6)) for _ in range(n)]
+    per = {"reads": 73.0, "updates": 63.0, "hybrid": 14.0, "indexes": 14.0}
+    monkeypatch.setattr(confirm, "stored_rows", lambda *_: rows)
+    monkeypatch.setattr(confirm, "_costs", lambda *_: (1600.0, {("catalogue", "postgres-17"): (10.0, per)}))
+    todo, budget = confirm.confirmation_budget("unused", "run", load_library())
+    # hybrid 0.86 a second, reads 0.41, indexes 0.43, updates 0.32: hybrid, indexes, reads fit (10 + 14 + 14 + 73 = 111 s);
+    # updates would make 174 s
+    assert todo == [{"suite": "catalogue", "engine_id": "postgres-17", "workloads": ["hybrid", "indexes", "reads"]}]
+    assert budget == {"night_s": 1600.0, "budget_s": 160.0, "spent_s": 111.0, "left_out": ["catalogue/postgres-17:updates"]}
+    # A suspect of the workload left out is over the budget, not "failed to run".
+    from jsonbench.checks.confirm import apply_confirmations
+
+    left = {**drift("postgres-17", "updates"), "variant": "default", "metric": "tps", "details": "{}"}
+    changed = apply_confirmations([left], {}, set(), load_library(), "run+confirm", set(budget["left_out"]))
+    assert (
+        changed[0]["verdict"] == "unconfirmed"
+        and "over the confirmation budget" in json.loads(changed[0]["details"])["confirmation"]["why"]
+    )
 
 
 def test_drift_suspects_across_every_engine_are_said_as_the_host_or_harness() -> None:

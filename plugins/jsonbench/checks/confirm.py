@@ -143,13 +143,17 @@ def confirmation_budget(
 
     Every suspect's cell and workloads (:func:`inputs_of`), ordered by what a second measurement is worth per second:
     cells with a reproduction suspect first (a seed's conclusion), then by drift suspects per second of cost. Cells
-    are taken while their cost fits ``share`` of the night's cell time (at least ``BUDGET_FLOOR_S``); the rest stay
-    unconfirmed. Returns
-    ``(cells, {"night_s", "budget_s", "spent_s", "left_out": [cell ids]})``.
+    are taken while their cost fits ``share`` of the night's cell time (at least ``BUDGET_FLOOR_S``). A cell of drift
+    suspects only that does not fit whole is taken in part: its workloads by suspects per second, while they fit (a
+    family's verdict makes most of one engine's suite suspect, a whole catalogue cell, 15 % of a laptop night; its
+    cheapest workloads still tell whether the family moved again). The rest stay unconfirmed. Returns
+    ``(cells, {"night_s", "budget_s", "spent_s", "left_out": [ids]})``: a cell left out whole as ``suite/engine``, a
+    workload left out of a cell taken in part as ``suite/engine:workload``.
     """
     lib = lib or load_library()
     cells: dict[tuple[str, str], set[str]] = {}
     weight: dict[tuple[str, str], list[int]] = {}
+    per_workload: dict[tuple[str, str], dict[str, int]] = {}
     for r in stored_rows(results_dir, run_id):
         if r.get("verdict") != "suspect":
             continue
@@ -158,22 +162,37 @@ def confirmation_budget(
             cells.setdefault(key, set()).add(workload)
             w = weight.setdefault(key, [0, 0])
             w[0 if r.get("check_kind") == "drift" else 1] += 1
+            counts = per_workload.setdefault(key, {})
+            counts[workload] = counts.get(workload, 0) + 1
     night, costs = _costs(results_dir, run_id) if cells else (0.0, {})
 
-    def cost(key: tuple[str, str]) -> float:
+    def cost(key: tuple[str, str], workloads: set[str] | None = None) -> float:
         fixed, per = costs.get(key, (0.0, {}))
-        return fixed + sum(per.get(w, 0.0) for w in cells[key])
+        return fixed + sum(per.get(w, 0.0) for w in (cells[key] if workloads is None else workloads))
 
     order = sorted(cells, key=lambda k: (-weight[k][1], -(weight[k][0] / max(cost(k), 1.0)), k))
     budget = max(share * night, BUDGET_FLOOR_S)
-    chosen, left, spent = [], [], 0.0
+    chosen: list[tuple[tuple[str, str], set[str]]] = []
+    left: list[str] = []
+    spent = 0.0
     for key in order:
-        if night and spent + cost(key) > budget:
+        if not night or spent + cost(key) <= budget:
+            spent += cost(key)
+            chosen.append((key, cells[key]))
+            continue
+        part: set[str] = set()
+        if not weight[key][1]:  # drift suspects only: as many of its workloads as fit, the most suspects a second first
+            per = costs.get(key, (0.0, {}))[1]
+            for name in sorted(cells[key], key=lambda n: (-per_workload[key][n] / max(per.get(n, 0.0), 1.0), n)):
+                if spent + cost(key, part | {name}) <= budget:
+                    part.add(name)
+        if not part:
             left.append(f"{key[0]}/{key[1]}")
             continue
-        spent += cost(key)
-        chosen.append(key)
-    todo = [{"suite": s, "engine_id": e, "workloads": sorted(cells[(s, e)])} for s, e in sorted(chosen)]
+        spent += cost(key, part)
+        chosen.append((key, part))
+        left += [f"{key[0]}/{key[1]}:{name}" for name in sorted(cells[key] - part)]
+    todo = [{"suite": s, "engine_id": e, "workloads": sorted(ws)} for (s, e), ws in sorted(chosen, key=lambda x: x[0])]
     return todo, {"night_s": round(night, 1), "budget_s": round(budget, 1), "spent_s": round(spent, 1), "left_out": left}
 
 
@@ -278,7 +297,7 @@ def _verdict(first: dict[str, Any], again: dict[str, Any] | None, redone: bool, 
         return (
             "unconfirmed",
             False,
-            f"its cell was not measured again: over the confirmation budget ({BUDGET_SHARE:.0%} of the night's cell time)",
+            f"its cell or workload was not measured again: over the confirmation budget ({BUDGET_SHARE:.0%} of the night's cell time)",
         )
     if not redone or again is None:
         return "unconfirmed", False, "its cell was not measured again (the confirmation failed or did not run)"
@@ -307,7 +326,8 @@ def apply_confirmations(
 ) -> list[dict[str, Any]]:
     """Give every suspect row its final verdict, with both measurements in its details; return the changed rows.
 
-    ``left_out``: the cells (``suite/engine``) the confirmation budget did not measure again."""
+    ``left_out``: the cells (``suite/engine``) and workloads (``suite/engine:workload``) the confirmation budget did not
+    measure again."""
     changed = []
     for r in rows:
         if r.get("verdict") != "suspect":
@@ -315,7 +335,7 @@ def apply_confirmations(
         again = fresh.get((r["check_kind"], _key(r)))
         inputs = inputs_of(r, lib)
         complete = all((str(r["suite"]), *key) in redone for key in input_keys(r, lib))
-        over = not complete and any(f"{r['suite']}/{e}" in left_out for e, _ in inputs)
+        over = not complete and any(f"{r['suite']}/{e}" in left_out or f"{r['suite']}/{e}:{w}" in left_out for e, w in inputs)
         verdict, success, why = _verdict(r, again, complete, over)
         if not inputs:
             why = "not measured again: a cell's own resource row sums every task of the cell, and a re-measurement runs only the suspect workloads"
