@@ -29,16 +29,19 @@ row's ``metric_kind`` column, or for rows written before that column existed the
   ``min_magnitude``. Tonight, and the mean of the last 2 and 3 runs ending tonight, are tested
   against the earlier quiet runs of the series' current level (Otava's last change point in the
   history marks where it starts, once the history has ``min_history`` runs; before that, all of it)
-  with the record's sigma; one earlier run is enough (``calibrated_min_history``). Two ways to a
-  discovery, both with the false-discovery rate controlled across every suite of the run at
+  with the record's sigma; one earlier run is enough (``calibrated_min_history``). Three ways to a
+  discovery, each with the false-discovery rate controlled across every suite of the run at
   ``fdr_q``: a lone series whose p-value under the honest runs' heavy tail survives
   Benjamini-Hochberg over all the run's series; or a series of a *family* (one engine's suite) whose
   median change the family test finds (BH over the families, then BH within each selected family
   at ``q * R / F``: Benjamini & Bogomolov 2014), moving the same way; a family's change counts beyond
   the host's own move that night (the median of its suite's engines, once three ran), since a host
-  that slowed moves every engine together and no version change does. Either way the change must
-  exceed ``min_effect``. Each row carries its ``pvalue``, ``p_adjusted``, ``sigma``, ``threshold``
-  and ``mds`` (the minimum detectable shift of the series alone). Method ``calibrated ...``.
+  that slowed moves every engine together and no version change does; or a series of a family whose
+  *verdict* stands: its median moved beyond the host's over the last two or three nights, each night
+  the same way (BH at ``fdr_q`` over the families), and the series went along (one-sided p <=
+  ``family_verdict_p``: :func:`_family_verdicts`). Every way, the change must exceed ``min_effect``.
+  Each row carries its ``pvalue``, ``p_adjusted``, ``sigma``, ``threshold`` and ``mds`` (the minimum
+  detectable shift of the series alone). Method ``calibrated ...``.
 
   Why not Otava alone: E-divisive needs several runs on each side of a change to reach its
   p-value, so a new level cannot be seen the night it starts, and its ``min_magnitude`` of 1.5x for
@@ -65,6 +68,7 @@ exactly when the verdict is ``drift``; the GX drift suite expects it in [0, 1] o
 from __future__ import annotations
 
 import json
+import logging
 import math
 import statistics
 from collections.abc import Callable
@@ -88,6 +92,7 @@ from jsonbench.history.hostspeed import DURATION_UNITS, RATE_UNITS, direction
 from jsonbench.history.rules import Rule, declared_kind, declared_kinds, rule_for
 
 __all__ = ["Rule", "declared_kind", "declared_kinds", "rule_for"]  # the rules live in jsonbench.history.rules
+log = logging.getLogger(__name__)
 
 #: A drift row's numbers besides the measured value and spread (float64 in the frame, see :func:`_typed_frame`):
 #: what it is judged against, and the calibrated window test's figures with the machine's other load.
@@ -252,6 +257,7 @@ class _Settings:
     q: float = 0.01
     min_effect: float = 0.05
     sampled_min_effect: float = 0.01
+    family_verdict_p: float = 0.05
 
     @classmethod
     def of(cls, policy: dict[str, Any]) -> _Settings:
@@ -268,6 +274,7 @@ class _Settings:
             q=float(policy.get("fdr_q", 0.01)),
             min_effect=float(policy.get("min_effect", 0.05)),
             sampled_min_effect=float(policy.get("sampled_min_effect", 0.01)),
+            family_verdict_p=float(policy.get("family_verdict_p", 0.05)),
         )
 
 
@@ -594,6 +601,7 @@ class _Calibrated:
     family_selected: bool = False
     family_sign: float = 0.0  # the family's median change beyond the host's (log, slower-way)
     host_move: float = 0.0  # the engines' median move tonight in this series' suite (log, slower-way): see noise.host_move
+    verdict: tuple[int, float, float] | None = None  # by its family's sustained verdict: (nights, family's move, BH-adjusted p)
     runs: list[str] | None = None  # run ids of ``logs``, then tonight's
     canary: Any = None  # the canary's move beside this series' cell, tonight's window (hostspeed.CanaryMove), when it was taken out
     canary_note: str = ""  # why the canary was not taken out, when it was not
@@ -701,7 +709,7 @@ def _slower(unit: str) -> int:
     return direction(unit)
 
 
-def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: float) -> None:
+def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: float, attribute_p: float) -> None:
     """Did a whole family (one engine's suite) move? Benjamini-Bogomolov: BH over the families, then within each selected one.
 
     A per-version regression moves every timing of an engine a little; one series' heavy-tailed noise
@@ -717,6 +725,9 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
     catalogue 8-12 % on all three versions, with no other process and no steal to see), which no
     version change does; a version's regression moves its own families away from the others. The
     host's move is not an alert about any engine: it is said in every judged row's note.
+
+    A family that stays apart over two or three nights gets a verdict of its own (:func:`_family_verdicts`): then the
+    series that went its way are its finding, at ``attribute_p`` each.
     """
     from jsonbench.history.noise import CONTRAST, host_move, host_seen, norm_sf
 
@@ -780,10 +791,8 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
     for (suite, engine), by_k in moves.items():
         host_sigma = float(fams[f"{suite}/{engine}"].get("host_sigma") or 0.0)
         best: tuple[float, int, float] | None = None
-        for k, (med, nref, mix) in by_k.items():
-            base, sigma = against(suite, engine, k)
-            rel = med - base
-            p = 2 * norm_sf(abs(rel) / math.sqrt(sigma**2 * (1.0 / k + 1.0 / nref) + host_sigma**2 * mix))
+        for k, move in by_k.items():
+            p, rel = _family_p(move, k, against(suite, engine, k), host_sigma)
             if best is None or p < best[0]:
                 best = (p, k, rel)
         if best is not None:
@@ -811,6 +820,7 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
             if a <= level:
                 w = next(w for w in (c.windows or []) if w[0] == k)
                 c.log_change, c.nights, c.ref_n = w[1], w[0], w[3]
+    _family_verdicts(prepared, members, moves, fams, q, attribute_p)
     # Every engine of a suite selected, the same way, while the canary held: say it as what it is.
     from jsonbench.history.noise import HOST_MIN_FAMILIES
 
@@ -826,6 +836,166 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
                 for c in members[(suite, e)]:
                     c.common = True
     _common_test(prepared, members, moves, measured, record, q)
+
+
+def _family_p(move: tuple[float, float, float], k: int, against: tuple[float, float], host_sigma: float) -> tuple[float, float]:
+    """(two-sided p, the change beyond the host's) of a family's median change ``move`` = (change, reference runs, host mix)
+    in window ``k``, judged beyond ``against`` = (the host's move, the family's sigma of that difference)."""
+    from jsonbench.history.noise import norm_sf
+
+    med, nref, mix = move
+    base, sigma = against
+    rel = med - base
+    return 2 * norm_sf(abs(rel) / math.sqrt(sigma**2 * (1.0 / k + 1.0 / nref) + host_sigma**2 * mix)), rel
+
+
+def _common_runs(members: dict[tuple[str, str], list[_Calibrated]], suite: str) -> set[str]:
+    """The runs in which at least ``HOST_MIN_FAMILIES`` engines of ``suite`` were measured: where a family's move can be
+    told from the host's by the versions beside it."""
+    from jsonbench.history.noise import HOST_MIN_FAMILIES
+
+    engines: dict[str, set[str]] = {}
+    for (sx, e), cs in members.items():
+        if sx == suite:
+            for c in cs:
+                for r in c.runs or []:
+                    engines.setdefault(r, set()).add(e)
+    return {r for r, es in engines.items() if len(es) >= HOST_MIN_FAMILIES}
+
+
+def _on_common(c: _Calibrated, way: int, k: int, common: set[str]) -> tuple[list[float], float, int] | None:
+    """A series' last ``k`` nights (slower positive, oldest first) against the mean of its earlier runs of its current
+    level that ran beside the suite's other engines: (each night's move, the window's mean move, reference runs). None
+    when a night of the window did not run beside them, or no earlier run did."""
+    series = [*c.logs, c.tonight]
+    runs = c.runs or []
+    n = len(series)
+    if len(runs) != n or n <= k or any(r not in common for r in runs[n - k :]):
+        return None
+    ref = [v for v, r in zip(series[c.base : n - k], runs[c.base : n - k], strict=True) if r in common]
+    if not ref:
+        return None
+    mean = statistics.fmean(ref)
+    nights = [way * (v - mean) for v in series[n - k :]]
+    return nights, statistics.fmean(nights), len(ref)
+
+
+def _nightly(
+    prepared: dict[str, _Prepared], cs: list[_Calibrated], suite: str, k: int, common: set[str]
+) -> tuple[list[float], float, float] | None:
+    """A family over the last ``k`` nights, every series against its earlier runs beside the suite's other engines
+    (:func:`_on_common`): the median move of each night, of the window, and the median number of reference runs. None
+    when fewer than 5 timings have them."""
+    got = [
+        x
+        for c in cs
+        if c.entry.get("kind") == "timed" and (way := _slower(prepared[suite].rows[c.row]["unit"]))
+        if (x := _on_common(c, way, k, common)) is not None
+    ]
+    if len(got) < 5:
+        return None
+    return (
+        [statistics.median(x[0][j] for x in got) for j in range(k)],
+        statistics.median(x[1] for x in got),
+        statistics.median(x[2] for x in got),
+    )
+
+
+#: The fewest earlier runs beside the suite's other engines a family's verdict is judged against: every night of its
+#: window is compared with the same reference, so with fewer, one odd reference run makes every night look apart (with
+#: two, an honest night of ``ed7b53fa``, whose history mixes three commits and an hour 1.4x slower, raised 27 alarms).
+VERDICT_MIN_REF = 3
+
+
+def _family_verdicts(
+    prepared: dict[str, _Prepared],
+    members: dict[tuple[str, str], list[_Calibrated]],
+    moves: dict[tuple[str, str], dict[int, tuple[float, float, float]]],
+    families: dict[str, Any],
+    q: float,
+    attribute_p: float,
+) -> None:
+    """A family that stood apart from the versions beside it on each of the last two or three nights: its series that
+    went along are its finding.
+
+    The family test above finds a 1.25x version (the median of 50-180 timings stands out by 4-5 of its sigmas), but each
+    series of it must still pass its own test at ``q * R / F``, and at 10-20 % between starts a 1.25x reaches that in
+    2-21 % of the series whose own noise allows it (``jsonbench drift-recheck``, three hosts). Calling every series of a
+    family selected on one night raised 72 and 357 alarms on honest nights (sitting 39), and the family test still
+    selects a family on about one honest night in five, never the same family twice in a row (sittings 46-47): an
+    honest family's excursion does not last, a version's regression does. So the verdict is the family's, and only a
+    *sustained* move beyond the versions measured beside it earns it:
+
+    * every night of the window, and every run it is compared with, ran at least ``HOST_MIN_FAMILIES`` engines of the
+      suite (:func:`_common_runs`), and the record holds the family's sigma against them (``contrast_sigma``): the
+      host's hour moves every version alike and cancels, on both sides of the comparison. One engine alone cannot be told
+      from the host's hour, which the canary does not feel (on ``431a3be6`` the catalogue of PostgreSQL 17, run alone,
+      moved 19-21 % over three honest runs, each 2.2-2.9 of its sigmas); nor can a family whose history holds hours the
+      versions beside it were not measured in (``ed7b53fa``: 48 alarms on an honest night when each family was compared
+      with its own earlier runs);
+    * its median change over the last two or three nights (tonight's included), less the suite's median engine's,
+      against at least ``VERDICT_MIN_REF`` such runs before them: Bonferroni over the two windows, Benjamini-Hochberg at
+      ``q`` over the run's families;
+    * each night of that window alone apart the same way (one-sided p <= ``attribute_p``): neither one night's
+      excursion (which a window of two carries half of) nor one that has ended earns it.
+
+    In a family with a verdict, a series is its finding when its own change over that window (against the same runs),
+    less the host's, went the family's way at one-sided p <= ``attribute_p`` (and exceeds ``min_effect``, as every alarm
+    must, in :func:`_finish`): the discovery is the family's, controlled at ``q``; the series are the ones that carried it.
+    """
+    from jsonbench.history.noise import CONTRAST, HOST_MIN_FAMILIES, norm_sf
+
+    fam_keys = [f for f, by_k in moves.items() if 1 in by_k]
+    common = {sx: _common_runs(members, sx) for sx in {sx for sx, _ in fam_keys}}
+    nightly = {(f, k): got for f in fam_keys for k in (2, 3) if (got := _nightly(prepared, members[f], f[0], k, common[f[0]])) is not None}
+    tests: list[tuple[str, str, float, int, float, float]] = []  # suite, engine, p, window, move beyond the host's, host's
+    for suite, engine in fam_keys:
+        contrast = float((families.get(f"{suite}/{engine}") or {}).get(CONTRAST) or 0.0)
+        best: tuple[float, float, int, float] | None = None
+        for k in (2, 3):
+            got = nightly.get(((suite, engine), k))
+            beside = [v for ((sx, _), kk), v in nightly.items() if kk == k and sx == suite]
+            if not contrast or got is None or got[2] < VERDICT_MIN_REF or len(beside) < HOST_MIN_FAMILIES:
+                continue
+            host = statistics.median(v[1] for v in beside)
+            rel = got[1] - host
+            p = 2 * norm_sf(abs(rel) / (contrast * math.sqrt(1.0 / k + 1.0 / got[2])))
+            # Each night of the window apart from the suite's median engine that night, the same way.
+            zs = [(got[0][j] - statistics.median(v[0][j] for v in beside)) / (contrast * math.sqrt(1.0 + 1.0 / got[2])) for j in range(k)]
+            log.debug(
+                "family %s/%s window %d: %+.3f beyond the host, p %.2g, nights' z %s", suite, engine, k, rel, p, [round(z, 2) for z in zs]
+            )
+            if all(z * rel > 0 and norm_sf(abs(z)) <= attribute_p for z in zs) and (best is None or p < best[0]):
+                best = (p, rel, k, host)
+        tests.append(
+            (suite, engine, 1.0, 0, 0.0, 0.0) if best is None else (suite, engine, min(1.0, 2 * best[0]), best[2], best[1], best[3])
+        )
+    for (suite, engine, _, k, rel, host), a in zip(tests, benjamini_hochberg([t[2] for t in tests]), strict=True):
+        if a > q or not k:
+            continue
+        log.info(
+            "the family %s/%s moved %+.1f%% beyond the versions beside it over %d nights, each night the same way: its verdict "
+            "(BH-adjusted p %.2g)",
+            suite,
+            engine,
+            100 * (math.exp(rel) - 1),
+            k,
+            a,
+        )
+        for c in members[(suite, engine)]:
+            way = _slower(prepared[suite].rows[c.row]["unit"])
+            if way == 0 or c.entry.get("kind") != "timed" or (c.family_selected and c.p_family <= 1.0):
+                continue
+            mine = _on_common(c, way, k, common[suite])
+            if mine is None:
+                continue
+            _, d, nref = mine
+            p_one = norm_sf((d - host) / (c.sigma * math.sqrt(1.0 / k + 1.0 / nref)) * (1 if rel > 0 else -1))
+            if p_one > attribute_p:
+                continue
+            c.family_selected, c.family_sign, c.verdict = True, rel, (k, rel, a)
+            c.p_family = p_one / attribute_p
+            c.log_change, c.nights, c.ref_n = way * d, k, nref
 
 
 def _common_test(
@@ -1070,7 +1240,11 @@ def _finish(prep: _Prepared, adjusted: dict[int, float], m: int, s: _Settings) -
             note=(
                 f"{c.nights} night(s) {change:+.1%} against {c.ref_n} earlier run(s); lone p {c.pvalue:.2g}, BH-adjusted {p_adj:.2g}; "
                 + (
-                    f"its family moved {math.exp(c.family_sign) - 1:+.1%} beyond the host, family test {min(c.p_family, 1e9):.2g} of its level; "
+                    f"its family moved {math.exp(c.verdict[1]) - 1:+.1%} beyond the host over {c.verdict[0]} nights, each night "
+                    f"the same way (the family's verdict, BH-adjusted p {c.verdict[2]:.2g} over the run's families); this series went "
+                    f"along, one-sided p {c.p_family * s.family_verdict_p:.2g}; "
+                    if c.verdict is not None
+                    else f"its family moved {math.exp(c.family_sign) - 1:+.1%} beyond the host, family test {min(c.p_family, 1e9):.2g} of its level; "
                     if c.family_selected
                     else ""
                 )
@@ -1123,7 +1297,8 @@ def _run_prepared(
         return hit[3]
     suites = sorted(str(x) for x in tonight.loc[tonight["status"] == "ok", "suite"].unique())
     prepared = {sx: _prepare(j, sx, policies(sx) if policies else policy, kinds if sx == suite else None) for sx in suites}
-    _family_tests(prepared, record, float(policy.get("fdr_q", 0.01)))
+    s = _Settings.of(policy)
+    _family_tests(prepared, record, s.q, s.family_verdict_p)
     flat = [(sx, c.row, c.pvalue) for sx, pr in prepared.items() for c in pr.calibrated]
     adj = benjamini_hochberg([p for _, _, p in flat]) if flat else []
     adjusted = {(sx, row): a for (sx, row, _), a in zip(flat, adj, strict=True)}
