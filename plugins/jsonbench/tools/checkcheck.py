@@ -320,19 +320,17 @@ def plant_reversed(
                 target = _COMPARISON_TARGETS[kind](f, observed)
                 k = target / observed
                 num = f.get("numerator") or []
+                plant = Plant.of_finding(kind, suite, f, row_engine, f"{observed:.3g} -> {target:.3g}")
                 # A geometric mean moves by k when every numerator term does; a plain quotient when its first term does.
                 for t in num if f.get("geomean") else num[:1]:
-                    plant_kit.scale_rows(df, _key_mask(df, t.get("engine", engine_id), suite, *term_key(t)), k)
-                    moved.add((t.get("engine", engine_id), suite, *term_key(t)))
-                plant = Plant.of_finding(kind, suite, f, row_engine, f"{observed:.3g} -> {target:.3g}")
-                if kind == "kept_conclusion_2x":
-                    # The band keeps this (the conclusion holds); drift must see the input series that moved, or the
-                    # band itself when the move took the figure out of the magnitude class.
-                    for t in num if f.get("geomean") else num[:1]:
+                    where = (t.get("engine", engine_id), suite, *term_key(t))
+                    plant_kit.scale_rows(df, _key_mask(df, *where), k)
+                    moved.add(where)
+                    if kind == "kept_conclusion_2x":
+                        # The band keeps this (the conclusion holds): drift must see the input series that moved (or
+                        # the band itself, when the move took the figure out of its magnitude class).
                         w, v, m = term_key(t)
-                        plant.footprints.append(
-                            {"check_kind": "drift", "engine_id": t.get("engine", engine_id), "workload": w, "variant": v, "metric": m}
-                        )
+                        plant.footprints.append({"check_kind": "drift", "engine_id": where[0], "workload": w, "variant": v, "metric": m})
                 plants.append(plant)
                 done.add(me)
     return plants
