@@ -128,14 +128,14 @@ def test_a_process_is_named_by_its_command_line() -> None:
     kids = [subprocess.Popen(cmd) for cmd in (["sleep", "30"], [sys.executable, "-c", "import time; time.sleep(30)"])]
     try:
         time.sleep(0.2)
-        assert hostload._name_of(kids[0].pid, {}) == "sleep 30"
-        assert hostload._name_of(kids[1].pid, {}).startswith("python") and hostload._name_of(kids[1].pid, {}).endswith(" -c")
+        assert hostload.process_name(kids[0].pid, {}) == "sleep 30"
+        assert hostload.process_name(kids[1].pid, {}).startswith("python") and hostload.process_name(kids[1].pid, {}).endswith(" -c")
     finally:
         for k in kids:
             k.kill()
             k.wait()
-    assert hostload._name_of(2**22 + 7, {2**22 + 7: hostload.Proc(1, False, 0, 0, "pg_dump")}) == "pg_dump"  # gone: the table's comm
-    assert hostload._name_of(2**22 + 7, {}) == "?"
+    assert hostload.process_name(2**22 + 7, {2**22 + 7: hostload.Proc(1, False, 0, 0, "pg_dump")}) == "pg_dump"  # gone: the table's comm
+    assert hostload.process_name(2**22 + 7, {}) == "?"
 
 
 def test_a_window_with_only_ours_and_kernel_work_is_quiet(monkeypatch: pytest.MonkeyPatch) -> None:

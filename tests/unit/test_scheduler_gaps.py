@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jsonbench.host.load import Proc
-from jsonbench.tools.scheduler_trial import DISTURBED, _cpu_by_component, airflow_cpu, disturbers, gaps
+from jsonbench.host.load import DISTURBED, Proc, disturbed_in
+from jsonbench.tools.scheduler_trial import _cpu_by_component, airflow_cpu, disturbers, gaps
 
 
 def _ti(task_id: str, start: float | None, end: float | None, queued: float | None = None, state: str = "success") -> dict[str, Any]:
@@ -66,6 +66,7 @@ def test_airflow_cpu_reads_this_process_from_proc() -> None:
     assert list(snap) == [os.getpid()]
     name, cpu = snap[os.getpid()]
     assert name and cpu > 0
+    assert not name.startswith("/") and "python" not in name.split()[0], name  # the interpreter gives way to what it runs
 
 
 def test_the_task_logs_say_who_disturbed_the_measure_windows(tmp_path: Path) -> None:
@@ -86,6 +87,9 @@ def test_the_task_logs_say_who_disturbed_the_measure_windows(tmp_path: Path) -> 
             ]
         )
     )
+    # What busiest() writes is what the tally reads back: each process's milliseconds, busiest first.
+    assert [ms for _name, ms in disturbed_in(event + line) or []] == [9.0, 2.0], line
+    assert disturbed_in("an unrelated line") is None
     got = disturbers(tmp_path)
     assert got == {"windows": 2, "by_process_ms": {"airflow api-server": 12.0, "sqlite3": 1.0}}
     assert disturbers(tmp_path / "none") == {"windows": 0, "by_process_ms": {}}

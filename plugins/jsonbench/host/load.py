@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -147,9 +148,10 @@ def folder_bytes(folder: Path) -> int:
     return total
 
 
-def _name_of(pid: int, table: dict[int, Proc]) -> str:
+def process_name(pid: int, table: dict[int, Proc] | None = None) -> str:
     """A process's name for a person: its command line's first two words (``airflow api-server``, ``python3 -c``; a
-    Python interpreter gives way to the script or module it runs), else its comm."""
+    Python interpreter gives way to the script or module it runs), else its comm in ``table``. Every report that names
+    a process (a disturbed window's log line, the scheduler trial's CPU by component) names it this way."""
     tokens = (_read(f"/proc/{pid}/cmdline") or "").replace("\0", " ").split()
     if tokens:
         tokens[0] = os.path.basename(tokens[0])
@@ -157,14 +159,30 @@ def _name_of(pid: int, table: dict[int, Proc]) -> str:
         tokens = tokens[2:] if tokens[1] == "-m" else tokens[1:]
         if tokens:
             tokens[0] = os.path.basename(tokens[0])
-    p = table.get(pid)
+    p = (table or {}).get(pid)
     return " ".join(tokens[:2]) if tokens else ((p.comm or "?") if p else "?")
 
 
 def busiest(others: dict[int, int], table: dict[int, Proc], top: int = 3) -> str:
     """The ``top`` processes that used the most of ``others`` (ns of CPU each), as ``"name (pid) N ms"``, busiest first."""
     ranked = sorted(others.items(), key=lambda x: -x[1])[:top]
-    return ", ".join(f"{_name_of(pid, table)} ({pid}) {ns / 1e6:.0f} ms" for pid, ns in ranked)
+    return ", ".join(f"{process_name(pid, table)} ({pid}) {ns / 1e6:.0f} ms" for pid, ns in ranked)
+
+
+#: How a task's log says a disturbed measure window (:meth:`WindowSampler.stop` writes it, :func:`disturbed_in` reads
+#: it back for the scheduler trial's tally): said here once.
+DISTURBED = "a disturbed measure window"
+_BUSIEST = "; busiest others: "
+_BUSY_ITEM = re.compile(r"(.+?) \((\d+)\) (\d+) ms")
+
+
+def disturbed_in(text: str) -> list[tuple[str, float]] | None:
+    """The processes a disturbed window's log line names, ``(name, ms)`` each, busiest first; None for any other
+    line. ``text`` may be the message alone or a JSON log line holding it (what follows its closing quote is dropped)."""
+    if DISTURBED not in text or _BUSIEST not in text:
+        return None
+    tail = text.split(_BUSIEST, 1)[1].split('"', 1)[0]
+    return [(m.group(1), float(m.group(3))) for part in tail.split(", ") if (m := _BUSY_ITEM.fullmatch(part.strip()))]
 
 
 @dataclass(frozen=True)
@@ -374,7 +392,8 @@ class WindowSampler:
         if quiet is False and _logged < LOG_AT_MOST:
             _logged += 1
             log.info(
-                "a disturbed measure window of %.3f s: other CPU %s, steal %s of the machine; busiest others: %s",
+                "%s of %.3f s: other CPU %s, steal %s of the machine" + _BUSIEST + "%s",
+                DISTURBED,
                 wall,
                 "?" if other is None else f"{other:.1%}",
                 "?" if steal is None else f"{steal:.1%}",

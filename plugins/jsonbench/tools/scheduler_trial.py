@@ -140,19 +140,16 @@ def _stop(proc: subprocess.Popen[bytes], home: Path) -> None:
 
 
 def _cpu_by_component(pids: list[int]) -> dict[int, tuple[str, float]]:
-    """Each live process's component name (its title without paths: ``scheduler``, ``airflow api_server --``...) and
-    its CPU seconds so far (:func:`jsonbench.host.load.cpu_seconds_of`, its own, not its reaped children's)."""
-    from jsonbench.host.load import cpu_seconds_of
+    """Each live process's name (:func:`jsonbench.host.load.process_name`: ``airflow scheduler``, ``airflow
+    api_server``...) and its CPU seconds so far (:func:`jsonbench.host.load.cpu_seconds_of`, its own, not its reaped
+    children's)."""
+    from jsonbench.host.load import cpu_seconds_of, process_name
 
     out: dict[int, tuple[str, float]] = {}
     for pid in pids:
-        try:
-            title = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:
+        if not Path(f"/proc/{pid}").exists():
             continue  # gone
-        words = [w for w in title.split() if not w.startswith("/")]  # the interpreter's and the script's paths say nothing
-        name = " ".join(words[:3]) or (Path(title.split()[0]).name if title else "?")
-        out[pid] = (name[:60], cpu_seconds_of([pid], children=False))
+        out[pid] = (process_name(pid)[:60], cpu_seconds_of([pid], children=False))
     return out
 
 
@@ -311,32 +308,26 @@ def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: floa
     return out
 
 
-#: What a disturbed measure window says in its task's log (:meth:`jsonbench.host.load.WindowSampler.stop`).
-DISTURBED = "a disturbed measure window"
-
-
 def disturbers(log_dir: Path) -> dict[str, Any]:
     """Who disturbed the run's measure windows, from its task logs: how many windows were disturbed, and the CPU
-    (ms) each named process used in them, summed (the busiest three of each window, as its log line names them).
+    (ms) each named process used in them, summed (the busiest three of each window, as its log line names them:
+    :func:`jsonbench.host.load.disturbed_in`).
 
     A run through the scheduler has Airflow's own processes beside every task (API server, DAG processor, triggerer:
     not the task's ancestors, so they count as other load); this says which of them, if any, a window met.
     """
-    import re
+    from jsonbench.host.load import disturbed_in
 
-    item = re.compile(r"(.+?) \((\d+)\) (\d+) ms")
     windows = 0
     by: dict[str, float] = {}
     for f in sorted(log_dir.rglob("*.log")) if log_dir.is_dir() else []:
         for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
-            if DISTURBED not in line or "busiest others: " not in line:
+            named = disturbed_in(line)
+            if named is None:
                 continue
             windows += 1
-            tail = line.split("busiest others: ", 1)[1].split('"', 1)[0]
-            for part in tail.split(", "):
-                m = item.fullmatch(part.strip())
-                if m:
-                    by[m.group(1)] = by.get(m.group(1), 0.0) + float(m.group(3))
+            for name, ms in named:
+                by[name] = by.get(name, 0.0) + ms
     return {"windows": windows, "by_process_ms": dict(sorted(by.items(), key=lambda kv: -kv[1]))}
 
 
