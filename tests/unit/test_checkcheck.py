@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from jsonbench.history.changepoints import ready
-from jsonbench.tools.checkcheck import checkcheck, render_checkcheck
+from jsonbench.tools.checkcheck import LEFT_TO_DRIFT, checkcheck, render_checkcheck
 from tests.unit.checks_synth import make_run
 
 
@@ -41,6 +41,7 @@ def test_checkcheck_catches_every_planted_kind_and_no_honest_run(make_cells, res
         "tie_comparison",
         "collapsed_comparison",
         "kept_conclusion_2x",
+        "kept_conclusion_2x_3nights",
         "slowdown_2x",
         "deterministic_10pct",
         "lost_metric",
@@ -50,7 +51,7 @@ def test_checkcheck_catches_every_planted_kind_and_no_honest_run(make_cells, res
     }
     for kind, k in kinds.items():
         assert k["planted"] > 0, kind
-        if kind != "kept_conclusion_2x":  # left to drift by the band rule: drift's catch is measured, not required here
+        if kind not in LEFT_TO_DRIFT:  # left to drift by the band rule: drift's catch is measured, not required here
             assert k["caught"] == k["planted"], f"{kind}: missed {k['missed']}"
     assert kinds["slowdown_2x"]["planted"] == 2  # one copy per engine
     assert kinds["lost_hot_count"]["planted"] == 2
@@ -180,3 +181,51 @@ def test_the_plant_left_to_drift_moves_a_finding_twice_toward_its_opposite_and_n
     same = {"opposite": {"below": 0.5, "above": 2.0}}  # "about the same": toward the nearer edge
     assert _halfway_value(same, 1.2) == math.sqrt(1.2 * 2.0)
     assert _halfway_value(same, 0.9) == math.sqrt(0.9 * 0.5)
+
+
+def test_the_plant_held_over_three_nights_moves_the_same_inputs_of_the_two_runs_before_the_target(
+    make_cells, results_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kept_conclusion_2x_3nights``: a design change that lasts. The target's planted inputs move, and the same inputs
+    of the two runs before it move by the same factor; the earlier runs and every other row stay as they were."""
+    import random
+
+    import pandas as pd
+
+    from jsonbench.checks.library import load_library
+    from jsonbench.tools import checkcheck as cc
+
+    for n in range(4):
+        make_run(make_cells, n)
+    data, label, scale, runs = cc._select_runs(results_dir, None, None)
+    ids = [r for r, _ in runs]
+    t = cc._Target(results_dir, tmp_path / "own", data, label, ids)
+    seen: list[dict[str, pd.DataFrame]] = []
+    monkeypatch.setattr(
+        cc._Target, "judge", lambda self, work, plants, baseline: seen.append({r: cc._read_file(cc._file_of(work, r)) for r in ids})
+    )
+    plants = cc._comparison_rounds(
+        "kept_conclusion_2x_3nights",
+        t,
+        cc._read_file(cc._file_of(results_dir, ids[-1])),
+        t.copy("kept"),
+        load_library(),
+        scale,
+        random.Random(7),
+        set(),
+    )
+    assert plants and seen
+    key = ["engine_id", "suite", "workload", "variant", "metric"]
+
+    def factors(copy: dict[str, pd.DataFrame], run_id: str) -> pd.Series:
+        honest = cc._read_file(cc._file_of(results_dir, run_id)).set_index(key)["value"]
+        return (copy[run_id].set_index(key)["value"] / honest).dropna().round(9)
+
+    for copy in seen:
+        moved = factors(copy, ids[-1])
+        moved = moved[moved != 1.0]
+        assert not moved.empty
+        for earlier in ids[-3:-1]:  # held over: the same inputs, the same factor
+            f = factors(copy, earlier)
+            assert f[f != 1.0].to_dict() == moved.to_dict(), earlier
+        assert (factors(copy, ids[0]) == 1.0).all()  # before the change: as measured

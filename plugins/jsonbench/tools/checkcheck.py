@@ -21,7 +21,9 @@ Plant kinds (``PLANT_KINDS``):
 * ``kept_conclusion_2x``: every timing comparison finding moved 2x toward its opposite (halfway there in log when
   the opposite is nearer), one design twice slower while the conclusion holds: what the band rule (issue 33) no
   longer catches on purpose, so it counts as caught when drift flags the moved input series (or the band, when the
-  move left the magnitude class);
+  move left the magnitude class); ``kept_conclusion_2x_3nights``: the same move held over the target and the two runs
+  before it (a design change that lasts, as a version's does), which drift's windows of two and three nights can see
+  where one night's noise hides it;
 * ``slowdown_2x``: one engine version gets twice slower at everything it times (durations x2,
   rates /2), one plant per engine: drift must see it;
 * ``deterministic_10pct``: each deterministic metric (counts, sizes, HOT counts, buffers, matched
@@ -82,7 +84,9 @@ PLANT_KINDS = (
 )
 #: Plants the band rule leaves to drift by design (issue 33, item 6): planted and reported with the rest, and what drift
 #: catches of them is a measurement of drift's power on this history, not part of the command's verdict.
-LEFT_TO_DRIFT = ("kept_conclusion_2x",)
+LEFT_TO_DRIFT = ("kept_conclusion_2x", "kept_conclusion_2x_3nights")
+#: How many runs, ending with the target, each ``LEFT_TO_DRIFT`` plant is held over.
+HELD_OVER = {"kept_conclusion_2x": 1, "kept_conclusion_2x_3nights": 3}
 TIME_UNITS = {"ms": 1.0, "s": 1.0, "us": 1.0, "ns": 1.0, "ns/row": 1.0, "tps": -1.0}
 
 
@@ -248,6 +252,7 @@ _COMPARISON_TARGETS: dict[str, Any] = {
     "tie_comparison": lambda f, observed: _edge_value(f, observed, 1.0 + 1e-9),  # the edge, to the scaled inputs' rounding
     "collapsed_comparison": lambda f, observed: _edge_value(f, observed, 1.02),
     "kept_conclusion_2x": _halfway_value,
+    "kept_conclusion_2x_3nights": _halfway_value,
 }
 
 
@@ -263,6 +268,7 @@ def plant_reversed(
     rng: random.Random,
     kind: str = "reversed_comparison",
     done: set[tuple[str, str, str]] | None = None,
+    scaled: list[tuple[tuple[Any, ...], float]] | None = None,
 ) -> list[Plant]:
     """Push every applied timing finding of every engine into its opposite region by scaling an input it reads.
 
@@ -270,7 +276,8 @@ def plant_reversed(
     off its target (a tie of "position matters for JSONB" at 1.0, then "matters more than for text" at 1.0, leaves the
     first at the text ratio, 1.17, and the first plant is not a tie any more). So a finding whose input an earlier plant
     of this copy moved is left for the next copy: each call plants what it can and adds it to ``done`` (suite,
-    finding, engine); the caller calls again on a fresh copy until nothing is left.
+    finding, engine); the caller calls again on a fresh copy until nothing is left. Each input it scales is appended to
+    ``scaled`` as ``((engine, suite, workload, variant, metric), factor)``, for a plant held over earlier runs too.
 
     A finding the check cannot judge on the target by design is not planted, and is reported apart
     (``not_judged``): one whose host lacks what its mechanism needs (an unmet host requirement, such as
@@ -326,7 +333,9 @@ def plant_reversed(
                     where = (t.get("engine", engine_id), suite, *term_key(t))
                     plant_kit.scale_rows(df, _key_mask(df, *where), k)
                     moved.add(where)
-                    if kind == "kept_conclusion_2x":
+                    if scaled is not None:
+                        scaled.append((where, k))
+                    if kind in LEFT_TO_DRIFT:
                         # The band keeps this (the conclusion holds): drift must see the input series that moved (or
                         # the band itself, when the move took the figure out of its magnitude class).
                         w, v, m = term_key(t)
@@ -597,11 +606,18 @@ def _comparison_rounds(
     for round_ in range(10):
         copy = work if round_ == 0 else t.copy(f"{kind}-{round_}")
         df = target_df.copy()
-        these = plant_reversed(df, lib, scale, rng, kind, done)
+        scaled: list[tuple[tuple[Any, ...], float]] = []
+        these = plant_reversed(df, lib, scale, rng, kind, done, scaled)
         if not these:
             shutil.rmtree(copy, ignore_errors=True)
             break
         _write_file(_file_of(copy, t.run_id), df)
+        for earlier in t.history_ids[-HELD_OVER.get(kind, 1) : -1]:  # a plant held over the runs before the target too
+            path = _file_of(copy, earlier)
+            edf = _read_file(path)
+            for where, k in scaled:
+                plant_kit.scale_rows(edf, _key_mask(edf, *where), k)
+            _write_file(path, edf)
         t.judge(copy, these, baseline)
         shutil.rmtree(copy, ignore_errors=True)
         plants += these
@@ -791,11 +807,11 @@ def render_checkcheck(report: dict[str, Any]) -> str:
         lines.append(
             f"  the honest target already fails {len(report['baseline_failures'])} row(s) (not counted as catches): {report['baseline_failures'][:5]}"
         )
-    lines.append(f"  {'kind':<22} {'planted':>7} {'caught':>7} {'share':>7}")
+    lines.append(f"  {'kind':<26} {'planted':>7} {'caught':>7} {'share':>7}")
     for kind, k in report["kinds"].items():
         share = "-" if k["share"] is None else f"{k['share']:.0%}"
         left = "  (left to drift by the band rule: drift's catch, not part of the result)" if kind in LEFT_TO_DRIFT else ""
-        lines.append(f"  {kind:<22} {k['planted']:>7} {k['caught']:>7} {share:>7}{left}")
+        lines.append(f"  {kind:<26} {k['planted']:>7} {k['caught']:>7} {share:>7}{left}")
         for m in k["missed"][: 40 if left else 5]:
             lines.append(f"      missed: {m}")
         if k.get("not_judged"):
