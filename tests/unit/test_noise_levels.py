@@ -127,3 +127,50 @@ def test_a_run_of_another_design_is_not_read_as_a_night_of_canary_rows_alone() -
     assert len(set(read_runs([(two, {})], "local", "laptop", starts=None)["run_id"])) == 3
     both = read_runs([(one, {}), (two, {})], "local", "laptop")
     assert len(set(both["run_id"])) == 3 and (both["suite"] == "host").any()
+
+
+def test_a_quotient_keeps_what_its_inputs_do_not_share_and_cancels_what_they_do() -> None:
+    """``noise-levels --quotients``: a start that moves both designs together cancels in their quotient (variance kept
+    near 0); inputs that move apart keep all of it (about 1). A finding that reads one published ratio is not listed."""
+    import random
+
+    from jsonbench.tools.noise_levels import SeriesNoise, quotients, render_quotients
+
+    rng = random.Random(3)
+    runs = [f"r{i}" for i in range(40)]
+    hosts = {r: "h1" if i < 20 else "h2" for i, r in enumerate(runs)}
+    start = {r: rng.gauss(0, 0.15) for r in runs}  # what a start does to every statement of the cell
+
+    def series(name: str, own: float, shared: bool) -> SeriesNoise:
+        figs = {r: (start[r] if shared else 0.0) + rng.gauss(0, own) for r in runs}
+        sd, _, _, _ = noise.levels(list(figs.values()), list(hosts.values()))
+        return SeriesNoise("s", f"pg/{name}/laptop", None, None, sd, None, 20, 2, figs, hosts)
+
+    findings = {
+        "s": {
+            "findings": [
+                {
+                    "id": "together",
+                    "kind": "timing",
+                    "numerator": [{"workload": "a", "variant": "x", "metric": "t"}],
+                    "denominator": [{"workload": "a", "variant": "y", "metric": "t"}],
+                },
+                {
+                    "id": "apart",
+                    "kind": "timing",
+                    "numerator": [{"workload": "b", "variant": "x", "metric": "t"}],
+                    "denominator": [{"workload": "b", "variant": "y", "metric": "t"}],
+                },
+                {"id": "one_ratio", "kind": "timing", "numerator": [{"workload": "a", "variant": "x", "metric": "t"}]},
+            ]
+        }
+    }
+    got = quotients(
+        [series("a/x/t", 0.02, True), series("a/y/t", 0.02, True), series("b/x/t", 0.15, False), series("b/y/t", 0.15, False)],
+        findings,
+    )
+    by = {q.finding: q for q in got}
+    assert set(by) == {"together", "apart"}
+    assert by["together"].shared < 0.1 and 0.5 < by["apart"].shared < 1.6, (by["together"].shared, by["apart"].shared)
+    assert by["together"].runs == 40 and by["together"].engine_id == "pg" and by["together"].scale == "laptop"
+    assert "| s @ laptop | 2 |" in render_quotients(got)

@@ -49,6 +49,8 @@ class SeriesNoise:
     n_hosts: int
     #: Each run's log figure by run id (what an arm of an experiment shifts, pair by pair).
     runs: dict[str, float] = field(default_factory=dict)
+    #: Each run's host (boot id) by run id.
+    run_hosts: dict[str, str] = field(default_factory=dict)
 
 
 def levels(folders: list[tuple[Path, dict[str, Any]]], label: str = "local", design: int | None = 1) -> list[SeriesNoise]:
@@ -107,6 +109,7 @@ def levels(folders: list[tuple[Path, dict[str, Any]]], label: str = "local", des
                     n_starts=max(collections.Counter(hosts).values(), default=0),
                     n_hosts=len(set(hosts)),
                     runs={run: v for run, _, v in figures},
+                    run_hosts={run: h for run, h, _ in figures},
                 )
             )
     return out
@@ -291,6 +294,83 @@ def render_shared(shared: dict[str, tuple[int, float, float]]) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class QuotientNoise:
+    """One timing finding's quotient on one engine and scale against its inputs, between starts of one host (log sd)."""
+
+    suite: str
+    finding: str
+    engine_id: str
+    scale: str
+    runs: int
+    quotient: float
+    inputs: list[float]
+
+    @property
+    def shared(self) -> float:
+        """How much of the inputs' variance the quotient keeps: 1 when nothing is shared between them (what moves one
+        input between starts does not move the other), near 0 when a start or a host moves them together and cancels."""
+        total = sum(x * x for x in self.inputs)
+        return self.quotient**2 / total if total else float("nan")
+
+
+def quotients(series: list[SeriesNoise], reproduction: dict[str, Any]) -> list[QuotientNoise]:
+    """Every per-engine timing finding of two inputs or more (a numerator and a denominator: "jsonb reads faster than
+    json"), its quotient's spread between starts of one host beside its inputs' (issue 37 item 4: ratios of two designs
+    measured in one cell are judged as their own series where the host cancels in them).
+
+    A finding that reads one published ratio (the catalogue's ``tps_ratio``, SQLite's per-position ratios) is that
+    ratio's series already, and is not listed."""
+    from jsonbench.checks.findings import term_key
+    from jsonbench.history.noise import levels as split
+
+    by = {s.series: s for s in series}
+    scales = sorted({s.series.rsplit("/", 1)[-1] for s in series})
+    out: list[QuotientNoise] = []
+    for suite, definition in sorted(reproduction.items()):
+        for f in definition.get("findings", []):
+            num, den = f.get("numerator") or [], f.get("denominator") or []
+            if f.get("kind", "timing") != "timing" or not num or not den or any(t.get("engine") for t in num + den):
+                continue
+            engines = sorted({s.series.split("/", 1)[0] for s in series if s.suite == suite})
+            for engine in engines:
+                for scale in scales:
+                    ins = [by.get("/".join([engine, *term_key(t), scale])) for t in num + den]
+                    if any(x is None or x.starts is None for x in ins):
+                        continue
+                    have = [x for x in ins if x is not None]
+                    common = sorted(set.intersection(*(set(x.runs) for x in have)))
+                    k = len(num) if f.get("geomean") else 1
+                    q = [(sum(x.runs[r] for x in have[: len(num)]) - sum(x.runs[r] for x in have[len(num) :])) / k for r in common]
+                    sd, _df, _h, _hdf = split(q, [have[0].run_hosts[r] for r in common])
+                    if sd is None:
+                        continue
+                    out.append(QuotientNoise(suite, str(f["id"]), engine, scale, len(common), sd, [float(x.starts or 0.0) for x in have]))
+    return out
+
+
+def render_quotients(rows: list[QuotientNoise]) -> str:
+    """Per suite and scale: the median between-starts spread of the findings' quotients and of their inputs, and the
+    median share of the inputs' variance the quotient keeps (1: nothing cancels; well below 1: judge the quotient)."""
+
+    def pct(x: float) -> str:
+        return f"{(math.exp(x) - 1) * 100:.1f} %"
+
+    by: dict[tuple[str, str], list[QuotientNoise]] = defaultdict(list)
+    for r in rows:
+        by[(r.suite, r.scale)].append(r)
+    lines = [
+        "| suite @ scale | findings x engines | quotient, between starts | its inputs, between starts | variance kept (1: nothing cancels) |",
+        "|---|---|---|---|---|",
+    ]
+    for (suite, scale), rs in sorted(by.items()):
+        q = statistics.median(r.quotient for r in rs)
+        i = statistics.median(statistics.median(r.inputs) for r in rs)
+        kept = statistics.median(r.shared for r in rs)
+        lines.append(f"| {suite} @ {scale} | {len(rs)} | {pct(q)} | {pct(i)} | {kept:.2f} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="jsonbench noise-levels", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -309,6 +389,11 @@ def main(argv: list[str]) -> int:
         "--canary-fit",
         metavar="SCALE",
         help="instead: the committed local record's canary fit at SCALE (what drift takes out, per workload)",
+    )
+    parser.add_argument(
+        "--quotients",
+        action="store_true",
+        help="instead: does a finding's quotient of two designs cancel what moves its inputs between starts?",
     )
     parser.add_argument(
         "--versions",
@@ -341,5 +426,10 @@ def main(argv: list[str]) -> int:
     folders = folders_to_check(args.results_dir, Path(args.recorded) if args.recorded else None)
     if args.no_recorded:
         folders = [(Path(d), {}) for d in args.results_dir]
+    if args.quotients:
+        from jsonbench.checks.library import load_library
+
+        print(render_quotients(quotients(levels(folders), load_library().reproduction)))
+        return 0
     print(render(levels(folders)))
     return 0
