@@ -187,7 +187,8 @@ def test_the_plant_held_over_three_nights_moves_the_same_inputs_of_the_two_runs_
     make_cells, results_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``kept_conclusion_2x_3nights``: a design change that lasts. The target's planted inputs move, and the same inputs
-    of the two runs before it move by the same factor; the earlier runs and every other row stay as they were."""
+    of the two runs before it move by the same factor; the run before the change stays as it was. Each of the three
+    nights is judged on the history up to it, as it would have been checked."""
     import random
 
     import pandas as pd
@@ -200,28 +201,28 @@ def test_the_plant_held_over_three_nights_moves_the_same_inputs_of_the_two_runs_
     data, label, scale, runs = cc._select_runs(results_dir, None, None)
     ids = [r for r, _ in runs]
     t = cc._Target(results_dir, tmp_path / "own", data, label, ids)
-    seen: list[dict[str, pd.DataFrame]] = []
-    monkeypatch.setattr(
-        cc._Target, "judge", lambda self, work, plants, baseline: seen.append({r: cc._read_file(cc._file_of(work, r)) for r in ids})
-    )
+    seen: list[tuple[str, dict[str, pd.DataFrame]]] = []
+
+    def judge(self: cc._Target, work: Path, plants: list[cc.Plant], baseline: set[tuple[str, str, str]]) -> None:
+        seen.append((self.run_id, {r: cc._read_file(cc._file_of(work, r)) for r in self.history_ids}))
+
+    monkeypatch.setattr(cc._Target, "judge", judge)
+    target_df = cc._read_file(cc._file_of(results_dir, ids[-1]))
     plants = cc._comparison_rounds(
-        "kept_conclusion_2x_3nights",
-        t,
-        cc._read_file(cc._file_of(results_dir, ids[-1])),
-        t.copy("kept"),
-        load_library(),
-        scale,
-        random.Random(7),
-        set(),
+        "kept_conclusion_2x_3nights", t, target_df, t.copy("kept"), load_library(), scale, random.Random(7), set()
     )
     assert plants and seen
+    assert [night for night, _ in seen[:3]] == ids[-3:], "each night of the plant judged, oldest first, the target last"
     key = ["engine_id", "suite", "workload", "variant", "metric"]
 
     def factors(copy: dict[str, pd.DataFrame], run_id: str) -> pd.Series:
         honest = cc._read_file(cc._file_of(results_dir, run_id)).set_index(key)["value"]
         return (copy[run_id].set_index(key)["value"] / honest).dropna().round(9)
 
-    for copy in seen:
+    for night, copy in seen:
+        if night != ids[-1]:
+            assert set(copy) == set(ids[: ids.index(night) + 1])  # the history up to that night, no later run
+            continue
         moved = factors(copy, ids[-1])
         moved = moved[moved != 1.0]
         assert not moved.empty
@@ -229,3 +230,7 @@ def test_the_plant_held_over_three_nights_moves_the_same_inputs_of_the_two_runs_
             f = factors(copy, earlier)
             assert f[f != 1.0].to_dict() == moved.to_dict(), earlier
         assert (factors(copy, ids[0]) == 1.0).all()  # before the change: as measured
+    for night, copy in seen:  # an earlier night's copy holds the plant in its planted runs only
+        if night == ids[-2]:
+            assert (factors(copy, ids[-3]) != 1.0).any() and (factors(copy, ids[-2]) != 1.0).any()
+            assert (factors(copy, ids[0]) == 1.0).all()

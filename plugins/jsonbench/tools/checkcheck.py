@@ -600,9 +600,21 @@ def _comparison_rounds(
     rng: random.Random,
     baseline: set[tuple[str, str, str]],
 ) -> list[Plant]:
-    """Every comparison finding planted and judged, in as many copies as shared inputs need (see :func:`plant_reversed`)."""
+    """Every comparison finding planted and judged, in as many copies as shared inputs need (see :func:`plant_reversed`).
+
+    A plant held over several runs (``HELD_OVER``) is judged on each of them, each night against the history up to it
+    (planted where the plant had begun), as the nights would have been checked: caught when any of them flags it. A
+    lasting change is alarmed the night drift can see it; after that, the change point is history, and a later night
+    rightly judges against the new level."""
     done: set[tuple[str, str, str]] = set()
     plants: list[Plant] = []
+    held = t.history_ids[-HELD_OVER.get(kind, 1) : -1]  # the runs before the target the plant is held over
+    baselines: dict[str, set[tuple[str, str, str]]] = {}  # each earlier night's own honest failures
+    for e in held:
+        night = replace(t, history_ids=t.history_ids[: t.history_ids.index(e) + 1])
+        honest = night.copy(f"{kind}-honest-{len(night.history_ids)}")
+        baselines[e] = _failed_keys(_check_copy(honest, _run_ref(t.data, e, honest))[0])
+        shutil.rmtree(honest, ignore_errors=True)
     for round_ in range(10):
         copy = work if round_ == 0 else t.copy(f"{kind}-{round_}")
         df = target_df.copy()
@@ -612,12 +624,21 @@ def _comparison_rounds(
             shutil.rmtree(copy, ignore_errors=True)
             break
         _write_file(_file_of(copy, t.run_id), df)
-        for earlier in t.history_ids[-HELD_OVER.get(kind, 1) : -1]:  # a plant held over the runs before the target too
-            path = _file_of(copy, earlier)
-            edf = _read_file(path)
+        planted: dict[str, pd.DataFrame] = {}
+        for earlier in held:
+            edf = _read_file(_file_of(copy, earlier))
             for where, k in scaled:
                 plant_kit.scale_rows(edf, _key_mask(edf, *where), k)
-            _write_file(path, edf)
+            _write_file(_file_of(copy, earlier), edf)
+            planted[earlier] = edf
+        for e in held:  # each earlier night of the plant, judged on the history up to it
+            night = replace(t, history_ids=t.history_ids[: t.history_ids.index(e) + 1])
+            w = night.copy(f"{kind}-{round_}-{len(night.history_ids)}")
+            for r in night.history_ids[-len(held) :]:
+                if r in planted:
+                    _write_file(_file_of(w, r), planted[r])
+            night.judge(w, these, baselines[e])
+            shutil.rmtree(w, ignore_errors=True)
         t.judge(copy, these, baseline)
         shutil.rmtree(copy, ignore_errors=True)
         plants += these
