@@ -328,25 +328,36 @@ def quotients(series: list[SeriesNoise], reproduction: dict[str, Any]) -> list[Q
     scales = sorted({s.series.rsplit("/", 1)[-1] for s in series})
     out: list[QuotientNoise] = []
     for suite, definition in sorted(reproduction.items()):
+        engines = sorted({s.series.split("/", 1)[0] for s in series if s.suite == suite})
         for f in definition.get("findings", []):
             num, den = f.get("numerator") or [], f.get("denominator") or []
             if f.get("kind", "timing") != "timing" or not num or not den or any(t.get("engine") for t in num + den):
                 continue
-            engines = sorted({s.series.split("/", 1)[0] for s in series if s.suite == suite})
             for engine in engines:
                 for scale in scales:
-                    ins = [by.get("/".join([engine, *term_key(t), scale])) for t in num + den]
-                    if any(x is None or x.starts is None for x in ins):
+                    ins = {term_key(t): by.get("/".join([engine, *term_key(t), scale])) for t in num + den}
+                    have = {k: x for k, x in ins.items() if x is not None}
+                    if len(have) < len(ins):
                         continue
-                    have = [x for x in ins if x is not None]
-                    common = sorted(set.intersection(*(set(x.runs) for x in have)))
-                    k = len(num) if f.get("geomean") else 1
-                    q = [(sum(x.runs[r] for x in have[: len(num)]) - sum(x.runs[r] for x in have[len(num) :])) / k for r in common]
-                    sd, _df, _h, _hdf = split(q, [have[0].run_hosts[r] for r in common])
-                    if sd is None:
+                    common = sorted(set.intersection(*(set(x.runs) for x in have.values())))
+                    hosts = [next(iter(have.values())).run_hosts[r] for r in common]
+
+                    # The finding's own arithmetic (findings.finding_value: quotient, geometric mean) on each run's figures.
+                    figs = [_quotient_of(f, have, r) for r in common]
+                    sd = split([math.log(v) for v in figs if v], hosts)[0] if all(figs) else None
+                    spreads = [split([x.runs[r] for r in common], hosts)[0] for x in have.values()]
+                    if sd is None or any(v is None for v in spreads):
                         continue
-                    out.append(QuotientNoise(suite, str(f["id"]), engine, scale, len(common), sd, [float(x.starts or 0.0) for x in have]))
+                    out.append(QuotientNoise(suite, str(f["id"]), engine, scale, len(common), sd, [float(v or 0.0) for v in spreads]))
     return out
+
+
+def _quotient_of(finding: dict[str, Any], inputs: dict[tuple[str, str, str], SeriesNoise], run: str) -> float | None:
+    """One run's figure of ``finding`` from its inputs' figures in that run, by the finding's own arithmetic."""
+    from jsonbench.checks.findings import Values, finding_value
+
+    vals: Values = {k: (math.exp(x.runs[run]), "ok") for k, x in inputs.items()}
+    return finding_value(vals, finding)[0]
 
 
 def render_quotients(rows: list[QuotientNoise]) -> str:
