@@ -234,3 +234,28 @@ def test_the_plant_held_over_three_nights_moves_the_same_inputs_of_the_two_runs_
         if night == ids[-2]:
             assert (factors(copy, ids[-3]) != 1.0).any() and (factors(copy, ids[-2]) != 1.0).any()
             assert (factors(copy, ids[0]) == 1.0).all()
+
+
+def test_a_plant_left_to_drift_is_claimed_only_where_its_series_noise_allows_the_move() -> None:
+    """The report's "of those whose own noise allows it": a plant counts when one series it moved has, in the record, a
+    minimum detectable shift over the nights it is held at most the move (either way in log); a series the record does
+    not hold makes no claim."""
+    from jsonbench.tools.checkcheck import Plant, _record, noise_allows
+
+    record = {"series": {"s/pg/w/a/ms": {"mds": 0.9, "mds_3": 0.4}, "s/pg/w/b/ms": {"mds": 0.2, "mds_3": 0.1}}}
+    slow_a = Plant("kept_conclusion_2x", "a 2x slower", moves=[("s/pg/w/a/ms", 2.0)])  # +100 %
+    fast_a = Plant("kept_conclusion_2x", "a 1.5x faster", moves=[("s/pg/w/a/ms", 1 / 1.5)])  # the same as +50 %
+    small = Plant("kept_conclusion_2x", "a +12 %, b +12 %", moves=[("s/pg/w/a/ms", 1.12), ("s/pg/w/b/ms", 1.12)])
+    unknown = Plant("kept_conclusion_2x", "not in the record", moves=[("s/pg/w/z/ms", 3.0)])
+    assert noise_allows(slow_a, record, 1) and noise_allows(slow_a, record, 3)
+    assert not noise_allows(fast_a, record, 1) and noise_allows(fast_a, record, 3)
+    assert not noise_allows(small, record, 1) and noise_allows(small, record, 3)  # b's mds_3 (10 %) allows +12 %
+    assert not noise_allows(unknown, record, 1) and not noise_allows(unknown, record, 3)
+    slow_a.caught = True
+    report: dict = {"kinds": {}}
+    _record(report, "kept_conclusion_2x_3nights", [slow_a, fast_a, small, unknown], record)
+    k = report["kinds"]["kept_conclusion_2x_3nights"]
+    assert (k["planted"], k["caught"], k["allowed"], k["caught_allowed"]) == (4, 1, 3, 1)
+    assert k["missed_allowed"] == ["a 1.5x faster", "a +12 %, b +12 %"] and k["mds_field"] == "mds_3"
+    _record(report, "reversed_comparison", [slow_a], record)
+    assert "allowed" not in report["kinds"]["reversed_comparison"]  # a band's plant: every one must be caught

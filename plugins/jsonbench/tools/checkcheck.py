@@ -69,6 +69,7 @@ from jsonbench.checks.findings import (
 )
 from jsonbench.checks.library import Library, load_library
 from jsonbench.history.hostspeed import DURATION_UNITS, RATE_UNITS
+from jsonbench.history.noise import load_record, series_key
 from jsonbench.tools import plants as plant_kit
 
 PLANT_KINDS = (
@@ -87,6 +88,11 @@ PLANT_KINDS = (
 LEFT_TO_DRIFT = ("kept_conclusion_2x", "kept_conclusion_2x_3nights")
 #: How many runs, ending with the target, each ``LEFT_TO_DRIFT`` plant is held over.
 HELD_OVER = {"kept_conclusion_2x": 1, "kept_conclusion_2x_3nights": 3}
+#: The calibration record's field that says which change of a lone series drift catches (with probability
+#: ``noise.POWER``) when it has lasted that many nights: a plant held over them is one its noise allows when the
+#: change it made to one of its series is at least that series' figure. The claim the version plant makes (issue 37:
+#: "of the series whose noise allows it"), here for what the band rule leaves to drift (issue 33, item 6).
+MDS_OF_NIGHTS = {1: "mds", 3: "mds_3"}
 TIME_UNITS = {"ms": 1.0, "s": 1.0, "us": 1.0, "ns": 1.0, "ns/row": 1.0, "tps": -1.0}
 
 
@@ -102,6 +108,9 @@ class Plant:
     #: Why the check cannot judge this plant by design (not applicable on the host, inputs measured in a busy
     #: window): such a plant is reported apart, neither caught nor missed.
     not_judged: str = ""
+    #: For a plant left to drift: each input series it moved (the record's series key) and the factor it moved it by, so
+    #: that the report can say whether that series' own noise allows the move to be seen (:data:`MDS_OF_NIGHTS`).
+    moves: list[tuple[str, float]] = field(default_factory=list)
 
     @classmethod
     def of_finding(cls, kind: str, suite: str, finding: dict[str, Any], engine_id: str, what: str) -> Plant:
@@ -340,6 +349,7 @@ def plant_reversed(
                         # the band itself, when the move took the figure out of its magnitude class).
                         w, v, m = term_key(t)
                         plant.footprints.append({"check_kind": "drift", "engine_id": where[0], "workload": w, "variant": v, "metric": m})
+                        plant.moves.append((series_key(str(suite), str(where[0]), w, v, m), k))
                 plants.append(plant)
                 done.add(me)
     return plants
@@ -708,6 +718,7 @@ def checkcheck(
         baseline = _failed_keys(v0)
         report["baseline_failures"] = sorted("/".join(k) for k in baseline)
         target_df = _read_file(_file_of(src, target_id))
+        record = load_record(label, scale, src)
         for kind in kinds or [*PLANT_KINDS, *LEFT_TO_DRIFT]:
             work = t.copy(kind)
             if kind == "slowdown_2x":
@@ -720,15 +731,12 @@ def checkcheck(
                     _write_file(_file_of(work, target_id), df)
                 t.judge(work, plants, baseline)
                 shutil.rmtree(work, ignore_errors=True)
-            _record(report, kind, plants)
+            _record(report, kind, plants, record)
         report["honest"] = _honest(src, data, label, runs, own, honest)  # every run, also those after a chosen target
         busy = _busy_hour(src, data, label, history_ids, target_df, own, baseline)
         if busy:
             report["busy_hour"] = busy
         if measure_power:
-            from jsonbench.history.noise import load_record
-
-            record = load_record(label, scale, src)
             report["power"] = power(data[data["run_id"].isin(history_ids)], lib, record, src, series_rounds=series_rounds, seed=seed)
             report["power"]["record"] = None if record is None else {"scale": record.get("scale"), "created_at": record.get("created_at")}
     finally:
@@ -753,7 +761,7 @@ def _conclude(report: dict[str, Any]) -> None:
     report["ok"] = kinds_ok and false_alarms == 0 and power_ok
 
 
-def _record(report: dict[str, Any], kind: str, plants: list[Plant]) -> None:
+def _record(report: dict[str, Any], kind: str, plants: list[Plant], record: dict[str, Any] | None = None) -> None:
     judged = [p for p in plants if not p.not_judged]
     report["kinds"][kind] = {
         "planted": len(judged),
@@ -763,6 +771,29 @@ def _record(report: dict[str, Any], kind: str, plants: list[Plant]) -> None:
         "examples": [f"{p.label} <- {', '.join(p.by[:2])}" for p in judged if p.caught][:3],
         "not_judged": [f"{p.label}: {p.not_judged}" for p in plants if p.not_judged],
     }
+    if kind in LEFT_TO_DRIFT and record is not None:
+        allowed = [p for p in judged if noise_allows(p, record, HELD_OVER.get(kind, 1))]
+        report["kinds"][kind].update(
+            {
+                "allowed": len(allowed),
+                "caught_allowed": sum(p.caught for p in allowed),
+                "missed_allowed": [p.label for p in allowed if not p.caught],
+                "mds_field": MDS_OF_NIGHTS[HELD_OVER.get(kind, 1)],
+            }
+        )
+
+
+def noise_allows(plant: Plant, record: dict[str, Any], nights: int) -> bool:
+    """Whether one series ``plant`` moved has a record whose minimum detectable shift over ``nights`` is at most the move.
+
+    A plant whose every series moves less than its own noise lets drift see within those nights is outside what drift
+    claims to catch (:data:`MDS_OF_NIGHTS`); a series the record does not hold has no claim either."""
+    series = record.get("series") or {}
+    for key, k in plant.moves:
+        mds = (series.get(key) or {}).get(MDS_OF_NIGHTS[nights])
+        if mds is not None and math.exp(abs(math.log(k))) - 1.0 >= float(mds):
+            return True
+    return False
 
 
 def _honest(src: Path, data: pd.DataFrame, label: str, runs: list[tuple[str, Any]], own: Path, limit: int | None) -> list[dict[str, Any]]:
@@ -833,6 +864,13 @@ def render_checkcheck(report: dict[str, Any]) -> str:
         share = "-" if k["share"] is None else f"{k['share']:.0%}"
         left = "  (left to drift by the band rule: drift's catch, not part of the result)" if kind in LEFT_TO_DRIFT else ""
         lines.append(f"  {kind:<26} {k['planted']:>7} {k['caught']:>7} {share:>7}{left}")
+        if "allowed" in k:
+            lines.append(
+                f"      of the {k['allowed']} whose own noise allows it (a moved series' {k['mds_field']} in the record at most "
+                f"the move): {k['caught_allowed']} caught" + (f" ({k['caught_allowed'] / k['allowed']:.0%})" if k["allowed"] else "")
+            )
+            for m in k["missed_allowed"][:10]:
+                lines.append(f"        missed though its noise allows it: {m}")
         for m in k["missed"][: 40 if left else 5]:
             lines.append(f"      missed: {m}")
         if k.get("not_judged"):
