@@ -28,7 +28,7 @@ class Page:
     def __init__(self, profile: Path, width: int = 1400, height: int = 1000, start_timeout_s: float = 60.0) -> None:
         from websockets.sync.client import connect
 
-        assert CHROMIUM is not None, "chromium not installed (./bin/setup installs it as root)"
+        assert CHROMIUM is not None, "chromium not installed (./bin/setup --dev installs it as root)"
         profile.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
             [

@@ -1,4 +1,4 @@
-"""The report opened in a real browser (Debian's chromium, installed by ./bin/setup), with no network.
+"""The report opened in a real browser (Debian's chromium, installed by ./bin/setup --dev), with no network.
 
 The page is built from checked runs (tests/unit/report_synth.py), opened headless in a network
 namespace without any network when ``unshare --net`` is allowed (so a chart that needed a CDN
@@ -24,7 +24,7 @@ from tests.browser import CHROMIUM, FLAGS
 from tests.unit.report_synth import build_once
 
 if CHROMIUM is None:  # under CI this skip fails the run (tests/conftest.py)
-    pytestmark = pytest.mark.skip(reason="chromium not installed (./bin/setup installs it as root)")
+    pytestmark = pytest.mark.skip(reason="chromium not installed (./bin/setup --dev, which ./bin/test runs, installs it as root)")
 
 
 def _offline_prefix() -> list[str]:

@@ -109,7 +109,7 @@ CHROMIUM_FLAGS = (
 
 
 def chromium_path() -> str | None:
-    """Debian's chromium (``./bin/setup`` installs it), or None."""
+    """Debian's chromium (``./bin/setup --dev`` installs it, as root), or None."""
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
