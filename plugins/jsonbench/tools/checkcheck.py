@@ -772,13 +772,14 @@ def _record(report: dict[str, Any], kind: str, plants: list[Plant], record: dict
         "not_judged": [f"{p.label}: {p.not_judged}" for p in plants if p.not_judged],
     }
     if kind in LEFT_TO_DRIFT and record is not None:
-        allowed = [p for p in judged if noise_allows(p, record, HELD_OVER.get(kind, 1))]
+        nights = HELD_OVER.get(kind, 1)
+        allowed = [p for p in judged if noise_allows(p, record, nights)]
         report["kinds"][kind].update(
             {
                 "allowed": len(allowed),
                 "caught_allowed": sum(p.caught for p in allowed),
                 "missed_allowed": [p.label for p in allowed if not p.caught],
-                "mds_field": MDS_OF_NIGHTS[HELD_OVER.get(kind, 1)],
+                "mds_field": MDS_OF_NIGHTS[nights],
             }
         )
 
