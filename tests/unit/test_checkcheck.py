@@ -259,3 +259,31 @@ def test_a_plant_left_to_drift_is_claimed_only_where_its_series_noise_allows_the
     assert k["missed_allowed"] == ["a 1.5x faster", "a +12 %, b +12 %"] and k["mds_field"] == "mds_3"
     _record(report, "reversed_comparison", [slow_a], record)
     assert "allowed" not in report["kinds"]["reversed_comparison"]  # a band's plant: every one must be caught
+
+
+def test_an_engines_slowdown_leaves_the_canary_beside_it_as_measured() -> None:
+    """A slower version does not slow the canary timed before its cells: moved with it, the canary would say "the host
+    was slower", and drift takes that out, so the power table read 0 % for every engine (sitting 54, on `431a3be6`'s
+    five laptop nights). The engine's own timings move; the canary's rows, under the same engine id, do not."""
+    import pandas as pd
+
+    from jsonbench.dataset.measurement import HOST_SUITE
+    from jsonbench.tools.checkcheck import _mask, plant_slowdown
+
+    df = pd.DataFrame(
+        {
+            "suite": ["large_document_update", HOST_SUITE, "large_document_update", HOST_SUITE],
+            "engine_id": ["postgres-16", "postgres-16", "postgres-17", "postgres-17"],
+            "workload": ["json_big", "canary", "json_big", "canary"],
+            "variant": ["default", "before.large_document_update"] * 2,
+            "metric": ["update_ms", "cpu_all"] * 2,
+            "unit": ["ms", "ms", "ms", "ms"],
+            "status": ["ok"] * 4,
+            "value": [10.0, 300.0, 10.0, 300.0],
+            "spread": [None] * 4,
+            "samples": [None] * 4,
+        }
+    )
+    assert _mask("engine", "postgres-16")(df).tolist() == [True, False, False, False]
+    plant_slowdown(df, "postgres-16")
+    assert df["value"].tolist() == [20.0, 300.0, 10.0, 300.0]
