@@ -68,7 +68,6 @@ from jsonbench.checks.findings import (
     unmet_host_requirement,
 )
 from jsonbench.checks.library import Library, load_library
-from jsonbench.dataset.measurement import HOST_SUITE
 from jsonbench.history.hostspeed import DURATION_UNITS, RATE_UNITS
 from jsonbench.history.noise import load_record, series_key
 from jsonbench.tools import plants as plant_kit
@@ -357,10 +356,7 @@ def plant_reversed(
 
 
 def plant_slowdown(df: pd.DataFrame, engine_id: str) -> list[Plant]:
-    # The canary's rows carry the engine of the cell they sat beside, but they time the host before that engine starts:
-    # a slower version leaves them as measured (as drift-recheck's version plant does). Moved with it, they would say
-    # "the host was slower", which drift rightly takes out.
-    mask_e = (df["engine_id"] == engine_id) & (df["suite"] != HOST_SUITE)
+    mask_e = plant_kit.engine_rows(df, engine_id)  # not the canary beside its cells
     for unit, sign in TIME_UNITS.items():
         plant_kit.scale_rows(df, mask_e & (df["unit"] == unit) & (df["status"] == "ok"), 2.0 if sign > 0 else 0.5)
     return [
@@ -921,12 +917,12 @@ POWER_FACTORS = (1.1, 1.25, 1.5, 2.0)
 def _mask(what: str, target: Any) -> Any:
     """The rows a plant moves: one engine (``engine``), one engine's suite (``suite``), or a set of series keys (``series``).
 
-    An engine's plant leaves the canary's rows as measured (:func:`plant_slowdown` says why).
+    An engine's plant leaves the canary's rows as measured (:func:`jsonbench.tools.plants.benchmarked` says why).
     """
 
     def mask_of(df: pd.DataFrame) -> pd.Series:
         if what == "engine":
-            return (df["engine_id"] == target) & (df["suite"] != HOST_SUITE)
+            return plant_kit.engine_rows(df, target)
         if what == "suite":
             return (df["suite"] == target[0]) & (df["engine_id"] == target[1])
         keys = zip(df["suite"], df["engine_id"], df["workload"], df["variant"], df["metric"], strict=True)
@@ -970,9 +966,8 @@ def power(
     start = len(runs) - nights
     by_run = {r: data[data["run_id"] == r].copy() for r in runs}
     rng = random.Random(seed)
-    # The canary is not a family a regression moves: a slower canary is a slower host, which drift takes out on purpose.
-    benchmarked = data[data["suite"] != HOST_SUITE]
-    families = sorted({(str(s), str(e)) for s, e in benchmarked[["suite", "engine_id"]].drop_duplicates().itertuples(index=False)})
+    bench = data[plant_kit.benchmarked(data)]  # the canary is not a family a regression moves
+    families = sorted({(str(s), str(e)) for s, e in bench[["suite", "engine_id"]].drop_duplicates().itertuples(index=False)})
     engines = sorted({e for _, e in families})
     series = record.get("series", {}) if record else {}
 

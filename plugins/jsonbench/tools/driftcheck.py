@@ -82,7 +82,6 @@ def drift_recheck(
     import pandas as pd
 
     from jsonbench.checks.library import load_library
-    from jsonbench.dataset.measurement import HOST_SUITE
     from jsonbench.history.noise import family_mds
     from jsonbench.tools import plants
     from jsonbench.tools.record import build_record, read_runs
@@ -133,7 +132,7 @@ def drift_recheck(
         window = own[-n:]
         start = runs.index(window[0])
         # each run's engines (the canary's rows aside)
-        engines_of = [{str(e) for e in by_run[r].loc[by_run[r]["suite"] != HOST_SUITE, "engine_id"].unique()} for r in runs]
+        engines_of = [{str(e) for e in by_run[r].loc[plants.benchmarked(by_run[r]), "engine_id"].unique()} for r in runs]
         in_window = [engines_of[runs.index(r)] for r in window]
         # the engine of most of those nights, and of those the one with the longest history before them
         planted_engine = max(
@@ -147,7 +146,7 @@ def drift_recheck(
         planted_runs: dict[str, Any] = {}
         for k, rid in enumerate(window):
             df = by_run[rid].copy()
-            moved = plants.slow(df, (df["engine_id"] == planted_engine) & (df["suite"] != HOST_SUITE), factor)
+            moved = plants.slow(df, plants.engine_rows(df, planted_engine), factor)
             planted |= plants.keys_of(df, moved)
             planted_runs[rid] = df
             dataset = pd.concat([*(by_run[r] for r in runs[:start]), *planted_runs.values()], ignore_index=True)
@@ -197,7 +196,7 @@ def drift_recheck(
             continue
         rid = wide[-1]
         df = by_run[rid].copy()
-        moved = plants.slow(df, df["suite"] != HOST_SUITE, factor)
+        moved = plants.slow(df, plants.benchmarked(df), factor)
         keys = plants.keys_of(df, moved)
         dataset = pd.concat([*(by_run[r] for r in runs[: runs.index(rid)]), df], ignore_index=True)
         frame = plants.drift_all(df, dataset, _run_ref(data, rid), lib, record)

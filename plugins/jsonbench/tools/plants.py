@@ -14,9 +14,25 @@ from typing import Any
 import pandas as pd
 
 from jsonbench.checks.library import Library
+from jsonbench.dataset.measurement import HOST_SUITE
 from jsonbench.history.hostspeed import DURATION_UNITS, RATE_UNITS
 
 SeriesKey = tuple[str, ...]
+
+
+def benchmarked(df: pd.DataFrame) -> pd.Series:
+    """The rows a regression can move: every row but the canary's.
+
+    The canary's rows carry the engine of the cell they sat beside, but they time the host before that engine starts. A
+    slower version or harness leaves them as measured; moved with it, they would say "the host was slower", which drift
+    takes out on purpose.
+    """
+    return df["suite"] != HOST_SUITE
+
+
+def engine_rows(df: pd.DataFrame, engine_id: str) -> pd.Series:
+    """The rows a slower ``engine_id`` moves: its own timings, not the canary beside its cells (:func:`benchmarked`)."""
+    return (df["engine_id"] == engine_id) & benchmarked(df)
 
 
 def scale_rows(df: pd.DataFrame, mask: pd.Series, factor: float) -> None:
