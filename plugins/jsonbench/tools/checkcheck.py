@@ -111,6 +111,9 @@ class Plant:
     #: For a plant left to drift: each input series it moved (the record's series key) and the factor it moved it by, so
     #: that the report can say whether that series' own noise allows the move to be seen (:data:`MDS_OF_NIGHTS`).
     moves: list[tuple[str, float]] = field(default_factory=list)
+    #: For a plant left to drift: why drift had nothing to judge its move against (no quiet run of any series it moved
+    #: before the plant began), so that it is outside the claim whatever its noise. Empty when drift had a reference.
+    unseen: str = ""
 
     @classmethod
     def of_finding(cls, kind: str, suite: str, finding: dict[str, Any], engine_id: str, what: str) -> Plant:
@@ -633,6 +636,11 @@ def _comparison_rounds(
         if not these:
             shutil.rmtree(copy, ignore_errors=True)
             break
+        if kind in LEFT_TO_DRIFT:
+            before = t.history_ids[: t.history_ids.index(held[0] if held else t.run_id)]
+            for p in these:
+                if p.moves and not p.not_judged and not any(quiet_runs(t.data, before, key) for key, _ in p.moves):
+                    p.unseen = f"no quiet run of its series before the plant began ({len(before)} earlier run(s)): drift had no reference"
         _write_file(_file_of(copy, t.run_id), df)
         planted: dict[str, pd.DataFrame] = {}
         for earlier in held:
@@ -773,15 +781,28 @@ def _record(report: dict[str, Any], kind: str, plants: list[Plant], record: dict
     }
     if kind in LEFT_TO_DRIFT and record is not None:
         nights = HELD_OVER.get(kind, 1)
-        allowed = [p for p in judged if noise_allows(p, record, nights)]
+        allowed = [p for p in judged if not p.unseen and noise_allows(p, record, nights)]
         report["kinds"][kind].update(
             {
                 "allowed": len(allowed),
                 "caught_allowed": sum(p.caught for p in allowed),
                 "missed_allowed": [p.label for p in allowed if not p.caught],
                 "mds_field": MDS_OF_NIGHTS[nights],
+                "no_reference": [f"{p.label}: {p.unseen}" for p in judged if p.unseen],
             }
         )
+
+
+def quiet_runs(data: pd.DataFrame, run_ids: list[str], key: str) -> int:
+    """How many of ``run_ids`` measured the series ``key`` (the record's key) in a quiet window: what drift can judge a
+    move of it against. A plant that starts where every earlier run of its series was disturbed is its own reference
+    (drift leaves a busy window out of every later history), so it is outside what drift claims to see."""
+    suite, engine_id, workload, variant, metric = key.split("/", 4)
+    rows = data[data["run_id"].isin(run_ids) & _key_mask(data, engine_id, suite, workload, variant, metric) & (data["status"] == "ok")]
+    if "quiet" in rows.columns:
+        busy = [q is not None and q is not pd.NA and not (isinstance(q, float) and math.isnan(q)) and not bool(q) for q in rows["quiet"]]
+        rows = rows.loc[[not b for b in busy]] if busy else rows
+    return int(rows["run_id"].nunique())
 
 
 def noise_allows(plant: Plant, record: dict[str, Any], nights: int) -> bool:
@@ -872,6 +893,10 @@ def render_checkcheck(report: dict[str, Any]) -> str:
             )
             for m in k["missed_allowed"][:10]:
                 lines.append(f"        missed though its noise allows it: {m}")
+            if k.get("no_reference"):
+                lines.append(f"      outside the claim, drift having no quiet run before the plant: {len(k['no_reference'])}")
+                for m in k["no_reference"][:5]:
+                    lines.append(f"        {m}")
         for m in k["missed"][: 40 if left else 5]:
             lines.append(f"      missed: {m}")
         if k.get("not_judged"):
