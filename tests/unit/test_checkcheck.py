@@ -315,6 +315,9 @@ def test_a_plant_left_to_drift_without_a_quiet_run_before_it_is_outside_the_clai
     assert quiet_runs(data, ["r1", "r2"], "s/pg/w/a/ms") == 1  # a run that recorded no quiet flag counts as quiet
     assert quiet_runs(data, ["r1", "r3", "r4"], "s/pg/w/a/ms") == 1  # a failed row is no reference
     assert quiet_runs(data, ["r3"], "s/pg/w/b/ms") == 0  # another series
+    # a row timed outside the measure windows (no flag) in a cell whose windows were busy is busy too, as drift reads it
+    cell = pd.DataFrame([row("r5", None), {**row("r5", False), "metric": "other"}])
+    assert quiet_runs(cell, ["r5"], "s/pg/w/a/ms") == 0
 
     record = {"series": {"s/pg/w/a/ms": {"mds": 0.1, "mds_3": 0.05}}}
     seen = Plant("kept_conclusion_2x", "a 2x slower", moves=[("s/pg/w/a/ms", 2.0)])

@@ -208,6 +208,13 @@ def _fill_quiet(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def reference_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows drift may judge a later night against: every row not measured in a busy window (a row without a flag of
+    its own takes its cell's, :func:`_fill_quiet`), as each history is read below."""
+    filled = _fill_quiet(df)
+    return filled.loc[pd.Series([_quiet(r) is not False for r in filled.itertuples(index=False)], index=filled.index, dtype=bool)]
+
+
 def _points(row: Any, mode: str) -> list[float]:
     """The points one run adds to a statistical series.
 

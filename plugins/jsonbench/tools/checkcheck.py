@@ -797,11 +797,12 @@ def quiet_runs(data: pd.DataFrame, run_ids: list[str], key: str) -> int:
     """How many of ``run_ids`` measured the series ``key`` (the record's key) in a quiet window: what drift can judge a
     move of it against. A plant that starts where every earlier run of its series was disturbed is its own reference
     (drift leaves a busy window out of every later history), so it is outside what drift claims to see."""
+    from jsonbench.history.drift import reference_rows
+
     suite, engine_id, workload, variant, metric = key.split("/", 4)
-    rows = data[data["run_id"].isin(run_ids) & _key_mask(data, engine_id, suite, workload, variant, metric) & (data["status"] == "ok")]
-    if "quiet" in rows.columns:
-        busy = [q is not None and q is not pd.NA and not (isinstance(q, float) and math.isnan(q)) and not bool(q) for q in rows["quiet"]]
-        rows = rows.loc[[not b for b in busy]] if busy else rows
+    cells = data[data["run_id"].isin(run_ids) & (data["suite"] == suite) & (data["engine_id"] == engine_id)]
+    rows = reference_rows(cells)  # drift's own reading of a busy window, the cell's verdict for a row without a flag
+    rows = rows[_key_mask(rows, engine_id, suite, workload, variant, metric) & (rows["status"] == "ok")]
     return int(rows["run_id"].nunique())
 
 
