@@ -15,7 +15,11 @@ none of that. A process belongs to this session when
 A host lease (``engine.lease`` in the session's lease folder) still there is a leak too.
 A SysV shared memory segment belongs to this session when a process of the session created it or
 mapped it, or a ``postmaster.pid`` under the scratch folder named it; a background sampler records
-those while the processes live, because after a kill -9 only the segment is left. Sockets are
+those while the processes live, because after a kill -9 only the segment is left. A creator is known
+by its pid and start time, never by its pid alone: over a half-hour session pids wrap (``pid_max`` is
+32768 here), and a later server of another session (the other xdist worker, the Docker tier) can get
+the pid of one of ours. A dead creator's segment is ours only when it was made while that process of
+ours lived (its ``ctime`` between the process's start and the last time the sampler saw it). Sockets are
 socket files under the scratch folder and bound unix sockets whose path lies there; containers are
 those (labelled ``io.jsonbench.managed`` or ``io.jsonbench.workdir``) whose ``io.jsonbench.workdir``
 label lies under the scratch folder. Other users of the machine (other sessions, other helpers'
@@ -116,7 +120,8 @@ class Tracker:
     lease_dir: Path | None = None
     bench_uids: set[int] = field(default_factory=set)
     _ours_by_env: dict[tuple[int, int], bool] = field(default_factory=dict)
-    seen_pids: set[int] = field(default_factory=set)
+    #: Every process of the session the sampler saw, by (pid, start ticks): when it was last seen alive (epoch seconds).
+    seen_procs: dict[tuple[int, int], float] = field(default_factory=dict)
     seen_shmids: set[int] = field(default_factory=set)
     baseline_shmids: set[int] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -159,8 +164,9 @@ class Tracker:
             if os.path.basename(p.exe.removesuffix(" (deleted)")) == "postgres":
                 shmids |= _mapped_shmids(p.pid)
         shmids |= self._postmaster_pid_shmids()
+        now = time.time()
         with self._lock:
-            self.seen_pids |= set(ours)
+            self.seen_procs.update({(p.pid, p.start): now for p in ours.values()})
             self.seen_shmids |= shmids
         return ours
 
@@ -234,11 +240,12 @@ class Tracker:
         """SysV shared memory segments this session created or used."""
         live = self.sample() if live is None else live
         with self._lock:
-            shmids, pids = set(self.seen_shmids), set(self.seen_pids) | set(live)
+            shmids, seen = set(self.seen_shmids), dict(self.seen_procs)
+        seen.update({(p.pid, p.start): time.time() for p in live.values()})
         out = []
         for seg in self._segments():
-            shmid, cpid = int(seg["shmid"]), int(seg["cpid"])
-            if shmid in shmids or (cpid in pids and shmid not in self.baseline_shmids):
+            shmid = int(seg["shmid"])
+            if shmid in shmids or (shmid not in self.baseline_shmids and _created_by(seg, seen)):
                 out.append(seg)
         return out
 
@@ -389,6 +396,37 @@ class Tracker:
                 else:
                     path.unlink(missing_ok=True)
         return problems
+
+
+def _created_by(seg: dict[str, str], seen: dict[tuple[int, int], float]) -> bool:
+    """Whether a process in ``seen`` ((pid, start ticks) -> last seen alive) made the segment, not merely one with its pid.
+
+    A live creator must be the very process seen (same start). A dead one must have lived when the segment was
+    made: its ``ctime`` (whole seconds; postgres never changes a segment's permissions, so it is the creation
+    unless the segment was already marked for removal) lies between that process's start and one sampling
+    interval after it was last seen.
+    """
+    cpid = int(seg["cpid"])
+    starts = {start: last for (pid, start), last in seen.items() if pid == cpid}
+    if not starts:
+        return False
+    now = _proc(cpid)
+    if now is not None and now.state != "Z":
+        return now.start in starts
+    ctime = int(seg["ctime"])
+    return any(_start_epoch(start) - 1 <= ctime <= last + SAMPLE_EVERY_S + 1 for start, last in starts.items())
+
+
+def _start_epoch(start_ticks: int) -> float:
+    """A process's start (``/proc/<pid>/stat`` field 22, clock ticks since boot) in epoch seconds."""
+    return _boot_time() + start_ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _boot_time() -> int:
+    for line in _read("/proc/stat").splitlines():
+        if line.startswith("btime "):
+            return int(line.split()[1])
+    raise RuntimeError("/proc/stat has no btime line")
 
 
 def _alive(pid: int) -> bool:

@@ -11,6 +11,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -120,3 +121,81 @@ def test_sockets_in_the_scratch_folder_are_seen(leak_tracker: Any, scratch_dir: 
         assert [leak.key for leak in found["socket"]] == [str(path)]
     leak_tracker.reap(leak_tracker.leaks())
     assert _kinds(leak_tracker) == {}
+
+
+# A process outside the session that makes a SysV segment (as another session's postmaster does), prints its id, then
+# stays (argv[1] == "stay") or exits leaving the segment.
+_MAKE_SEGMENT = """
+import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+shmid = libc.shmget(0, 4096, 0o1000 | 0o600)  # IPC_PRIVATE, IPC_CREAT
+print(shmid, flush=True)
+if sys.argv[1] == "stay":
+    time.sleep(600)
+"""
+
+
+def _foreign_segment(tmp_path: Path, stay: bool) -> tuple[subprocess.Popen[str], str]:
+    env = {k: v for k, v in os.environ.items() if k != "JSONBENCH_TEST_SESSION"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _MAKE_SEGMENT, "stay" if stay else "exit"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    shmid = proc.stdout.readline().strip()
+    assert shmid.isdigit() and int(shmid) >= 0, shmid
+    return proc, shmid
+
+
+def _segment(shmid: str) -> dict[str, str]:
+    lines = Path("/proc/sysvipc/shm").read_text().splitlines()
+    header = lines[0].split()
+    (seg,) = [dict(zip(header, line.split(), strict=False)) for line in lines[1:] if line.split()[1] == shmid]
+    return seg
+
+
+def test_a_reused_pid_does_not_make_another_sessions_segment_ours(leak_tracker: Any, tmp_path: Path) -> None:
+    """CI at ded704f: a server of another session made a segment under a pid this session had used earlier, and the check
+    counted it as this session's (and removed it). A creator is known by pid and start time; a dead creator's segment is
+    ours only when it was made while our process of that pid lived."""
+    from tests.leakcheck import _proc, _start_epoch
+
+    live, live_id = _foreign_segment(tmp_path, stay=True)
+    dead, dead_id = _foreign_segment(tmp_path, stay=False)
+    dead.wait(timeout=30)
+    planted: list[tuple[int, int]] = []
+    try:
+        me = _proc(live.pid)
+        assert me is not None
+        listed = lambda: {seg["shmid"] for seg in leak_tracker.segments()}  # noqa: E731
+        assert not {live_id, dead_id} & listed(), "a foreign process's segment is not ours"
+        # The live creator's pid was once ours, an earlier process (an earlier start): not ours.
+        planted.append((live.pid, me.start - 100))
+        leak_tracker.seen_procs[planted[-1]] = time.time()
+        assert live_id not in listed()
+        # The very process, seen by the sampler: ours (the path a kill -9 race relies on).
+        planted.append((live.pid, me.start))
+        leak_tracker.seen_procs[planted[-1]] = time.time()
+        assert live_id in listed()
+        # The dead creator's pid was ours too, but that process was last seen a minute before the segment was made.
+        ctime = int(_segment(dead_id)["ctime"])
+        gone = (dead.pid, 1)
+        planted.append(gone)
+        leak_tracker.seen_procs[gone] = ctime - 60.0
+        assert _start_epoch(1) < ctime - 60
+        assert dead_id not in listed()
+        # Seen alive when the segment was made: ours.
+        leak_tracker.seen_procs[gone] = float(ctime)
+        assert dead_id in listed()
+    finally:
+        for key in planted:
+            leak_tracker.seen_procs.pop(key, None)
+        live.kill()
+        live.wait(timeout=30)
+        subprocess.run(["ipcrm", "-m", live_id], capture_output=True)
+        subprocess.run(["ipcrm", "-m", dead_id], capture_output=True)
+    assert not {live_id, dead_id} & {seg["shmid"] for seg in leak_tracker.segments()}
