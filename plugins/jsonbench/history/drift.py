@@ -2,7 +2,8 @@
 
 One row per (engine, workload, variant, metric) measured tonight. History is every earlier
 published run of the same hardware label, scale and suite (status ok), at most ``window`` runs, of
-the same engine id and engine build, and for a suite that reads an input (the documents suites) of
+the same engine id and engine build, of the same design (the server's settings and its processes' ASLR,
+and the engine starts a figure rests on) and for a suite that reads an input (the documents suites) of
 the same input (:func:`same_input`). How a metric is judged follows its kind
 (:data:`jsonbench.dataset.measurement.MetricKind`), which the suite declares beside the metric: the
 row's ``metric_kind`` column, or for rows written before that column existed the suite's
@@ -157,17 +158,61 @@ def input_of(scale_params: Any) -> str | None:
     return str(value) if value else None
 
 
+#: Server settings that say where a server listens or how long a statement may run, not what it measures: left out of
+#: a row's design (:func:`design_of`). ``statement_timeout`` is a guard (the matrix's ``statement_timeout_s``).
+NOT_DESIGN = frozenset({"unix_socket_directories", "port", "listen_addresses", "statement_timeout"})
+
+
+def design_of(settings: Any, engine_facts: Any) -> str:
+    """The server design a row was measured under, as one comparable string: its settings (the server's own, as the row
+    records them; less :data:`NOT_DESIGN`) and its processes' address space randomisation (``engine_facts.aslr``).
+
+    Issue 37's arms showed why a history must not mix them: huge pages ran json_vs_jsonb 20-26 % slower on two pairs
+    in three, and ASLR on doubled the spread between engine starts. A run under other settings is another design, as
+    a run on other data is another input. Unreadable or absent values give an empty part (rows written before the
+    column, or an engine that records none, share one design).
+    """
+    try:
+        s = json.loads(settings) if isinstance(settings, str) and settings else {}
+    except ValueError:
+        s = {}
+    try:
+        facts = json.loads(engine_facts) if isinstance(engine_facts, str) and engine_facts else {}
+    except ValueError:
+        facts = {}
+    kept = {k: v for k, v in (s.items() if isinstance(s, dict) else ()) if k not in NOT_DESIGN}
+    aslr = facts.get("aslr") if isinstance(facts, dict) else None
+    return json.dumps({"settings": kept, "aslr": aslr}, sort_keys=True, default=str)
+
+
+def _designs(df: pd.DataFrame) -> pd.Series:
+    """:func:`design_of` of every row (computed once per distinct pair: engine facts are long and repeat)."""
+    cache: dict[tuple[Any, Any], str] = {}
+    out: list[str] = []
+    for pair in zip(df["settings"], df["engine_facts"], strict=True):
+        design = cache.get(pair)
+        if design is None:
+            design = cache[pair] = design_of(*pair)
+        out.append(design)
+    return pd.Series(out, index=df.index, dtype=object)
+
+
 def same_input(hist: pd.DataFrame, now: pd.DataFrame) -> pd.DataFrame:
-    """The history rows of the inputs measured tonight: two inputs never share a drift history (issue 36).
+    """The history rows of tonight's design and inputs: two inputs never share a drift history (issue 36), nor two designs.
 
     A suite that reads no input (no fingerprint in its scale parameters tonight) keeps its whole history. Nor do
     two designs of a night share one: figures that rest on several engine starts (the run parameter ``starts``) are a
-    statistic of another spread and level than one start's, so each is judged against its own kind only.
+    statistic of another spread and level than one start's, so each is judged against its own kind only; and an engine's
+    rows measured under other server settings or another ASLR (:func:`design_of`) are not its history tonight (a run
+    with ``server_settings``, or an older default, builds a history of its own).
     """
     if "scale_params" not in now.columns or "scale_params" not in hist.columns or now.empty:
         return hist
     starts = {starts_of(sp) for sp in now["scale_params"].unique()}
     hist = hist[hist["scale_params"].map(starts_of).isin(starts)]
+    if not hist.empty and {"settings", "engine_facts", "engine_id"} <= set(now.columns) & set(hist.columns):
+        tonight_designs = set(zip(now["engine_id"], _designs(now), strict=True))
+        hist = hist[[pair in tonight_designs for pair in zip(hist["engine_id"], _designs(hist), strict=True)]]
     tonight = {input_of(sp) for sp in now["scale_params"].unique()} - {None}
     if not tonight:
         return hist
