@@ -300,6 +300,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--nights", type=int, default=3, help="how many of a host's last runs the version plant lasts (default 3)")
     parser.add_argument("--max-honest", type=int, default=0, help="alarms an honest run may raise before the exit is 1 (default 0)")
     parser.add_argument(
+        "--host",
+        action="append",
+        default=[],
+        help="judge only the machines whose boot id starts with this (repeatable; default: every one)",
+    )
+    parser.add_argument(
         "--judge-only",
         action="store_true",
         help="judge only the --results-dir folders' runs (each machine's history is what those folders hold, as a user's results "
@@ -313,7 +319,9 @@ def main(argv: list[str]) -> int:
     judge = {str(Path(d)) for d in args.results_dir} if args.judge_only else None
     if args.judge_only and not args.results_dir:
         parser.error("--judge-only needs at least one --results-dir")
-    results = drift_recheck(folders_to_check(args.results_dir), args.scale, args.factor, args.nights, judge=judge)
+    results = drift_recheck(
+        folders_to_check(args.results_dir), args.scale, args.factor, args.nights, only=set(args.host) or None, judge=judge
+    )
     print(render(results, args.factor))
     worst = max((r["alarms"] for h in results for r in h.honest), default=0)
     return 1 if worst > args.max_honest else 0
