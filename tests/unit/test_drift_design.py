@@ -62,9 +62,9 @@ def _one_row(folder: str, run_key: str, suite: str) -> tuple[str, str]:
     got = duckdb.sql(
         f"select settings, engine_facts from read_parquet('{glob}', union_by_name=true) "
         f"where suite = '{suite}' and engine_id = 'postgres-17' limit 1"
-    ).fetchone()
-    assert got is not None, (folder, run_key)
-    return str(got[0]), str(got[1])
+    ).fetchall()
+    assert got, (folder, run_key)
+    return str(got[0][0]), str(got[0][1])
 
 
 def test_recorded_default_nights_of_two_hosts_and_code_versions_share_a_design_and_the_arms_do_not() -> None:
