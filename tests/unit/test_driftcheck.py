@@ -8,7 +8,13 @@ slower over its last three runs must be seen. Nothing here measures a timing.
 
 from __future__ import annotations
 
+import json
+
+import pandas as pd
+
+from jsonbench.history.drift import DRIFT_COLUMNS
 from jsonbench.tools.driftcheck import drift_recheck, render
+from jsonbench.tools.plants import reference_runs
 from jsonbench.tools.recheck import folders_to_check
 
 
@@ -43,3 +49,52 @@ def test_a_harness_change_is_said_as_one_where_three_engines_have_history() -> N
     # The version plant: its family is judged against the versions measured beside it the same night (sitting 47), so
     # the planted family is found; before, on this host, no series of it was.
     assert h.version["engine"] == "postgres-17" and h.version["caught"] > 0, render(results, 1.25)
+    # The claim counts each series' own reference: never more than the host's earlier runs; on this host, whose history
+    # holds other designs (ASLR on, huge pages, the checkpoint arm), some series had fewer.
+    v = h.version
+    assert 0 < v["reference_min"] <= v["reference_median"] <= v["history"], render(results, 1.25)
+    assert v["allowed"] <= v["judged"], render(results, 1.25)
+
+
+def test_a_series_reference_is_its_history_since_its_last_change_point() -> None:
+    """What the version plant's claim counts for each series (a stand-in frame for speed; the real drift frames are read
+    in the test above): the judged series only, their quiet history from the last change point Otava found in it."""
+    base = {c: None for c in DRIFT_COLUMNS}
+    rows = [
+        {
+            **base,
+            "suite": "s",
+            "engine_id": "e",
+            "workload": "w",
+            "variant": "a",
+            "metric": "m",
+            "judged": "yes",
+            "history_n": 9,
+            "change_points": json.dumps([{"index_in_history": 2}, {"index_in_history": 5}]),
+        },
+        {
+            **base,
+            "suite": "s",
+            "engine_id": "e",
+            "workload": "w",
+            "variant": "b",
+            "metric": "m",
+            "judged": "yes",
+            "history_n": 4,
+            "change_points": "[]",
+        },
+        {
+            **base,
+            "suite": "s",
+            "engine_id": "e",
+            "workload": "w",
+            "variant": "c",
+            "metric": "m",
+            "judged": "no",
+            "history_n": 1,
+            "change_points": "[]",
+        },
+    ]
+    got = reference_runs(pd.DataFrame(rows, columns=DRIFT_COLUMNS))
+    assert got == {("s", "e", "w", "a", "m"): 4, ("s", "e", "w", "b", "m"): 4}
+    assert reference_runs(pd.DataFrame(columns=DRIFT_COLUMNS)) == {}

@@ -980,8 +980,8 @@ def power(
 
     For each size: plants caught tonight (night 1) and within ``nights`` runs; for ``engine`` also the
     share of its judged planted series caught within ``nights``, overall and among the series whose noise allows
-    it (its mds when its whole engine moves, for this many nights and earlier runs, at most the planted change). Honest: the alarms of every run judged
-    against the runs before it, nothing planted (before confirmation). The record is the one drift uses.
+    it (its mds when its whole engine moves, for this many nights and the reference drift had, at most the planted change).
+    Honest: the alarms of every run judged against the runs before it, nothing planted (before confirmation). The record is the one drift uses.
     """
     from jsonbench.history.noise import family_mds
 
@@ -996,6 +996,8 @@ def power(
     families = sorted({(str(s), str(e)) for s, e in bench[["suite", "engine_id"]].drop_duplicates().itertuples(index=False)})
     engines = sorted({e for _, e in families})
     series = record.get("series", {}) if record else {}
+    # each series' reference in drift's window test on the first planted night (plants.reference_runs)
+    reference: dict[tuple[str, ...], int] = {}
 
     def judge_sequence(mask_of: Any, factor: float) -> tuple[list[set[tuple[str, ...]]], set[tuple[str, ...]], set[tuple[str, ...]]]:
         """Alarms on each night, the planted keys and the keys judged on any night."""
@@ -1017,6 +1019,9 @@ def power(
                 "results_dir": str(results_dir),
             }
             frame = plant_kit.drift_all(df, dataset, run, lib, record)
+            if n == 0:
+                for k, v in plant_kit.reference_runs(frame).items():
+                    reference.setdefault(k, v)
             out.append(plant_kit.alarms(frame) & planted)
             judged |= plant_kit.judged(frame) & planted
         return out, planted, judged
@@ -1078,7 +1083,10 @@ def power(
                 allowed = {
                     k
                     for k in judged_all
-                    if family_mds(float((series.get("/".join(k)) or {}).get("sigma") or 99), ref_runs=start, nights=nights) <= factor - 1
+                    if family_mds(
+                        float((series.get("/".join(k)) or {}).get("sigma") or 99), ref_runs=reference.get(k, start), nights=nights
+                    )
+                    <= factor - 1
                 }
                 entry["series_judged"] = len(judged_all)
                 entry["series_share_within"] = len(caught_all & judged_all) / len(judged_all)

@@ -144,6 +144,7 @@ def drift_recheck(
         planted: set[tuple[str, ...]] = set()
         first_night: set[tuple[str, ...]] = set()
         planted_runs: dict[str, Any] = {}
+        reference: dict[tuple[str, ...], int] = {}
         for k, rid in enumerate(window):
             df = by_run[rid].copy()
             moved = plants.slow(df, plants.engine_rows(df, planted_engine), factor)
@@ -155,24 +156,29 @@ def drift_recheck(
             caught |= got
             if k == 0:
                 first_night = got
+                # what each series' window test had before the plant: its design's quiet runs since its last change point
+                reference = plants.reference_runs(frame)
             judged |= plants.judged(frame) & planted
         # Which series' noise allows a 1.25x version change to be seen within these nights: a series of a selected family
         # is tested on its own, at the family's level (q * R / F), against its own between-starts sigma; so its noise
-        # allows it when that test's mds over these nights and earlier runs is at most the planted change. (The family
-        # itself, the median of its timings, is seen far sooner: ``allowed_family`` counts the series whose family's mds
-        # allows it, the weaker claim.)
+        # allows it when that test's mds over these nights and the reference drift had is at most the planted change.
+        # The reference is the series' own (its design's quiet runs since its last change point, the first planted night),
+        # not every earlier run of the host. (The family itself, the median of its timings, is seen far sooner:
+        # ``allowed_family`` counts the series whose family's mds allows it, the weaker claim.)
         fams = record.get("families") or {}
         ser = record.get("series") or {}
+        refs = {key: reference.get(key, start) for key in judged}
         allowed = {
             key
             for key in judged
-            if family_mds(float((ser.get("/".join(key)) or {}).get("sigma") or 99), ref_runs=start, nights=n) <= factor - 1
+            if family_mds(float((ser.get("/".join(key)) or {}).get("sigma") or 99), ref_runs=refs[key], nights=n) <= factor - 1
         }
         allowed_family = {
             key
             for key in judged
-            if family_mds(float((fams.get(f"{key[0]}/{key[1]}") or {}).get("sigma") or 99), ref_runs=start, nights=n) <= factor - 1
+            if family_mds(float((fams.get(f"{key[0]}/{key[1]}") or {}).get("sigma") or 99), ref_runs=refs[key], nights=n) <= factor - 1
         }
+        ref_sorted = sorted(refs.values())
         hd.version = {
             "engine": planted_engine,
             "nights": n,
@@ -184,6 +190,12 @@ def drift_recheck(
             "caught_allowed": len(caught & allowed),
             "allowed_family": len(allowed_family),
             "caught_allowed_family": len(caught & allowed_family),
+            # the reference each judged series' window test had (runs), against the host's earlier runs (``history``)
+            "reference_median": ref_sorted[len(ref_sorted) // 2] if ref_sorted else 0,
+            "reference_min": ref_sorted[0] if ref_sorted else 0,
+            "reference_short": sum(v < start for v in ref_sorted),
+            # the allowed series drift missed, with the reference each had (what to look at when the share is low)
+            "missed_allowed": sorted(f"{'/'.join(k[2:])} (reference {refs[k]})" for k in allowed - caught)[:12],
         }
         # The harness: every engine of the latest run slower, the canary as measured. Only a run in which three engines or
         # more have history on this host can tell a harness change from one version's: with fewer, every engine that
@@ -269,6 +281,14 @@ def render(results: list[HostDrift], factor: float) -> str:
                 f"of the {v['allowed']} whose own noise allows it: {_pct(v['caught_allowed'], v['allowed'])} "
                 f"(of the {v['allowed_family']} whose family's noise allows it: {_pct(v['caught_allowed_family'], v['allowed_family'])})"
             )
+            if v.get("reference_short"):
+                lines.append(
+                    f"    each series' reference: median {v['reference_median']} run(s), at least {v['reference_min']}; "
+                    f"{v['reference_short']} of {v['judged']} had fewer than the {v['history']} earlier runs "
+                    "(another design, a busy window, or before a change point)"
+                )
+            if v.get("missed_allowed"):
+                lines.append(f"    missed, though its noise allows it: {'; '.join(v['missed_allowed'])}")
         m = h.harness
         if m:
             lines.append(

@@ -88,3 +88,23 @@ def judged(frame: pd.DataFrame) -> set[SeriesKey]:
 def keys_of(df: pd.DataFrame, mask: pd.Series) -> set[SeriesKey]:
     """The series of the masked rows."""
     return _series_keys(df[mask])
+
+
+def reference_runs(frame: pd.DataFrame) -> dict[SeriesKey, int]:
+    """For each judged series of a drift frame, how many earlier runs its window test had as reference.
+
+    That is its history (``history_n``: the quiet runs of tonight's design within drift's window) from the last change
+    point Otava found in it (``change_points``: an old change is the new normal). A plant's claim ("the series whose
+    noise allows it") is only as good as the reference drift really had: a count of every earlier run overstates it
+    where some were of another design, disturbed, or before a change point.
+    """
+    import json
+
+    out: dict[SeriesKey, int] = {}
+    if frame.empty:
+        return out
+    for r in frame[frame["judged"] == "yes"].itertuples(index=False):
+        cuts = [int(c.get("index_in_history", 0)) for c in json.loads(str(r.change_points or "[]")) if isinstance(c, dict)]
+        base = max(cuts, default=0)
+        out[(str(r.suite), str(r.engine_id), str(r.workload), str(r.variant), str(r.metric))] = max(int(r.history_n) - base, 0)
+    return out
