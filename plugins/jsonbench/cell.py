@@ -33,6 +33,12 @@ CONFIRMATION_SUFFIX = "+confirm"
 #: own, so that rows of different designs are never one drift history (:func:`jsonbench.history.drift.same_input`) and
 #: old files need nothing.
 STARTS_KEY = "starts"
+#: The scale parameters that say *how* a cell measures, not how much, each with the value it has when unsaid (in rows
+#: written before it): rows that differ in one are two designs and never one drift history (:func:`design_params_of`).
+#: The starts, and the order of json_vs_jsonb's timed reads (``read_order``: the seed's, one table after the other,
+#: unless the scale says ``interleaved``).
+READ_ORDER_KEY = "read_order"
+DESIGN_PARAMS: dict[str, str] = {STARTS_KEY: "1", READ_ORDER_KEY: "sequential"}
 #: How many starts a cell's figures may rest on: a restart costs about 0.4 s, but each start repeats a workload's own
 #: setup (a warm-up read, a table load), so more than three would cost more than the 10 % of a night issue 37 allows.
 MAX_STARTS = 3
@@ -218,6 +224,20 @@ def starts_of(scale_params: Any) -> int:
         return max(1, int(scale_params.get(STARTS_KEY) or 1))
     except (TypeError, ValueError):
         return 1
+
+
+def design_params_of(scale_params: Any) -> tuple[str, ...]:
+    """The :data:`DESIGN_PARAMS` of a row or cell (a dict, or a row's JSON text) as comparable text, each its default
+    when unsaid (so rows written before a parameter existed are of its default design)."""
+    params: Any = scale_params
+    if isinstance(params, str):
+        try:
+            params = json.loads(params) if any(k in params for k in DESIGN_PARAMS) else {}
+        except ValueError:
+            params = {}
+    if not isinstance(params, dict):
+        params = {}
+    return (str(starts_of(params)), *(str(params.get(k) or d) for k, d in DESIGN_PARAMS.items() if k != STARTS_KEY))
 
 
 def cell_id_of(suite: str, engine_id: str) -> str:

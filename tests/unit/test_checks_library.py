@@ -283,3 +283,21 @@ def test_a_row_timed_outside_the_measure_windows_takes_its_cells_quiet_verdict()
     run = {"run_id": "r6", "logical_date": busy_cell[0]["logical_date"], "hardware_label": "local", "scale": "smoke"}
     frame = drift_frame(ds[ds["run_id"] == "r6"], ds, run, "s", POLICY).set_index("metric")
     assert frame.loc["load_time", "verdict"] == "disturbed", "the load ran in a cell whose measure windows were busy"
+
+
+def test_a_series_whose_design_changed_tonight_says_why_its_history_restarts() -> None:
+    """The real drift frame: two earlier runs of the seed's read order, tonight interleaved (issue 37). Tonight's series has
+    no history of its design, and its note says which runs were set aside and why."""
+    rows = [_rows(i, 1000.0) | {"scale_params": json.dumps({"read_order": "sequential"})} for i in range(2)]
+    rows.append(_rows(2, 1000.0) | {"scale_params": json.dumps({"read_order": "interleaved"})})
+    ds = pd.DataFrame(rows)
+    run = {"run_id": "r2", "logical_date": rows[-1]["logical_date"], "hardware_label": "local", "scale": "smoke"}
+    row = drift_frame(ds[ds["run_id"] == "r2"], ds, run, "s", POLICY).iloc[0]
+    assert row["verdict"] == "insufficient_history", row.to_dict()
+    assert "its history restarts: 2 earlier run(s) of pg" in row["note"] and "read_order sequential -> interleaved" in row["note"], row[
+        "note"
+    ]
+    # the same design keeps its history, and says nothing of a restart
+    same = pd.DataFrame([r | {"scale_params": json.dumps({"read_order": "interleaved"})} for r in rows])
+    row = drift_frame(same[same["run_id"] == "r2"], same, run, "s", POLICY).iloc[0]
+    assert row["verdict"] == "ok" and "restarts" not in str(row["note"]), row.to_dict()

@@ -12,7 +12,10 @@ import duckdb
 import pandas as pd
 
 from jsonbench import paths
-from jsonbench.history.drift import NOT_DESIGN, design_of, same_input
+from jsonbench.cell import READ_ORDER_KEY, design_params_of
+from jsonbench.errors import ConfigError
+from jsonbench.history.drift import NOT_DESIGN, RESTART_NOTE, design_of, design_restarts, same_input
+from jsonbench.suites.json_vs_jsonb import read_order
 
 RECORDED = paths.PROJECT_ROOT / "recorded"
 
@@ -77,3 +80,81 @@ def test_recorded_default_nights_of_two_hosts_and_code_versions_share_a_design_a
         aslr_on = design_of(*_one_row("local-45796f0-431a3be6-aslr-on", "manual__2026-12-04T06_17_04.295029_00_00", suite))
         assert night_431 == night_2de, suite
         assert hp != night_431 and aslr_on != night_431 and hp != aslr_on, suite
+
+
+def test_reads_taken_in_another_order_are_another_design() -> None:
+    """json_vs_jsonb's interleaved reads (sitting 57) never share a history with the seed's order; rows written before
+    the parameter existed are of the seed's order (their default); the starts stay a design of their own beside it."""
+    old = json.dumps({"small_rows": 40000})
+    seq = json.dumps({"small_rows": 40000, READ_ORDER_KEY: "sequential"})
+    inter = json.dumps({"small_rows": 40000, READ_ORDER_KEY: "interleaved"})
+    inter2 = json.dumps({"small_rows": 40000, READ_ORDER_KEY: "interleaved", "starts": 2})
+    hist = pd.DataFrame({"scale_params": [old, inter, seq, inter2, inter], "value": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    assert list(same_input(hist, pd.DataFrame({"scale_params": [inter]}))["value"]) == [2.0, 5.0]
+    assert list(same_input(hist, pd.DataFrame({"scale_params": [inter2]}))["value"]) == [4.0]
+    assert list(same_input(hist, pd.DataFrame({"scale_params": [old]}))["value"]) == [1.0, 3.0]
+    assert list(same_input(hist, pd.DataFrame({"scale_params": [seq]}))["value"]) == [1.0, 3.0]
+    assert design_params_of(None) == design_params_of("{}") == design_params_of("not json read_order") == ("1", "sequential")
+    assert design_params_of({"starts": 3, READ_ORDER_KEY: "interleaved"}) == ("3", "interleaved")
+
+
+def test_an_unknown_read_order_fails_naming_the_field() -> None:
+    assert read_order({}) == "sequential" and read_order({READ_ORDER_KEY: "interleaved"}) == "interleaved"
+    try:
+        read_order({READ_ORDER_KEY: "random"}, "matrix.scales.laptop.json_vs_jsonb.read_order")
+    except ConfigError as e:
+        assert e.field == "matrix.scales.laptop.json_vs_jsonb.read_order" and "random" in str(e)
+    else:
+        raise AssertionError("an unknown read order was taken")
+
+
+def test_a_history_that_restarts_says_why() -> None:
+    """Tonight's design differs from the engine's earlier runs: the note says how many runs were set aside and what
+    changed, so that "not enough history" after a settings change is not a mystery (issue 37)."""
+    before = {"settings": _settings(), "engine_facts": _facts("on"), "scale_params": json.dumps({READ_ORDER_KEY: "sequential"})}
+    after = {
+        "settings": _settings(huge_pages="on"),
+        "engine_facts": _facts("off"),
+        "scale_params": json.dumps({READ_ORDER_KEY: "interleaved"}),
+    }
+    every = pd.DataFrame(
+        [
+            {"engine_id": "postgres-17", "run_id": "r1", "logical_date": "2026-12-01", **before},
+            {"engine_id": "postgres-17", "run_id": "r2", "logical_date": "2026-12-02", **before},
+            {"engine_id": "postgres-16", "run_id": "r2", "logical_date": "2026-12-02", **after},
+        ]
+    )
+    now = pd.DataFrame([{"engine_id": "postgres-17", "run_id": "r3", **after}, {"engine_id": "postgres-16", "run_id": "r3", **after}])
+    kept = same_input(every, now)
+    assert list(kept["engine_id"]) == ["postgres-16"]
+    why = design_restarts(every, kept, now)
+    assert set(why) == {"postgres-17"}, why  # postgres-16's history is whole
+    note = why["postgres-17"]
+    assert note.startswith(RESTART_NOTE) and "2 earlier run(s)" in note
+    for said in ("read_order sequential -> interleaved", "aslr on -> off", "huge_pages unset -> on"):
+        assert said in note, note
+    assert design_restarts(every, every, now) == {}
+
+
+def test_the_report_says_why_a_history_restarted() -> None:
+    """The drift section gathers the restart notes of the series still building history, once each (a stand-in frame of
+    validation rows for speed; :func:`test_a_history_that_restarts_says_why` makes the note from real drift code)."""
+    from jsonbench.report.page import drift_context
+
+    why = f"{RESTART_NOTE}: 3 earlier run(s) of postgres-17 were measured otherwise (aslr on -> off), and are not its history"
+    v = pd.DataFrame(
+        {
+            "verdict": ["insufficient_history", "insufficient_history", "ok"],
+            "details": [
+                json.dumps({"history_n": 0, "note": f"0 quiet earlier run(s); a calibrated series needs 3; {why}"}),
+                json.dumps({"history_n": 0, "note": why}),
+                json.dumps({"history_n": 5, "note": "fine"}),
+            ],
+            "success": [True, True, True],
+            "engine_id": ["postgres-17"] * 3,
+            "workload": ["w"] * 3,
+            "metric": ["m"] * 3,
+        }
+    )
+    ctx = drift_context(v, [])
+    assert ctx is not None and ctx["restarts"] == [why] and ctx["insufficient"] == 2

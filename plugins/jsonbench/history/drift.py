@@ -78,7 +78,7 @@ from typing import Any
 
 import pandas as pd
 
-from jsonbench.cell import starts_of
+from jsonbench.cell import design_params_of
 from jsonbench.dataset.measurement import (
     MEASURED_COLUMNS,
     METRIC_KINDS,
@@ -202,14 +202,15 @@ def same_input(hist: pd.DataFrame, now: pd.DataFrame) -> pd.DataFrame:
 
     A suite that reads no input (no fingerprint in its scale parameters tonight) keeps its whole history. Nor do
     two designs of a night share one: figures that rest on several engine starts (the run parameter ``starts``) are a
-    statistic of another spread and level than one start's, so each is judged against its own kind only; and an engine's
+    statistic of another spread and level than one start's, so each is judged against its own kind only, as are reads
+    taken in another order (json_vs_jsonb's ``read_order``: :data:`jsonbench.cell.DESIGN_PARAMS`); and an engine's
     rows measured under other server settings or another ASLR (:func:`design_of`) are not its history tonight (a run
     with ``server_settings``, or an older default, builds a history of its own).
     """
     if "scale_params" not in now.columns or "scale_params" not in hist.columns or now.empty:
         return hist
-    starts = {starts_of(sp) for sp in now["scale_params"].unique()}
-    hist = hist[hist["scale_params"].map(starts_of).isin(starts)]
+    designs = {design_params_of(sp) for sp in now["scale_params"].unique()}
+    hist = hist[hist["scale_params"].map(design_params_of).isin(designs)]
     if not hist.empty and {"settings", "engine_facts", "engine_id"} <= set(now.columns) & set(hist.columns):
         tonight_designs = set(zip(now["engine_id"], _designs(now), strict=True))
         hist = hist[[pair in tonight_designs for pair in zip(hist["engine_id"], _designs(hist), strict=True)]]
@@ -217,6 +218,65 @@ def same_input(hist: pd.DataFrame, now: pd.DataFrame) -> pd.DataFrame:
     if not tonight:
         return hist
     return hist[hist["scale_params"].map(input_of).isin(tonight)]
+
+
+#: How a drift note starts that says why a series' history restarted (the report gathers these notes).
+RESTART_NOTE = "its history restarts"
+
+
+def design_restarts(every: pd.DataFrame, kept: pd.DataFrame, now: pd.DataFrame) -> dict[str, str]:
+    """Per engine of tonight whose earlier runs :func:`same_input` set aside, why: how many runs, and what differs between
+    the latest of them and tonight (server settings, ASLR, engine starts, read order, input). A series that has too few
+    runs of tonight's design says so in its note, instead of only "not enough history" after a change of settings.
+    """
+    if every.empty or now.empty or "engine_id" not in every.columns:
+        return {}
+    out: dict[str, str] = {}
+    for engine, mine in every.groupby("engine_id"):
+        tonight = now[now["engine_id"] == engine]
+        if tonight.empty:
+            continue
+        kept_runs = set(kept.loc[kept["engine_id"] == engine, "run_id"]) if not kept.empty else set()
+        other = mine[~mine["run_id"].isin(kept_runs)]
+        if other.empty:
+            continue
+        last = other.sort_values("logical_date").iloc[-1]
+        changes = _design_changes(last, tonight.iloc[0])
+        what = ", ".join(changes[:4]) + (f" and {len(changes) - 4} more" if len(changes) > 4 else "") or "another design"
+        n = int(other["run_id"].nunique())
+        out[str(engine)] = f"{RESTART_NOTE}: {n} earlier run(s) of {engine} were measured otherwise ({what}), and are not its history"
+    return out
+
+
+def _design_changes(before: Any, now: Any) -> list[str]:
+    """What differs between two rows' designs, as short phrases (``aslr on -> off``, ``read_order sequential -> interleaved``)."""
+    from jsonbench.cell import DESIGN_PARAMS
+
+    def parsed(text: Any) -> dict[str, Any]:
+        try:
+            d = json.loads(text) if isinstance(text, str) and text else {}
+        except ValueError:
+            return {}
+        return d if isinstance(d, dict) else {}
+
+    out: list[str] = []
+    b_params, n_params = design_params_of(before.get("scale_params")), design_params_of(now.get("scale_params"))
+    for name, b, n in zip(DESIGN_PARAMS, b_params, n_params, strict=True):
+        if b != n:
+            out.append(f"{name} {b} -> {n}")
+    if input_of(before.get("scale_params")) != input_of(now.get("scale_params")):
+        out.append("the input documents")
+    b_design, n_design = (
+        parsed(design_of(before.get("settings"), before.get("engine_facts"))),
+        parsed(design_of(now.get("settings"), now.get("engine_facts"))),
+    )
+    if b_design.get("aslr") != n_design.get("aslr"):
+        out.append(f"aslr {b_design.get('aslr') or 'unsaid'} -> {n_design.get('aslr') or 'unsaid'}")
+    bs, ns = b_design.get("settings") or {}, n_design.get("settings") or {}
+    for k in sorted(set(bs) | set(ns)):
+        if bs.get(k) != ns.get(k):
+            out.append(f"{k} {bs.get(k, 'unset')} -> {ns.get(k, 'unset')}")
+    return out
 
 
 def _quiet(row: Any) -> bool | None:
@@ -1139,7 +1199,9 @@ def _prepare(j: _Judging, suite: str, policy: dict[str, Any], kinds: Callable[[s
 
     s = _Settings.of(policy)
     now = _fill_quiet(tonight[(tonight["suite"] == suite) & (tonight["status"] == "ok")].copy())
-    hist = _fill_quiet(same_input(history_of(dataset, run, suite), now).copy())
+    every = history_of(dataset, run, suite)
+    hist = _fill_quiet(same_input(every, now).copy())
+    restarts = design_restarts(every, hist, now)
     for df in (now, hist):
         df["engine_build"] = df["engine_build"].fillna("")
     groups = _history_series(hist)
@@ -1202,6 +1264,8 @@ def _prepare(j: _Judging, suite: str, policy: dict[str, Any], kinds: Callable[[s
     for row in rows:
         if row["declared_kind"] is None and row["verdict"] != "missing":
             row["note"] = f"{UNDECLARED}; {row['note']}" if row["note"] else UNDECLARED
+        if row["verdict"] == "insufficient_history" and str(row["engine_id"]) in restarts:
+            row["note"] = f"{row['note']}; {restarts[str(row['engine_id'])]}" if row["note"] else restarts[str(row["engine_id"])]
     tails = (record or {}).get("tails") or {}
     for c in calibrated:
         _canary_out(c, rows[c.row], j.canary, policy, suite, (record or {}).get("canary_fit"))

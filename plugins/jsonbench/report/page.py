@@ -289,9 +289,16 @@ def drift_context(v_suite: pd.DataFrame, cps: list[dict[str, Any]]) -> dict[str,
     if v_suite.empty:
         return None
     counts = v_suite["verdict"].fillna("unknown").value_counts().to_dict()
+    from jsonbench.history.drift import RESTART_NOTE
+
     history_n = 0
+    restarts: set[str] = set()
     if counts.get("insufficient_history"):
         history_n = max((int(finite_float(details_of(d).get("history_n")) or 0) for d in v_suite["details"]), default=0)
+        for d in v_suite.loc[v_suite["verdict"] == "insufficient_history", "details"]:
+            note = str(details_of(d).get("note") or "")
+            if RESTART_NOTE in note:  # why a series' history restarted tonight (drift.design_restarts)
+                restarts.add(note[note.index(RESTART_NOTE) :].split("; ")[0])
     shown = v_suite[v_suite["verdict"].isin(["drift", "unstable"])].sort_values(["verdict", "engine_id", "workload", "metric"])
     rows = []
     for r in shown.head(60).itertuples():
@@ -330,6 +337,7 @@ def drift_context(v_suite: pd.DataFrame, cps: list[dict[str, Any]]) -> dict[str,
         "counts": [(str(k), str(k).replace("_", " "), n) for k, n in sorted(counts.items())],
         "insufficient": counts.get("insufficient_history", 0),
         "history_n": history_n,
+        "restarts": sorted(restarts),
         "rows": rows,
         "more": len(shown) - 60 if len(shown) > 60 else 0,
         "change_points": points,
