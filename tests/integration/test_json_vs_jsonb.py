@@ -216,3 +216,36 @@ def test_size_and_threshold_findings_reproduce_at_smoke(on_17) -> None:
         assert band["min"] <= observed <= band["max"], (f["id"], observed, band)
         checked += 1
     assert checked >= 10
+
+
+def test_the_reads_are_taken_in_the_scale_s_order(on_17) -> None:
+    """Every scale interleaves json's and jsonb's timed reads (issue 37, item 3), and each round is a pair the read
+    speed-up keeps. The order itself, on a stand-in session for speed (the real reads are above): rounds alternate which
+    type goes first; ``sequential`` is the seed's, one table's runs and then the other's."""
+    from jsonbench.suites.json_vs_jsonb import JsonVsJsonb
+
+    measured, _, cell = on_17
+    assert cell.scale_params["read_order"] == "interleaved"
+    for workload in get_suite(SUITE).workloads:
+        sp = measured[(workload, "compact", "read_speedup")]
+        assert len(sp.extra["round_ratios"]) == cell.scale_params["read_runs"], sp.extra
+
+    class _Session:
+        seen: list[str] = []
+
+        def scalar(self, sql: str) -> list[dict[str, float]]:
+            self.seen.append("jsonb" if "_jsonb" in sql else "json")
+            return [{"Execution Time": 1.0}]
+
+    class _Ctx:
+        session = _Session()
+
+        def measure(self, fn: Any, retry_disturbed: bool = False) -> tuple[Any, None]:
+            return fn(), None
+
+    tables = {"json": "t_json", "jsonb": "t_jsonb"}
+    got = JsonVsJsonb._reads(_Ctx(), tables, 3, "interleaved")  # type: ignore[arg-type]
+    assert _Ctx.session.seen == ["json", "jsonb", "jsonb", "json", "json", "jsonb"] and len(got["jsonb"]) == 3
+    _Ctx.session.seen.clear()
+    JsonVsJsonb._reads(_Ctx(), tables, 2, "sequential")  # type: ignore[arg-type]
+    assert _Ctx.session.seen == ["json", "json", "jsonb", "jsonb"]

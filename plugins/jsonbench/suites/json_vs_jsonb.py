@@ -20,7 +20,11 @@ One workload per shape. For each layout (compact, pretty) it records, with varia
   ``not_applicable`` on a build without lz4, with the reason;
 * ``read_time`` (layout.type): ``sum(length(doc->>'first'))`` over the whole table, no index, one
   warm-up then the median of ``read_runs`` (5 as in the seed), each the server's execution time
-  (``EXPLAIN (ANALYZE, TIMING OFF)``: no client round trip, no per-row clock reads). The integer
+  (``EXPLAIN (ANALYZE, TIMING OFF)``: no client round trip, no per-row clock reads). With the scale's
+  ``read_order: interleaved`` (every scale since sitting 57) json's and jsonb's tables are both loaded and
+  warmed up, and their timed reads alternate (json, jsonb; jsonb, json; ...): a departure from the seed, which
+  read one table's five runs and then the other's (``read_order: sequential``), so that the read speed-up
+  compares two reads of the same minutes (issue 37, item 3: replicate at the level that dominates). The integer
   array has no key ``first``: the seed ran one query over every shape, so it runs unchanged and
   measures what it costs to find out (json parses every document, jsonb detoasts it and looks at
   its header). The small shape with long keys keeps ``first`` under its short name for the same
@@ -72,7 +76,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from jsonbench.cell import Cell
+from jsonbench.cell import DESIGN_PARAMS, READ_ORDER_KEY, Cell
 from jsonbench.dataset.measurement import MetricKind
 from jsonbench.sqlfiles import compose, load_sql
 from jsonbench.suites.base import LOAD, MEASURE, CellCost, KindTable, Suite, WorkloadContext, check_kinds
@@ -175,6 +179,10 @@ SECONDS_ONCE: dict[str, float] = {
 #: Seconds per workload that do not grow with the rows (connections, statements, drops): the smoke floor.
 WORKLOAD_FIXED_S = 0.6
 
+#: The orders the two types' timed reads can be taken in (the scale parameter ``read_order``, a design parameter:
+#: :data:`jsonbench.cell.DESIGN_PARAMS`).
+READ_ORDERS = ("interleaved", "sequential")
+
 LZ4_REASON = "{base}: PostgreSQL was built without --with-lz4, so COMPRESSION lz4 is refused"
 JSON_GIN_REASON = "json has no GIN operator class; only jsonb can be GIN-indexed"
 
@@ -196,6 +204,10 @@ class JsonVsJsonb(Suite["PostgresSession"]):
     #: Split across engine starts (``starts``): the timed reads, and the loads (each followed by its index build and update).
     repetition_params: ClassVar[tuple[str, ...]] = ("read_runs", "load_repetitions")
 
+    def preflight(self, cell: Cell) -> None:
+        """A ``read_order`` the suite does not know fails the run here, naming the field, before any engine starts."""
+        read_order(cell.scale_params, f"matrix.scales.{cell.scale}.{NAME}.{READ_ORDER_KEY}")
+
     def load(self, ctx: WorkloadContext[PostgresSession]) -> None:
         with ctx.window("load"):
             ctx.session.run_file(NAME, "setup")
@@ -211,6 +223,7 @@ class JsonVsJsonb(Suite["PostgresSession"]):
         s = ctx.session
         rows = int(ctx.scale_params[shape.rows_param])
         read_runs = int(ctx.scale_params.get("read_runs", 5))
+        order = read_order(ctx.scale_params)
         source = f"jvj_{workload}_source"
         lz4_missing = ctx.require("lz4")
 
@@ -223,22 +236,46 @@ class JsonVsJsonb(Suite["PostgresSession"]):
             ctx.record("avg_datum_bytes", "bytes", float(datum_jsonb), variant=f"{layout}.jsonb")
             ctx.record("datum_size_ratio", "x", float(datum_jsonb) / float(datum_json), variant=layout)
 
-            reads: dict[str, list[float]] = {}
-            results: dict[str, Any] = {}
+            tables = {typ: f"jvj_{workload}_{layout}_{typ}" for typ in TYPES}
+            first_load: dict[str, float] = {}
             pglz: dict[str, Storage] = {}
-            for typ in TYPES:
-                reads[typ], results[typ], pglz[typ] = self._timed_type(ctx, workload, shape, layout, typ, source, read_runs)
+            results: dict[str, Any] = {}
+            reads: dict[str, list[float]] = {}
+            if order == "interleaved":
+                # Both tables loaded and warmed up first, then their reads in alternating rounds (:meth:`_reads`).
+                for typ in TYPES:
+                    first_load[typ], pglz[typ] = self._load_table(ctx, tables[typ], typ, layout, source)
+                for typ in TYPES:
+                    results[typ] = self._warm_up(ctx, tables[typ])
+                reads = self._reads(ctx, tables, read_runs, order)
+                for typ in TYPES:
+                    self._time_writes(ctx, workload, shape, layout, typ, source, first_load[typ])
+            else:
+                # The seed's order: each table loaded, read and then written to, one after the other.
+                for typ in TYPES:
+                    first_load[typ], pglz[typ] = self._load_table(ctx, tables[typ], typ, layout, source)
+                    results[typ] = self._warm_up(ctx, tables[typ])
+                    reads[typ] = self._reads(ctx, {typ: tables[typ]}, read_runs, order)[typ]
+                    self._time_writes(ctx, workload, shape, layout, typ, source, first_load[typ])
             if results["json"] != results["jsonb"]:
                 raise RuntimeError(
                     f"{workload}/{layout}: json and jsonb tables disagree on the read ({results['json']!r} vs "
                     f"{results['jsonb']!r}); they do not hold the same documents"
                 )
+            for typ in TYPES:
+                ctx.record("read_time", "ms", reads[typ], variant=f"{layout}.{typ}", extra={"warmups": 1, "rows": _rows(ctx, shape)})
+                self._record_storage(ctx, f"{layout}.{typ}.pglz", pglz[typ])
             ctx.record(
                 "read_speedup",
                 "x",
                 statistics.median(reads["json"]) / statistics.median(reads["jsonb"]),
                 variant=layout,
-                extra={"json_ms": statistics.median(reads["json"]), "jsonb_ms": statistics.median(reads["jsonb"])},
+                extra={
+                    "json_ms": statistics.median(reads["json"]),
+                    "jsonb_ms": statistics.median(reads["jsonb"]),
+                    # each round's json / jsonb (pairs when interleaved)
+                    "round_ratios": [j / b for j, b in zip(reads["json"], reads["jsonb"], strict=True)],
+                },
             )
             ctx.record("table_size_ratio_pglz", "x", pglz["jsonb"].table_bytes / pglz["json"].table_bytes, variant=layout)
 
@@ -267,8 +304,9 @@ class JsonVsJsonb(Suite["PostgresSession"]):
         """
         p = cell.scale_params
         small, medium, large = float(p["small_rows"]), float(p["medium_rows"]), float(p["large_rows"])
-        # Source (compact + pretty text) plus one table: the largest of the shapes' workloads at once.
-        peak = max(2 * small * 700, medium * 9_000, large * 150_000)
+        # Source (compact + pretty text) plus one layout's json and jsonb tables (loaded together for the interleaved
+        # reads): the largest of the shapes' workloads at once.
+        peak = max(2 * small * 700 + small * 500, medium * (9_000 + 2_100), large * (150_000 + 25_000))
         written = 2 * small * 1_500 + medium * 12_000 + 3 * large * 80_000  # per repetition, the loads of every table
         reps = load_repetitions(p, cell.repetitions)
         seconds = sum(
@@ -287,35 +325,63 @@ class JsonVsJsonb(Suite["PostgresSession"]):
 
     # -- one table ------------------------------------------------------------------------
 
-    def _timed_type(
-        self, ctx: WorkloadContext[PostgresSession], workload: str, shape: Shape, layout: str, typ: str, source: str, read_runs: int
-    ) -> tuple[list[float], Any, Storage]:
-        """Load, size, read, index and update one (layout, type) table with pglz; returns reads, read result, sizes."""
+    def _load_table(self, ctx: WorkloadContext[PostgresSession], table: str, typ: str, layout: str, source: str) -> tuple[float, Storage]:
+        """Create and load one (layout, type) table with pglz, vacuum it and size it; returns its load time and sizes.
+
+        The table stays for the reads and the first repetition's index build and update (:meth:`_time_writes`).
+        """
+        s = ctx.session
+        s.run_file(NAME, "create_doc", table=table, type=typ, method="pglz")
+        ms = ctx.timed(lambda: s.run_file(NAME, "load_doc", table=table, type=typ, layout=layout, source=source), LOAD)
+        s.run_file(NAME, "vacuum", table=table)
+        return ms, self._storage(ctx, table)
+
+    @staticmethod
+    def _warm_up(ctx: WorkloadContext[PostgresSession], table: str) -> Any:
+        """The seed's one untimed read before the timed ones: it brings the table into shared buffers, and its result is
+        what json and jsonb must agree on."""
+        return ctx.session.scalar(compose(load_sql(NAME, "read_first"), table=table))
+
+    @staticmethod
+    def _reads(ctx: WorkloadContext[PostgresSession], tables: dict[str, str], read_runs: int, order: str) -> dict[str, list[float]]:
+        """``read_runs`` timed reads of each table: the server's execution time of each, each its own measure window,
+        taken once more when disturbed (a read changes nothing).
+
+        ``interleaved``: ``read_runs`` rounds of one read of each table, the first of each round alternating (json,
+        jsonb; then jsonb, json; ...): randomized multiple interleaved trials (Abedi and Brecht, ICPE 2017), the order
+        counterbalanced instead of drawn. A host that drifts over the minutes of a cell moves both types alike, and each
+        round is a pair. ``sequential``: the seed's order, one table's runs and then the other's.
+        """
+        s = ctx.session
+        timed = {typ: compose(load_sql(NAME, "read_first_timed"), table=t) for typ, t in tables.items()}
+        reads: dict[str, list[float]] = {typ: [] for typ in tables}
+        types = list(tables)
+        if order == "interleaved":
+            sequence = [typ for r in range(read_runs) for typ in (types if r % 2 == 0 else types[::-1])]
+        else:
+            sequence = [typ for typ in types for _ in range(read_runs)]
+        for typ in sequence:
+            plan, _ = ctx.measure(partial(s.scalar, timed[typ]), retry_disturbed=True)
+            reads[typ].append(float(plan[0]["Execution Time"]))
+        return reads
+
+    def _time_writes(
+        self, ctx: WorkloadContext[PostgresSession], workload: str, shape: Shape, layout: str, typ: str, source: str, first_load: float
+    ) -> None:
+        """Index (jsonb) and update the loaded table, then each further repetition on a freshly loaded one; records
+        ``load_time``, ``update_time`` and ``gin_build_time`` and drops the table."""
         s = ctx.session
         table = f"jvj_{workload}_{layout}_{typ}"
         variant = f"{layout}.{typ}"
-        loads: list[float] = []
+        loads: list[float] = [first_load]
         updates: list[float] = []
         gin: list[float] = []
-        reads: list[float] = []
-        result: Any = None
-        storage: Storage | None = None
         for rep in range(load_repetitions(ctx.scale_params, ctx.repetitions)):
-            # Fresh data every repetition: the update rewrites every row, and the index build
-            # should always see the table as loaded.
-            s.run_file(NAME, "create_doc", table=table, type=typ, method="pglz")
-            loads.append(ctx.timed(lambda: s.run_file(NAME, "load_doc", table=table, type=typ, layout=layout, source=source), LOAD))
-            if rep == 0:
-                s.run_file(NAME, "vacuum", table=table)
-                storage = self._storage(ctx, table)
-                # The warm-up brings the table into shared buffers and gives the result that json
-                # and jsonb must agree on; the timed runs report the server's execution time.
-                result = s.scalar(compose(load_sql(NAME, "read_first"), table=table))
-                # Each read is its own measure window, taken once more when disturbed (a read changes nothing).
-                timed = compose(load_sql(NAME, "read_first_timed"), table=table)
-                for _ in range(read_runs):
-                    plan, _ = ctx.measure(partial(s.scalar, timed), retry_disturbed=True)
-                    reads.append(float(plan[0]["Execution Time"]))
+            if rep > 0:
+                # Fresh data every repetition: the update rewrites every row, and the index build
+                # should always see the table as loaded.
+                s.run_file(NAME, "create_doc", table=table, type=typ, method="pglz")
+                loads.append(ctx.timed(lambda: s.run_file(NAME, "load_doc", table=table, type=typ, layout=layout, source=source), LOAD))
             if typ == "jsonb":
                 index = f"{table}_gin"
                 # A build can be dropped and built again: retried once when its window was disturbed.
@@ -331,17 +397,12 @@ class JsonVsJsonb(Suite["PostgresSession"]):
             # The update rewrites every document: destructive, never retried (its row is marked instead).
             updates.append(ctx.timed(lambda: s.query_file(NAME, shape.update, table=table, type=typ), MEASURE))
         s.run_file(NAME, "drop", table=table)
-
-        assert storage is not None
         ctx.record("load_time", "ms", loads, variant=variant)
-        ctx.record("read_time", "ms", reads, variant=variant, extra={"warmups": 1, "rows": _rows(ctx, shape)})
         ctx.record("update_time", "ms", updates, variant=variant)
         if typ == "jsonb":
             ctx.record("gin_build_time", "ms", gin, variant=variant, extra={"opclass": "jsonb_ops"})
         else:
             ctx.not_applicable([("gin_build_time", "ms")], JSON_GIN_REASON, variant=variant)
-        self._record_storage(ctx, f"{variant}.pglz", storage)
-        return reads, result, storage
 
     def _storage_only(self, ctx: WorkloadContext[PostgresSession], workload: str, layout: str, typ: str, source: str) -> Storage:
         """Load one (layout, type) table with lz4 and record only its sizes."""
@@ -368,6 +429,17 @@ class JsonVsJsonb(Suite["PostgresSession"]):
         ctx.record("compressed_share", "ratio", st.compressed_share, variant=variant)
         ctx.record("table_bytes", "bytes", float(st.table_bytes), variant=variant)
         ctx.record("toast_bytes", "bytes", float(st.toast_bytes), variant=variant)
+
+
+def read_order(scale: dict[str, Any], field: str = READ_ORDER_KEY) -> str:
+    """The scale's ``read_order`` (:data:`READ_ORDERS`; ``sequential``, the seed's, when unsaid); another value is a
+    :class:`~jsonbench.errors.ConfigError` naming ``field``."""
+    from jsonbench.errors import ConfigError
+
+    order = str(scale.get(READ_ORDER_KEY) or DESIGN_PARAMS[READ_ORDER_KEY])
+    if order not in READ_ORDERS:
+        raise ConfigError(field, f"{order!r} is not a read order; one of {', '.join(READ_ORDERS)}")
+    return order
 
 
 def load_repetitions(scale: dict[str, Any], run_repetitions: int) -> int:
