@@ -111,6 +111,7 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, b
     """
     from jsonbench.orchestration import costs
 
+    lap = _Laps()
     cfg = resolve(params, bound_label=bound_label)
     if cfg.resume_of and cfg.resume_of != run_id:
         # `airflow dags test DAG DATE` names its run after the moment it starts, not after DATE, so the command
@@ -133,11 +134,15 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, b
         host=HostFacts.from_json(hostfacts.host_facts()),
         planned_at=_now(),
     )
+    lap("parameters and host facts")
     cells = plan_cells(cfg, run)
+    lap("cells")
     _check_expectations()
+    lap("expectation files")
     for cell in cells:
         engine_for(cell).check()
         get_suite(cell.suite).preflight(cell)
+    lap("engine builds and suite preflights")
     # Several starts only where the engine can restart (a user's own server, SQLite in its worker: one); their rows say so.
     cells = [c if c.starts == 1 or engine_for(c).can_restart else c.with_starts(1) for c in cells]
     staging = Staging(cfg.results_dir, run_id)
@@ -145,13 +150,32 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, b
     staging.keep_only(resumed)
     staging.write_params({k: v for k, v in (params or {}).items() if k != "resume_of"})
     todo = [c for c in cells if c.cell_id not in resumed]
+    lap("staging")
     estimate = costs.plan_costs(todo, cfg.results_dir)
+    lap("costs")
     log.info("%s", costs.describe(estimate, resumed))
     costs.refuse_if_too_big(estimate)
+    log.info("plan's own time (issue 35: where a first look's plan task goes): %s", lap.said())
     log.info(
         "run %s: %d cells at scale %s on %s: %s", run_id, len(cells), cfg.scale, cfg.hardware_label, ", ".join(c.cell_id for c in cells)
     )
     return {"run": run.to_json(), "cells": [c.to_json() for c in cells], "resumed": resumed, "costs": estimate.to_json()}
+
+
+class _Laps:
+    """Seconds between calls, each under a name: what a task's steps took, said in one log line."""
+
+    def __init__(self) -> None:
+        self.t = time.perf_counter()
+        self.laps: list[tuple[str, float]] = []
+
+    def __call__(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps.append((name, now - self.t))
+        self.t = now
+
+    def said(self) -> str:
+        return ", ".join(f"{name} {sec:.1f} s" for name, sec in self.laps)
 
 
 def _check_expectations() -> None:
