@@ -234,7 +234,7 @@ def test_the_reads_are_taken_in_the_scale_s_order(on_17) -> None:
         seen: list[str] = []
 
         def scalar(self, sql: str) -> list[dict[str, float]]:
-            self.seen.append("jsonb" if "_jsonb" in sql else "json")
+            self.seen.append("jsonb" if "FROM t_jsonb" in sql else "json")
             return [{"Execution Time": 1.0}]
 
     class _Ctx:
