@@ -980,11 +980,10 @@ def power(
 
     For each size: plants caught tonight (night 1) and within ``nights`` runs; for ``engine`` also the
     share of its judged planted series caught within ``nights``, overall and among the series whose noise allows
-    it (its mds when its whole engine moves, for this many nights and the reference drift had, at most the planted change).
+    it (``plants.noise_allows``: for this many nights and the reference drift had, its family's and its own mds at the
+    family's level, or its mds alone, at most the planted change).
     Honest: the alarms of every run judged against the runs before it, nothing planted (before confirmation). The record is the one drift uses.
     """
-    from jsonbench.history.noise import family_mds
-
     runs = [r for r, _ in _runs(data)]
     nights = max(1, min(nights, len(runs) - 1))
     if len(runs) < 2:
@@ -995,7 +994,6 @@ def power(
     bench = data[plant_kit.benchmarked(data)]  # the canary is not a family a regression moves
     families = sorted({(str(s), str(e)) for s, e in bench[["suite", "engine_id"]].drop_duplicates().itertuples(index=False)})
     engines = sorted({e for _, e in families})
-    series = record.get("series", {}) if record else {}
     # each series' reference in drift's window test on the first planted night (plants.reference_runs)
     reference: dict[tuple[str, ...], int] = {}
 
@@ -1080,14 +1078,7 @@ def power(
                 "missed": missed[:12],
             }
             if level == "engine" and judged_all:
-                allowed = {
-                    k
-                    for k in judged_all
-                    if family_mds(
-                        float((series.get("/".join(k)) or {}).get("sigma") or 99), ref_runs=reference.get(k, start), nights=nights
-                    )
-                    <= factor - 1
-                }
+                allowed = {k for k in judged_all if plant_kit.noise_allows(record or {}, k, reference.get(k, start), nights, factor)}
                 entry["series_judged"] = len(judged_all)
                 entry["series_share_within"] = len(caught_all & judged_all) / len(judged_all)
                 entry["series_allowed"] = len(allowed)

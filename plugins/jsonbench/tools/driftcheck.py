@@ -159,20 +159,23 @@ def drift_recheck(
                 # what each series' window test had before the plant: its design's quiet runs since its last change point
                 reference = plants.reference_runs(frame)
             judged |= plants.judged(frame) & planted
-        # Which series' noise allows a 1.25x version change to be seen within these nights: a series of a selected family
-        # is tested on its own, at the family's level (q * R / F), against its own between-starts sigma; so its noise
-        # allows it when that test's mds over these nights and the reference drift had is at most the planted change.
-        # The reference is the series' own (its design's quiet runs since its last change point, the first planted night),
-        # not every earlier run of the host. (The family itself, the median of its timings, is seen far sooner:
-        # ``allowed_family`` counts the series whose family's mds allows it, the weaker claim.)
+        # Which series' noise allows a 1.25x version change to be seen within these nights (plants.noise_allows): a series
+        # of a selected family is tested on its own at the family's level (q * R / F), so its noise allows it when its
+        # family's and its own mds over these nights and the reference drift had are at most the planted change; any
+        # other series is a lone one (BH over the run's series). The reference is the series' own (its design's quiet
+        # runs since its last change point, the first planted night), not every earlier run of the host.
+        # (``allowed_family`` counts the series whose family's mds allows it, the weaker claim; ``allowed_series`` those
+        # whose own mds at the family's level does, their family's noise aside: the claim before sitting 57.)
         fams = record.get("families") or {}
         ser = record.get("series") or {}
         refs = {key: reference.get(key, start) for key in judged}
-        allowed = {
+        # the series' own mds at the family's level, whatever its family's noise (the claim before sitting 57)
+        allowed_series = {
             key
             for key in judged
             if family_mds(float((ser.get("/".join(key)) or {}).get("sigma") or 99), ref_runs=refs[key], nights=n) <= factor - 1
         }
+        allowed = {key for key in judged if plants.noise_allows(record, key, refs[key], n, factor)}
         allowed_family = {
             key
             for key in judged
@@ -188,6 +191,8 @@ def drift_recheck(
             "caught": len(caught & judged),
             "allowed": len(allowed),
             "caught_allowed": len(caught & allowed),
+            "allowed_series": len(allowed_series),
+            "caught_allowed_series": len(caught & allowed_series),
             "allowed_family": len(allowed_family),
             "caught_allowed_family": len(caught & allowed_family),
             # the reference each judged series' window test had (runs), against the host's earlier runs (``history``)
@@ -279,7 +284,9 @@ def render(results: list[HostDrift], factor: float) -> str:
                 f"  {v['engine']} {factor:g}x slower for {v['nights']} night(s) after {v['history']}: caught "
                 f"{v['caught_first_night']} of {v['judged']} the first night, {v['caught']} ({_pct(v['caught'], v['judged'])}) within; "
                 f"of the {v['allowed']} whose own noise allows it: {_pct(v['caught_allowed'], v['allowed'])} "
-                f"(of the {v['allowed_family']} whose family's noise allows it: {_pct(v['caught_allowed_family'], v['allowed_family'])})"
+                f"(of the {v['allowed_family']} whose family's noise allows it: {_pct(v['caught_allowed_family'], v['allowed_family'])}; "
+                f"of the {v.get('allowed_series', 0)} whose own noise would at the family's level, their family's aside: "
+                f"{_pct(v.get('caught_allowed_series', 0), v.get('allowed_series', 0))})"
             )
             if v.get("reference_short"):
                 lines.append(

@@ -108,3 +108,30 @@ def reference_runs(frame: pd.DataFrame) -> dict[SeriesKey, int]:
         base = max(cuts, default=0)
         out[(str(r.suite), str(r.engine_id), str(r.workload), str(r.variant), str(r.metric))] = max(int(r.history_n) - base, 0)
     return out
+
+
+def noise_allows(record: dict[str, Any], key: SeriesKey, ref_runs: int, nights: int, factor: float) -> bool:
+    """Whether drift can see one series moved by ``factor`` when its whole engine moved, over ``nights`` and a reference
+    of ``ref_runs``: the claim "of the series whose noise allows it" (issue 37), by the two ways drift has to see it.
+
+    * **Its family's way.** A series is tested at the family's level (``noise.FAMILY_LEVEL``) only in a family that was
+      selected, so both must allow it: the family's sigma (the median of its timings) and the series' own.
+    * **Alone.** Otherwise it is a lone series, tested at BH ``q / m`` over the run's series under the honest runs' tail
+      (``noise.thresholds``), a far larger change.
+
+    Counting the series' own mds at the family's level alone (as before sitting 57) claimed series whose family the
+    noise hides, which drift cannot test at that level.
+    """
+    from jsonbench.history.noise import family_mds, thresholds
+
+    series = (record.get("series") or {}).get("/".join(key)) or {}
+    family = (record.get("families") or {}).get(f"{key[0]}/{key[1]}") or {}
+    change = factor - 1
+    s_sigma, f_sigma = float(series.get("sigma") or 99), float(family.get("sigma") or 99)
+    by_family = (
+        family_mds(s_sigma, ref_runs=ref_runs, nights=nights) <= change and family_mds(f_sigma, ref_runs=ref_runs, nights=nights) <= change
+    )
+    m = int((record.get("method") or {}).get("m_series") or 1)
+    tails = record.get("tails") or {}
+    alone = thresholds(s_sigma, m, ref_runs=ref_runs, nights=nights, tail=tails.get(key[0]) or tails.get("*"))[1] <= change
+    return by_family or alone
