@@ -98,3 +98,26 @@ def test_a_series_reference_is_its_history_since_its_last_change_point() -> None
     got = reference_runs(pd.DataFrame(rows, columns=DRIFT_COLUMNS))
     assert got == {("s", "e", "w", "a", "m"): 4, ("s", "e", "w", "b", "m"): 4}
     assert reference_runs(pd.DataFrame(columns=DRIFT_COLUMNS)) == {}
+
+
+def test_a_series_noise_allows_a_move_by_one_of_drift_s_two_ways() -> None:
+    """At the family's level only where the family can be selected too; else alone, at BH over the run's series."""
+    from jsonbench.tools.plants import noise_allows
+
+    key = ("s", "e", "w", "v", "m")
+
+    def record(series: float, family: float, m: int = 2000) -> dict:
+        return {"series": {"s/e/w/v/m": {"sigma": series}}, "families": {"s/e": {"sigma": family}}, "method": {"m_series": m}}
+
+    assert noise_allows(record(0.03, 0.02), key, ref_runs=6, nights=3, factor=1.25)  # both quiet: the family's way
+    # a quiet series in a family its noise hides: not at the family's level; alone, 1.25x is far beyond a lone test of 10 %
+    assert not noise_allows(record(0.10, 0.40), key, ref_runs=6, nights=3, factor=1.25)
+    # ... unless the series is quiet enough to be seen alone
+    assert noise_allows(record(0.01, 0.40), key, ref_runs=6, nights=3, factor=1.25)
+    # a noisy series is not allowed either way; nor one the record does not hold
+    assert not noise_allows(record(0.30, 0.02), key, ref_runs=6, nights=3, factor=1.25)
+    assert not noise_allows({}, key, ref_runs=6, nights=3, factor=1.25)
+    # a shorter reference claims less
+    assert noise_allows(record(0.06, 0.03), key, ref_runs=20, nights=3, factor=1.25) and not noise_allows(
+        record(0.06, 0.03), key, ref_runs=1, nights=1, factor=1.25
+    )
