@@ -63,6 +63,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from jsonbench.dataset.read import row_tuples
 from jsonbench.matrix import load_matrix
 
 FINDINGS_COLUMNS = [
@@ -300,12 +301,21 @@ def finding_value(values: Values | dict[str, Values], finding: dict[str, Any]) -
 def _reasons_of(edf: pd.DataFrame) -> dict[tuple[str, str, str], str]:
     if "reason" not in edf.columns:
         return {}
-    return {(r.workload, r.variant, r.metric): r.reason for r in edf.itertuples() if isinstance(r.reason, str)}
+    return {
+        (r.workload, r.variant, r.metric): r.reason
+        for r in row_tuples(edf, ("workload", "variant", "metric", "reason"))
+        if isinstance(r.reason, str)
+    }
+
+
+#: What :func:`_values_of` reads of a row (:func:`jsonbench.dataset.read.row_tuples`: the records and rechecks iterate
+#: every run's rows, and every other column is an Arrow-backed string).
+_VALUE_COLUMNS = ("workload", "variant", "metric", "value", "status", "samples", "quiet", "host_other_cpu")
 
 
 def _values_of(edf: pd.DataFrame) -> Values:
     values: Values = {}
-    for r in edf.itertuples():
+    for r in row_tuples(edf, _VALUE_COLUMNS):
         values[(r.workload, r.variant, r.metric)] = (None if pd.isna(r.value) else float(r.value), r.status)
         samples = getattr(r, "samples", None)
         if samples is not None and len(samples):

@@ -248,3 +248,25 @@ def find_damaged(results_dir: str | Path, tables: tuple[str, ...] = (MEASUREMENT
             if bad is not None:
                 found.append(bad)
     return found
+
+
+def row_tuples(df: Any, columns: tuple[str, ...] | list[str]) -> Any:
+    """``df.itertuples(index=False)`` over the ``columns`` it has, each as a plain NumPy column first.
+
+    pandas 3 backs strings with Arrow, and iterating an Arrow column converts one element at a time: a loop over every
+    row of a few hundred runs (the noise record, the findings of each run) spent most of its time there, on columns it
+    never read. Values are the same Python objects as the Arrow column's own iteration gives (a missing string is its
+    dtype's ``na_value``).
+    """
+    import pandas as pd
+
+    cols = [c for c in columns if c in df.columns]
+    plain = pd.DataFrame(
+        {
+            c: (df[c].to_numpy(dtype=object, na_value=df[c].dtype.na_value) if isinstance(df[c].dtype, pd.StringDtype) else df[c])
+            for c in cols
+        },
+        index=df.index,
+        copy=False,
+    )
+    return plain.itertuples(index=False)

@@ -72,7 +72,8 @@ def drift_all(
 
 
 def _series_keys(d: pd.DataFrame) -> set[SeriesKey]:
-    return {(str(r.suite), str(r.engine_id), str(r.workload), str(r.variant), str(r.metric)) for r in d.itertuples(index=False)}
+    cols = d[["suite", "engine_id", "workload", "variant", "metric"]]
+    return {(str(s), str(e), str(w), str(v), str(m)) for s, e, w, v, m in cols.itertuples(index=False)}
 
 
 def alarms(frame: pd.DataFrame) -> set[SeriesKey]:

@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from jsonbench.dataset.measurement import HOST_SUITE, finite_float
+from jsonbench.dataset.read import row_tuples
 from jsonbench.history import hostspeed
 from jsonbench.history.noise import (
     CONTRAST,
@@ -112,6 +113,13 @@ def parse_exclude(items: Iterable[str]) -> dict[str, set[str] | None]:
     return out
 
 
+#: What :func:`_series` reads of a row (``host_of`` the last three).
+_SERIES_COLUMNS = (
+    "status", "run_id", "suite", "engine_id", "engine_build", "workload", "variant", "metric", "unit", "metric_kind",
+    "value", "samples", "extra", "git_revision", "machine", "host", "host_boot_id", "host_cpu_quota",
+)  # fmt: skip
+
+
 def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, canary: Any = None) -> dict[tuple[str, ...], _Acc]:
     """Every statistical series of ``df``'s runs, each run with its host, its machine and the canary beside its cell
     (``canary``: :func:`jsonbench.history.hostspeed.canary_table`), as measured: :func:`_adjust` takes the canary out."""
@@ -119,7 +127,9 @@ def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, can
 
     acc: dict[tuple[str, ...], _Acc] = {}
     rules: dict[tuple[str, ...], bool] = {}
-    for r in df.sort_values(["logical_date", "run_id"]).itertuples(index=False):
+    # Only the columns read below, as plain columns (row_tuples: a record of a few hundred runs spent most of its time
+    # iterating Arrow-backed strings it never read).
+    for r in row_tuples(df.sort_values(["logical_date", "run_id"]), _SERIES_COLUMNS):
         if r.status != "ok" or _excluded(str(r.run_id), str(r.suite), exclude):
             continue
         rk = (r.suite, r.workload, r.variant, r.metric, r.unit)
