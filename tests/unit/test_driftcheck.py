@@ -121,3 +121,22 @@ def test_a_series_noise_allows_a_move_by_one_of_drift_s_two_ways() -> None:
     assert noise_allows(record(0.06, 0.03), key, ref_runs=20, nights=3, factor=1.25) and not noise_allows(
         record(0.06, 0.03), key, ref_runs=1, nights=1, factor=1.25
     )
+
+
+def test_the_version_plant_lands_on_nights_with_other_engines_beside_it() -> None:
+    """Only beside other engines can drift tell one version's change from the host's: the plant's nights are the latest
+    stretch of multi-engine runs (a pure function, on made-up run names), else the last runs, said as such."""
+    from jsonbench.tools.driftcheck import version_window
+
+    whole, one = {"pg16", "pg17", "pg18", "sqlite"}, {"pg17"}
+    runs = ["a", "b", "c", "d", "e", "f", "g"]
+    engines = [one, whole, whole, whole, whole, one, one]  # the whole matrix, then narrowed runs (306b18b9's record)
+    assert version_window(runs, runs, engines, 3) == (["c", "d", "e"], "multi-engine")
+    # one run before the window at least: its history
+    assert version_window(runs[1:5], runs, engines, 3) == (["c", "d", "e"], "multi-engine")
+    assert version_window(runs[1:4], runs, engines, 3) == (["b", "c", "d"], "last runs")
+    # no stretch of three multi-engine runs (0ded6d5b: two whole-matrix nights, then three narrowed starts)
+    assert version_window(runs[3:], runs, engines, 3) == (["e", "f", "g"], "last runs")
+    # the runs of the machine as it is only: a night under a CPU quota is another host's, passed over as the last runs are
+    own = ["a", "b", "c", "e", "f", "g"]
+    assert version_window(own, runs, engines, 2) == (["c", "e"], "multi-engine")

@@ -7,8 +7,9 @@ machine is), and then:
 
 * **honest**: each of the host's runs judged against its earlier runs, nothing planted; every drift verdict is a false
   alarm before confirmation (``drift``), counted per run with the families it fell in;
-* **one version slower** (``--factor``, 1.25 by default): every timing of one engine of the last ``--nights`` runs
-  of the machine as it is (a night under a CPU quota is a host of its own: no plant lands on it) slowed, judged night
+* **one version slower** (``--factor``, 1.25 by default): every timing of one engine of ``--nights`` runs of the
+  machine as it is (a night under a CPU quota is a host of its own: no plant lands on it), the latest stretch in which
+  other engines ran beside it (:func:`version_window`; else its last runs, and the table says so), slowed, judged night
   by night against the runs before the plant; the share of its judged series caught within those nights, and of the
   series whose noise allows it (the series' own mds at the family's test level, over those nights and earlier runs,
   at most the planted change; and, the weaker claim, of those whose family's mds allows it);
@@ -65,6 +66,21 @@ def _run_ref(df: Any, run_id: str) -> dict[str, Any]:
         "scale": str(r["scale"].iloc[0]),
         "results_dir": "",
     }
+
+
+def version_window(own: list[str], runs: list[str], engines_of: list[set[str]], n: int) -> tuple[list[str], str]:
+    """The nights the version plant lasts: the latest ``n`` consecutive runs of the machine as it is (``own``) in which
+    :data:`HOST_MIN_FAMILIES` engines or more were measured, each with a run before it; else its last ``n`` runs.
+
+    Only beside other engines can drift tell one version's change from the host's (a night of one engine that moved is
+    also a host that moved: ``noise.HOST_MIN_FAMILIES``), so a window of narrowed runs asks drift what it cannot know.
+    Returns the window and how it was chosen (``"multi-engine"`` or ``"last runs"``, the latter when no such stretch
+    exists)."""
+    wide = [len(engines_of[runs.index(r)]) >= HOST_MIN_FAMILIES for r in own]
+    for end in range(len(own), n, -1):  # the window own[end - n:end], latest first, with one own run before it at least
+        if all(wide[end - n : end]):
+            return own[end - n : end], "multi-engine"
+    return own[-n:], "last runs"
 
 
 def drift_recheck(
@@ -129,10 +145,10 @@ def drift_recheck(
         hd.quota = [r for r in runs if _under_quota(by_run[r])]
         own = [r for r in runs if r not in hd.quota]
         n = max(1, min(nights, len(own) - 1))
-        window = own[-n:]
-        start = runs.index(window[0])
         # each run's engines (the canary's rows aside)
         engines_of = [{str(e) for e in by_run[r].loc[plants.benchmarked(by_run[r]), "engine_id"].unique()} for r in runs]
+        window, how = version_window(own, runs, engines_of, n)
+        start = runs.index(window[0])
         in_window = [engines_of[runs.index(r)] for r in window]
         # the engine of most of those nights, and of those the one with the longest history before them
         planted_engine = max(
@@ -185,6 +201,8 @@ def drift_recheck(
         hd.version = {
             "engine": planted_engine,
             "nights": n,
+            "window": how,
+            "window_runs": list(window),
             "history": start,
             "judged": len(judged),
             "caught_first_night": len(first_night & judged),
@@ -281,7 +299,7 @@ def render(results: list[HostDrift], factor: float) -> str:
         v = h.version
         if v:
             lines.append(
-                f"  {v['engine']} {factor:g}x slower for {v['nights']} night(s) after {v['history']}: caught "
+                f"  {v['engine']} {factor:g}x slower for {v['nights']} night(s) after {v['history']} ({v.get('window', 'last runs')}): caught "
                 f"{v['caught_first_night']} of {v['judged']} the first night, {v['caught']} ({_pct(v['caught'], v['judged'])}) within; "
                 f"of the {v['allowed']} whose own noise allows it: {_pct(v['caught_allowed'], v['allowed'])} "
                 f"(of the {v['allowed_family']} whose family's noise allows it: {_pct(v['caught_allowed_family'], v['allowed_family'])}; "
