@@ -39,8 +39,9 @@ STARTS_KEY = "starts"
 #: unless the scale says ``interleaved``).
 READ_ORDER_KEY = "read_order"
 DESIGN_PARAMS: dict[str, str] = {STARTS_KEY: "1", READ_ORDER_KEY: "sequential"}
-#: How many starts a cell's figures may rest on: a restart costs about 0.4 s, but each start repeats a workload's own
-#: setup (a warm-up read, a table load), so more than three would cost more than the 10 % of a night issue 37 allows.
+#: How many starts a cell's figures may rest on: a restart costs about 0.4 s, and a workload's source tables are made
+#: once and kept across its starts, but each start repeats its warm-ups and the loads its reads need, so more than
+#: three would cost more than the 10 % of a night issue 37 allows.
 MAX_STARTS = 3
 
 

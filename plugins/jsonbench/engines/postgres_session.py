@@ -153,6 +153,10 @@ class PostgresSession(Session):
             time.sleep(0.05)
         return True
 
+    def relation_exists(self, table: str, schema: str | None = None) -> bool:
+        """Whether ``table`` is in the cell's schema (what an earlier engine start of the cell kept, say)."""
+        return bool(self.scalar("SELECT to_regclass(%s) IS NOT NULL", (f"{schema or self.schema}.{table}",)))
+
     def relation_sizes(self, table: str, schema: str | None = None) -> RelationSizes:
         rel = f"{schema or self.schema}.{table}"
         heap, toast, indexes, total = self.execute(

@@ -174,6 +174,12 @@ class WorkloadContext(Generic[S]):
     start: int = 0
 
     @property
+    def last_start(self) -> bool:
+        """Whether this is the cell's last engine start (the only one by default). What a workload generates once and
+        keeps across its starts (a source table: a restart keeps the data directory) is dropped here."""
+        return self.start >= self.cell.starts - 1
+
+    @property
     def scale_params(self) -> dict[str, Any]:
         """The suite's parameters at this run's scale (``include/matrix.yaml``, ``scales.<scale>.<suite>``).
 

@@ -24,6 +24,10 @@ first touched is the seed's), pgbench ``-t`` with a fixed ``--random-seed`` and 
 synchronous commit off. ``wal_ratio`` of ``doc_over_rel_fixed`` is what the WAL finding reads; the
 fixed-time runs keep the tps, read and TOAST-growth figures.
 
+When a cell's figures rest on several engine starts (the run parameter ``starts``), the originals are loaded in the
+first start and kept across the restarts (dropped after the last), so ``load_time`` and ``avg_value_bytes`` rest on
+the first start; every repetition still updates and reads a fresh copy.
+
 The documents are generated inside each server, not shared between versions: a copy between
 servers would stream the same 800 MB (at ``full``) that the server generates from md5 in about the
 time it takes to parse it, and would have to outlive the cell that made it.
@@ -156,12 +160,16 @@ def run(ctx: Ctx) -> None:
     clients = record_clients(ctx)
     length = run_length(ctx, "update")
     defines = {"rows": int(ctx.scale_params["fat_docs"])}
+    finished = False
     try:
-        for design, ms in load_base(ctx).items():
-            ctx.record("load_time", "ms", ms, variant=design)
-        doc_size, rel_size = s.query_file(NAME, "avg_fat_sizes")[0]
-        ctx.record("avg_value_bytes", "bytes", float(doc_size), variant="doc")
-        ctx.record("avg_value_bytes", "bytes", float(rel_size), variant="rel")
+        # The originals once per cell: a later engine start finds them where the first left them (a restart keeps the
+        # data directory), and loads them again only if they are gone.
+        if ctx.start == 0 or not all(s.relation_exists(f"fat_{d}_base") for d in DESIGNS):
+            for design, ms in load_base(ctx).items():
+                ctx.record("load_time", "ms", ms, variant=design)
+            doc_size, rel_size = s.query_file(NAME, "avg_fat_sizes")[0]
+            ctx.record("avg_value_bytes", "bytes", float(doc_size), variant="doc")
+            ctx.record("avg_value_bytes", "bytes", float(rel_size), variant="rel")
         samples = {d: PgbenchSamples() for d in DESIGNS}
         samples.update({f"{d}_fixed": PgbenchSamples() for d in DESIGNS})
         fat_docs = int(ctx.scale_params["fat_docs"])
@@ -211,5 +219,7 @@ def run(ctx: Ctx) -> None:
                 "random_seed": FIXED_RANDOM_SEED,
             },
         )
+        finished = True
     finally:
-        drop(ctx)
+        if ctx.last_start or not finished:
+            drop(ctx)
