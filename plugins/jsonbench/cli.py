@@ -412,6 +412,13 @@ def _add_handcheck_commands(sub: argparse._SubParsersAction[argparse.ArgumentPar
     p.add_argument("--engine", default="postgres-17")
     p.add_argument("--scale", default="laptop")
     p.add_argument("--rounds", type=int, default=2)
+    p = sub.add_parser(
+        "fat-update-wal-clients",
+        help="the 8 kB update's fixed-count WAL per update with one client and with the machine's, alternated on one server",
+    )
+    p.add_argument("--engine", default="postgres-17")
+    p.add_argument("--scale", default="laptop")
+    p.add_argument("--rounds", type=int, default=3)
     p = sub.add_parser("load-handcheck", help="the catalogue's load through the pipeline vs the same SQL by hand with psql, same server")
     p.add_argument("--engine", default="postgres-17")
     p.add_argument("--scale", default="full")
@@ -616,6 +623,13 @@ def _cmd_fat_update_handcheck(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_fat_update_wal_clients(args: argparse.Namespace) -> int:
+    from jsonbench.tools.handcheck import fat_update_wal_clients
+
+    print(fat_update_wal_clients(args.engine, args.scale, args.rounds))
+    return 0
+
+
 def _cmd_load_handcheck(args: argparse.Namespace) -> int:
     from jsonbench.tools.handcheck import load_handcheck
 
@@ -748,6 +762,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "summary": _cmd_summary,
     "handcheck": _cmd_handcheck,
     "fat-update-handcheck": _cmd_fat_update_handcheck,
+    "fat-update-wal-clients": _cmd_fat_update_wal_clients,
     "load-handcheck": _cmd_load_handcheck,
     "link-engines": _cmd_link_engines,
     "install-sqlite": _cmd_install_sqlite,

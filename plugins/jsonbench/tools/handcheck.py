@@ -2,7 +2,8 @@
 
 * ``handcheck`` (seed 004, below); ``fat-update-handcheck`` (the catalogue's 8 kB document update
   as a matrix task vs the seed's pgbench command line); ``load-handcheck`` (the catalogue's load vs
-  the same SQL files in psql).
+  the same SQL files in psql); ``fat-update-wal-clients`` (the same update's fixed-count WAL with one
+  client and with the machine's, alternated on one server).
 
 
 ``python -m jsonbench.cli handcheck --engine postgres-16`` starts one embedded server, runs every
@@ -307,6 +308,62 @@ def _fat_hand_side(cell: Any, engine: Any, handle_json: dict[str, Any]) -> dict[
         finally:
             fat_update.drop(ctx)
     return runs
+
+
+def fat_update_wal_clients(engine_id: str = "postgres-17", scale: str = "laptop", rounds: int = 3) -> str:
+    """The 8 kB update's fixed-count WAL per update with one client and with the machine's, alternated on one server.
+
+    ``fat_update_wal`` reads the fixed-count runs, made with the machine's clients (2 on 2 cores). Their column side
+    moved 295-308 bytes per update from run to run while the document side stayed at 16,030 (``docs/noise-levels.md``,
+    "The WAL ratio's column side"), and the ratio with it (52.3-54.3). Each round runs the workload's own fixed-count
+    update on both designs (a fresh copy of the originals, CHECKPOINT, pgbench ``-t`` with the fixed random seed: the
+    same total updates whatever the clients), first with one client count and then the other, alternating which goes
+    first; prints each run's WAL per update, HOT share and the ratio. Whether one client makes the column side repeat
+    decides whether the fixed-count runs take one. A benchmark, not a test.
+    """
+    from jsonbench import pgbench
+    from jsonbench.suites.catalogue import NAME as CATALOGUE
+    from jsonbench.suites.catalogue import fat_update
+    from jsonbench.suites.catalogue.helpers import FIXED_RANDOM_SEED
+
+    runs: dict[int, dict[str, list[tuple[float, float]]]] = {}
+    with _provisioned({"engines": [engine_id], "suites": [CATALOGUE], "scale": scale}, "fat-wal-clients") as one:
+        facts = one.engine.facts(one.handle)
+        p = one.cell.scale_params
+        fat_docs = int(p["fat_docs"])
+        machine = pgbench.machine_clients(int(p.get("clients", 4)))
+        counts = (machine, 1) if machine > 1 else (1,)
+        for c in counts:
+            runs[c] = {d: [] for d in fat_update.DESIGNS}
+        with one.engine.session(one.handle) as session:
+            ctx = WorkloadContext(cell=one.cell, session=session, workload="fat_update_wal_clients")
+            fat_update.load_base(ctx)
+            try:
+                for i in range(rounds):
+                    for c in counts if i % 2 == 0 else counts[::-1]:
+                        for design in fat_update.DESIGNS:
+                            n = fat_update.fixed_updates_per_client(design, fat_docs, c)
+                            fat_update.fresh_copy(ctx, design)
+                            upd = fat_update.measure_update(ctx, design, c, {"transactions": float(n)}, None, FIXED_RANDOM_SEED)
+                            runs[c][design].append((upd.wal_bytes_per_update, upd.hot_share))
+                            session.run_file(CATALOGUE, "drop_table", table=fat_update.table(design))
+            finally:
+                fat_update.drop(ctx)
+    lines = [
+        f"8 kB document update (catalogue fat_update), fixed-count runs on PostgreSQL {facts['version']} ({facts['build']}), {scale}: "
+        f"{fat_docs} documents, random seed {FIXED_RANDOM_SEED}, {rounds} rounds alternated; WAL bytes per update (HOT share)"
+    ]
+    for c in counts:
+        for design in fat_update.DESIGNS:
+            got = runs[c][design]
+            wal = [w for w, _ in got]
+            lines.append(
+                f"  {c} client{'s' if c > 1 else ' '}  {design:<4} {', '.join(f'{w:,.1f} ({h:.3f})' for w, h in got)}"
+                f"   range {min(wal):,.1f}-{max(wal):,.1f} ({(max(wal) - min(wal)) / statistics.median(wal):.2%} of the median)"
+            )
+        ratio = [d / r for (d, _), (r, _) in zip(runs[c]["doc"], runs[c]["rel"], strict=True)]
+        lines.append(f"  {c} client{'s' if c > 1 else ' '}  wal_ratio doc/rel per round: {', '.join(f'{x:.2f}' for x in ratio)}")
+    return "\n".join(lines)
 
 
 def _render_catalogue(name: str, products: int) -> str:
