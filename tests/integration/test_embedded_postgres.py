@@ -293,7 +293,8 @@ def test_a_source_is_made_once_and_kept_across_the_starts_of_a_cell(
     try:
         with engine.session(handle) as s:
             suite.load(WorkloadContext(cell=cell, session=s, workload="load"))
-        seen, recorded = [], []
+        seen: list[object] = []
+        recorded: list[int] = []
         for i, round_cell in enumerate(start_rounds(cell, suite.repetition_params)):
             if i:
                 handle = engine.restart(handle)
