@@ -343,7 +343,7 @@ class JsonVsJsonb(Suite["PostgresSession"]):
         time and sizes.
 
         The table stays for the reads and the first repetition's index build and update (:meth:`_time_writes`). Every
-        start vacuums its tables (the reads then find the visibility map and hint bits set, as the seed's did).
+        start vacuums its tables, so every start's reads find the visibility map and hint bits set alike.
         """
         s = ctx.session
         s.run_file(NAME, "create_doc", table=table, type=typ, method="pglz")
