@@ -419,6 +419,14 @@ def _add_handcheck_commands(sub: argparse._SubParsersAction[argparse.ArgumentPar
     p.add_argument("--engine", default="postgres-17")
     p.add_argument("--scale", default="laptop")
     p.add_argument("--rounds", type=int, default=3)
+    p = sub.add_parser(
+        "fat-update-reads",
+        help="the 8 kB read timed by pgbench at the machine's clients and at one, and inside the server, alternated on one server",
+    )
+    p.add_argument("--engine", default="postgres-16")
+    p.add_argument("--scale", default="laptop")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--reads", type=int, default=20_000)
     p = sub.add_parser("load-handcheck", help="the catalogue's load through the pipeline vs the same SQL by hand with psql, same server")
     p.add_argument("--engine", default="postgres-17")
     p.add_argument("--scale", default="full")
@@ -630,6 +638,13 @@ def _cmd_fat_update_wal_clients(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_fat_update_reads(args: argparse.Namespace) -> int:
+    from jsonbench.tools.handcheck import fat_update_reads
+
+    print(fat_update_reads(args.engine, args.scale, args.rounds, args.reads))
+    return 0
+
+
 def _cmd_load_handcheck(args: argparse.Namespace) -> int:
     from jsonbench.tools.handcheck import load_handcheck
 
@@ -763,6 +778,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "handcheck": _cmd_handcheck,
     "fat-update-handcheck": _cmd_fat_update_handcheck,
     "fat-update-wal-clients": _cmd_fat_update_wal_clients,
+    "fat-update-reads": _cmd_fat_update_reads,
     "load-handcheck": _cmd_load_handcheck,
     "link-engines": _cmd_link_engines,
     "install-sqlite": _cmd_install_sqlite,

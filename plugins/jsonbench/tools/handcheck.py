@@ -3,7 +3,8 @@
 * ``handcheck`` (seed 004, below); ``fat-update-handcheck`` (the catalogue's 8 kB document update
   as a matrix task vs the seed's pgbench command line); ``load-handcheck`` (the catalogue's load vs
   the same SQL files in psql); ``fat-update-wal-clients`` (the same update's fixed-count WAL with one
-  client and with the machine's, alternated on one server).
+  client and with the machine's, alternated on one server); ``fat-update-reads`` (the 8 kB read timed by
+  pgbench at two client counts and inside the server, alternated on one server).
 
 
 ``python -m jsonbench.cli handcheck --engine postgres-16`` starts one embedded server, runs every
@@ -363,6 +364,70 @@ def fat_update_wal_clients(engine_id: str = "postgres-17", scale: str = "laptop"
             )
         ratio = [d / r for (d, _), (r, _) in zip(runs[c]["doc"], runs[c]["rel"], strict=True)]
         lines.append(f"  {c} client{'s' if c > 1 else ' '}  wal_ratio doc/rel per round: {', '.join(f'{x:.2f}' for x in ratio)}")
+    return "\n".join(lines)
+
+
+def fat_update_reads(engine_id: str = "postgres-16", scale: str = "laptop", rounds: int = 3, reads: int = 20_000) -> str:
+    """The 8 kB read of one stock (``fat_read_doc_slower``) timed three ways, alternated on one server.
+
+    The matrix times it with pgbench at the machine's clients (2 on 2 cores): under a CPU quota of 1.2 cores two
+    clients and two backends wait to run, that wait is most of a 25-40 us read, and the ratio doc / rel fell to 0.90 on
+    16 (``recorded/held/``). Each round makes a fresh copy of each design's original, prewarms it as the workload does,
+    and reads it (a) with pgbench at the machine's clients, (b) with pgbench at one client, (c) inside the server:
+    ``reads`` single-row statements in a PL/pgSQL loop over fixed random ids (``read_fat_<design>_server.sql``), no
+    client round trip; the three in an order that rotates each round. Prints ms per read and the ratio doc / rel of
+    each way, per round. Run it at full speed and under ``./bin/cpu-quota 0.6``: the way whose ratio does not move is
+    the one the finding should read. A benchmark, not a test.
+    """
+    import random
+
+    from jsonbench import pgbench
+    from jsonbench.suites.catalogue import NAME as CATALOGUE
+    from jsonbench.suites.catalogue import fat_update
+    from jsonbench.suites.catalogue.helpers import prewarm, run_length, run_pgbench
+
+    got: dict[str, dict[str, list[float]]] = {}
+    with _provisioned({"engines": [engine_id], "suites": [CATALOGUE], "scale": scale}, "fat-reads") as one:
+        facts = one.engine.facts(one.handle)
+        p = one.cell.scale_params
+        fat_docs = int(p["fat_docs"])
+        machine = pgbench.machine_clients(int(p.get("clients", 4)))
+        ways = [f"pgbench {machine} clients", "pgbench 1 client", "server"]
+        got = {w: {d: [] for d in fat_update.DESIGNS} for w in ways}
+        ids = [random.Random(20261205 + i).randint(1, fat_docs) for i in range(reads)]
+        with one.engine.session(one.handle) as session:
+            ctx = WorkloadContext(cell=one.cell, session=session, workload="fat_update_reads")
+            length = run_length(ctx, "pgbench")
+            fat_update.load_base(ctx)
+            try:
+                for i in range(rounds):
+                    order = ways[i % 3 :] + ways[: i % 3]
+                    for design in fat_update.DESIGNS:
+                        fat_update.fresh_copy(ctx, design)
+                        prewarm(ctx, (fat_update.table(design),))
+                        session.run_file(CATALOGUE, f"read_fat_{design}_server")
+                        for way in order:
+                            if way == "server":
+                                ms = float(session.scalar(f"SELECT pg_temp.read_fat_{design}_server(%s::bigint[])", (ids,)))
+                            else:
+                                c = 1 if way == "pgbench 1 client" else machine
+                                res = run_pgbench(ctx, f"read_fat_{design}", c, length, defines={"rows": fat_docs})
+                                ms = res.latency_avg_ms
+                            got[way][design].append(ms)
+                        session.run_file(CATALOGUE, "drop_table", table=fat_update.table(design))
+            finally:
+                fat_update.drop(ctx)
+    lines = [
+        f"8 kB read of one stock (catalogue fat_update) on PostgreSQL {facts['version']} ({facts['build']}), {scale}: {fat_docs} "
+        f"documents, pgbench runs of {length}, {reads:,} server reads; {rounds} rounds, the ways' order rotated; ms per read"
+    ]
+    for way in ways:
+        doc, rel = got[way]["doc"], got[way]["rel"]
+        ratio = [d / r for d, r in zip(doc, rel, strict=True)]
+        lines.append(
+            f"  {way:<20} doc {', '.join(f'{v:.4f}' for v in doc)}   rel {', '.join(f'{v:.4f}' for v in rel)}"
+            f"   doc/rel {', '.join(f'{x:.2f}' for x in ratio)} (min/min {min(doc) / min(rel):.2f})"
+        )
     return "\n".join(lines)
 
 
