@@ -408,7 +408,7 @@ def fat_update_reads(engine_id: str = "postgres-16", scale: str = "laptop", roun
                         session.run_file(CATALOGUE, f"read_fat_{design}_server")
                         for way in order:
                             if way == "server":
-                                ms = float(session.scalar(f"SELECT pg_temp.read_fat_{design}_server(%s::bigint[])", (ids,)))
+                                ms = float(session.query_file(CATALOGUE, "read_fat_server", {"ids": ids}, fn=f"read_fat_{design}_server")[0][0])
                             else:
                                 c = 1 if way == "pgbench 1 client" else machine
                                 res = run_pgbench(ctx, f"read_fat_{design}", c, length, defines={"rows": fat_docs})
