@@ -104,6 +104,18 @@ def test_a_mechanism_multiplies_the_evidence_and_a_gate_judges_nothing(tmp_path:
         rule_band(f, "smoke", {"mechanism": "unknown"}, arithmetic)
 
 
+def test_a_mechanism_bounded_from_below_only_opens_the_band_above(tmp_path: Path) -> None:
+    """A measurement that leaves out a fixed cost the seed's figure carried can only raise the ratio: the factor's
+    upper end is null, the band has no maximum, and the opposite conclusion is still cut off."""
+    (tmp_path / "s.mechanisms.yaml").write_text("arithmetic:\n  no_round_trip:\n    factor: [1, null]\n    why: the fixed cost left out\n")
+    arithmetic = load_arithmetic(tmp_path, "s")
+    assert arithmetic["no_round_trip"].factor == (1.0, math.inf)
+    open_band = rule_band(_finding(seed={"value": 1.27}), "laptop", {"mechanism": "no_round_trip"}, arithmetic)
+    assert (open_band.min, open_band.max) == (1.0, None) and "1 or more" in open_band.reason and "open" in open_band.reason
+    spec = band_spec(_finding(seed={"value": 1.27}), "laptop", {"mechanism": "no_round_trip"}, arithmetic)
+    assert spec["max"] is None and spec["min"] == 1.0 and spec["mechanism"] == "no_round_trip"
+
+
 def test_the_validator_refuses_a_band_fitted_by_hand(tmp_path: Path) -> None:
     """A timing band narrowed to one machine's range, or a gate written as not_applicable, fails the plan step."""
     root = tmp_path / "expectations"

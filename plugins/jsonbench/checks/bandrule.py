@@ -15,7 +15,9 @@ timing finding whose value depends on the host's speed (``depends_on`` holds ``h
    CPU caches at ``smoke``, a category fifty times smaller), the evidence is multiplied by the factor range
    ``[m_lo, m_hi]`` that the suite's mechanisms file derives with arithmetic (``arithmetic:`` in
    ``<suite>.mechanisms.yaml``), named by the band's ``mechanism``. "This machine measured x-y" is not a
-   mechanism.
+   mechanism. Where the arithmetic bounds the move from below only (``m_hi`` null: a measurement that leaves out
+   a fixed cost the seed's figure carried can only raise the ratio, by as much as the cost was), the band is open
+   above.
 3. **Magnitude class**: the band is ``[e_lo * m_lo / CLASS_FACTOR, e_hi * m_hi * CLASS_FACTOR]``: the same
    order of magnitude as the evidence (``CLASS_FACTOR`` is half a decade, sqrt(10), each way). A ratio of two
    designs measured side by side on one host keeps its order of magnitude across hosts; what moves it within
@@ -100,7 +102,9 @@ def load_arithmetic(expectations: Path, suite: str) -> dict[str, Mechanism]:
     for name, spec in raw.items():
         spec = spec if isinstance(spec, dict) else {}
         factor = spec.get("factor") or (1.0, 1.0)  # none: a host-independent finding's own arithmetic, no factor on a seed class
-        out[str(name)] = Mechanism(str(name), (float(factor[0]), float(factor[1])), " ".join(str(spec.get("why", "")).split()))
+        # An upper factor of null: the arithmetic bounds the move from below only (the band is then open above).
+        high = math.inf if factor[1] is None else float(factor[1])
+        out[str(name)] = Mechanism(str(name), (float(factor[0]), high), " ".join(str(spec.get("why", "")).split()))
     return out
 
 
@@ -139,10 +143,13 @@ def rule_band(finding: dict[str, Any], scale: str, spec: dict[str, Any], arithme
         seed_text = _fmt(e_lo) if e_lo == e_hi else f"{_fmt(e_lo)}-{_fmt(e_hi)}"
         parts.append(f"the seed's evidence {seed_text}")
         if mech:
-            parts.append(f"times {_fmt(m_lo)}-{_fmt(m_hi)} at {scale} by the mechanism {mech.name!r} (arithmetic in the mechanisms file)")
+            span = f"{_fmt(m_lo)}-{_fmt(m_hi)}" if math.isfinite(m_hi) else f"{_fmt(m_lo)} or more"
+            parts.append(f"times {span} at {scale} by the mechanism {mech.name!r} (arithmetic in the mechanisms file)")
         lo = round_out(e_lo * m_lo / CLASS_FACTOR, up=False)
-        hi = round_out(e_hi * m_hi * CLASS_FACTOR, up=True)
-        parts.append(f"widened to its order of magnitude (x/{CLASS_FACTOR:.3g}, x*{CLASS_FACTOR:.3g}): [{_fmt(lo)}, {_fmt(hi)}]")
+        hi = round_out(e_hi * m_hi * CLASS_FACTOR, up=True) if math.isfinite(m_hi) else None
+        parts.append(
+            f"widened to its order of magnitude (x/{CLASS_FACTOR:.3g}, x*{CLASS_FACTOR:.3g}): [{_fmt(lo)}, {_fmt(hi) if hi is not None else 'open'}]"
+        )
     cut: list[str] = []
     if below is not None and (lo is None or lo < below):
         lo = float(below)
