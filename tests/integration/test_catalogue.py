@@ -195,6 +195,13 @@ def test_every_workload_on_postgres_17(make_cells: Callable[..., list[Any]], lea
     # Reading one int from an 8 kB document vs from its column: both measured per repetition.
     assert len(ms[("fat_update", "doc", "read_latency_avg")].samples) == 2
     assert _value(ms, "fat_update", "rel", "read_latency_avg") > 0
+    # ... and inside the server, the same reads on every host (one per document, 20,000 at least, from the fixed seed).
+    from jsonbench.suites.catalogue.fat_update import MIN_SERVER_READS
+
+    for design in ("doc", "rel"):
+        server = ms[("fat_update", design, "read_server_avg")]
+        assert len(server.samples) == 2 and all(v > 0 for v in server.samples), design
+        assert server.extra["reads"] == max(int(cell.scale_params["fat_docs"]), MIN_SERVER_READS), design
 
     # Planner: 0.5 % default for equality on an unknown expression (1/6 of rows are red), 33 % for an inequality.
     assert _value(ms, "planner", "color_doc_expr", "error_factor_before") > 10
