@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from jsonbench import paths
-from jsonbench.cell import QuietPolicy
+from jsonbench.cell import MAX_STARTS, QuietPolicy
 from jsonbench.errors import BenchmarkError, ConfigError
 
 LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -245,13 +245,19 @@ def _check_suites(c: _FileCheck, suites: dict[str, Any], families: dict[str, Any
 
 
 def _check_scales(c: _FileCheck, scales: dict[str, Any], suites: dict[str, Any]) -> None:
-    """``scales``: repetitions, a statement timeout, and scalar parameters for every suite."""
+    """``scales``: repetitions, engine starts, a statement timeout, and scalar parameters for every suite."""
     for scale_name, scale in scales.items():
         reps = scale.get("repetitions")
         c.need(
             isinstance(reps, int) and not isinstance(reps, bool) and reps >= 1,
             f"matrix.scales.{scale_name}.repetitions",
             f"must be an integer >= 1, got {reps!r}",
+        )
+        starts = scale.get("starts", 1)
+        c.need(
+            isinstance(starts, int) and not isinstance(starts, bool) and 1 <= starts <= MAX_STARTS,
+            f"matrix.scales.{scale_name}.starts",
+            f"must be an integer from 1 to {MAX_STARTS}, got {starts!r}",
         )
         timeout = scale.get("statement_timeout_s", 0)
         c.need(

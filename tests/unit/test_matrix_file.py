@@ -32,6 +32,7 @@ def _sub(old: str, new: str, count: int = 1) -> Callable[[str], str]:
 CASES: list[tuple[str, Callable[[str], str], str, str]] = [
     ("yaml syntax", _sub("scales:\n", "scales:\n  smoke: [unclosed\n"), "line ", "not valid YAML"),
     ("repetitions not a number", _sub("    repetitions: 2\n", "    repetitions: two\n"), "matrix.scales.smoke.repetitions", "integer >= 1"),
+    ("starts beyond the most", _sub("    starts: 2\n", "    starts: 4\n"), "matrix.scales.laptop.starts", "integer from 1 to 3"),
     (
         "scale parameter a list",
         _sub("large_document_update: {rows: 500}", "large_document_update: {rows: [500]}"),

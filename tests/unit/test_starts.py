@@ -36,6 +36,19 @@ def test_a_wrong_starts_fails_before_any_work_naming_the_field(bad: object) -> N
     assert err.value.field == "starts"
 
 
+def test_the_scale_profile_gives_the_starts_and_the_parameter_overrides_it() -> None:
+    """Two starts at laptop and full (include/matrix.yaml), one in the smoke preview; ``starts`` given wins."""
+    from jsonbench.matrix import load_matrix
+
+    scales = load_matrix().scales
+    assert [scales[s].get("starts", 1) for s in ("smoke", "laptop", "full")] == [1, 2, 2]
+    for scale in ("smoke", "laptop", "full"):
+        assert resolve({"scale": scale}).starts == scales[scale].get("starts", 1), scale
+        assert resolve({"scale": scale, "starts": None}).starts == scales[scale].get("starts", 1), scale
+        assert resolve({"scale": scale, "starts": 1}).starts == 1, scale
+        assert resolve({"scale": scale, "starts": 3}).starts == 3, scale
+
+
 def test_one_start_is_the_cell_as_before_and_says_nothing(make_cells) -> None:
     """The default leaves every cell, and so every row's scale parameters, as they were before the parameter existed."""
     for cell in make_cells("catalogue", ["postgres-17"]) + make_cells("catalogue", ["postgres-17"], starts=1):

@@ -96,15 +96,15 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
             "description": "Override the scale profile's repetitions (>= 1). Empty: the profile's.",
         },
         "starts": {
-            "default": 1,
-            "type": "integer",
+            "default": None,
+            "type": ["null", "integer"],
             "minimum": 1,
             "maximum": MAX_STARTS,
             "title": "Engine starts per cell",
             "description": (
                 "On how many engine starts each cell's timings rest: each workload runs once per start, a server restart between, "
-                "its repetitions split across them (issue 37: most of a night's noise enters between engine starts). 1: one start, as "
-                "before; engines that cannot restart (an existing server, SQLite) take one."
+                "its repetitions split across them (issue 37: most of a night's noise enters between engine starts). Empty: the scale "
+                "profile's (include/matrix.yaml); engines that cannot restart (an existing server, SQLite) take one."
             ),
         },
         "hardware_label": label_param,
@@ -226,9 +226,9 @@ def resolve(
         reps = m.scales[scale]["repetitions"]
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise ConfigError("repetitions", f"must be an integer >= 1, got {reps!r}")
-    starts = p.get("starts", 1)
+    starts = p.get("starts")
     if starts is None:
-        starts = 1
+        starts = m.scales[scale].get("starts", 1)
     if isinstance(starts, bool) or not isinstance(starts, int) or not 1 <= starts <= MAX_STARTS:
         raise ConfigError("starts", f"must be an integer from 1 to {MAX_STARTS}, got {starts!r}")
 

@@ -168,7 +168,7 @@ class WorkloadContext(Generic[S]):
     #: every recorded measurement carries its kind, and an undeclared metric fails the workload. None
     #: outside a suite's run (hand checks, tests): measurements then carry no kind.
     kinds: Callable[[str, str], MetricKind] | None = None
-    #: Which of the cell's engine starts this is (0: the first, and the only one by default; the run parameter ``starts``).
+    #: Which of the cell's engine starts this is (0: the first; ``starts``: the scale profile's, or the run parameter).
     #: A workload may leave what only repeats a fact (a size measured again) to the first start: the driver keeps the
     #: first start's facts (:func:`jsonbench.dataset.measurement.merge_starts`).
     start: int = 0

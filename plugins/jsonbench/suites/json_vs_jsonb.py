@@ -64,7 +64,7 @@ Embedded servers start with address space randomisation off, where the seed's ra
 default (issue 37: it halves the variance between engine starts and changes no query;
 :data:`jsonbench.engines.postgres_embedded.ASLR_ENV`).
 
-With the run parameter ``starts`` at 2 or 3 (not the default), each workload runs once per engine start with its
+With ``starts`` at 2 or 3 (2 by default at laptop and full: the scale profile's), each workload runs once per engine start with its
 repetitions and ``read_runs`` split, where the seed ran each once. What only repeats a fact or rebuilds the same input is
 done once: the source table is generated in the first start and kept across the restarts (the data directory stays; it
 is dropped after the last start), and the sizes (the source's datums, the pglz tables', the lz4 tables, loaded for
