@@ -370,13 +370,14 @@ def fat_update_wal_clients(engine_id: str = "postgres-17", scale: str = "laptop"
 def fat_update_reads(engine_id: str = "postgres-16", scale: str = "laptop", rounds: int = 3, reads: int = 20_000) -> str:
     """The 8 kB read of one stock (``fat_read_doc_slower``) timed three ways, alternated on one server.
 
-    The matrix times it with pgbench at the machine's clients (2 on 2 cores): under a CPU quota of 1.2 cores two
-    clients and two backends wait to run, that wait is most of a 25-40 us read, and the ratio doc / rel fell to 0.90 on
-    16 (``recorded/held/``). Each round makes a fresh copy of each design's original, prewarms it as the workload does,
-    and reads it (a) with pgbench at the machine's clients, (b) with pgbench at one client, (c) inside the server:
-    ``reads`` single-row statements in a PL/pgSQL loop over fixed random ids (``read_fat_<design>_server.sql``), no
-    client round trip; the three in an order that rotates each round. Prints ms per read and the ratio doc / rel of
-    each way, per round. Run it at full speed and under ``./bin/cpu-quota 0.6``: the way whose ratio does not move is
+    The matrix timed it with pgbench at the machine's clients (2 on 2 cores): under a CPU quota of 1.2 cores two
+    clients and two backends wait to run, that wait is most of a 25-40 us read, and the ratio doc / rel fell to 0.90
+    on 16 (sitting 59's quota night, ``recorded/local-e5cd42a-6b8986c8-quota/``). Each round makes a fresh copy of
+    each design's original, prewarms it as the workload does, and reads it (a) with pgbench at the machine's
+    clients, (b) with pgbench at one client, (c) inside the server: ``reads`` single-row statements in a PL/pgSQL
+    loop over fixed random ids (``read_fat_<design>_server.sql``), no client round trip; the three in an order that
+    rotates each round. Prints ms per read and the ratio doc / rel of each way, per round. Run it at full speed and
+    under ``./bin/cpu-quota 0.6``: the way whose ratio does not move is
     the one the finding should read. A benchmark, not a test.
     """
     import random
@@ -408,7 +409,9 @@ def fat_update_reads(engine_id: str = "postgres-16", scale: str = "laptop", roun
                         session.run_file(CATALOGUE, f"read_fat_{design}_server")
                         for way in order:
                             if way == "server":
-                                ms = float(session.query_file(CATALOGUE, "read_fat_server", {"ids": ids}, fn=f"read_fat_{design}_server")[0][0])
+                                ms = float(
+                                    session.query_file(CATALOGUE, "read_fat_server", {"ids": ids}, fn=f"read_fat_{design}_server")[0][0]
+                                )
                             else:
                                 c = 1 if way == "pgbench 1 client" else machine
                                 res = run_pgbench(ctx, f"read_fat_{design}", c, length, defines={"rows": fat_docs})
