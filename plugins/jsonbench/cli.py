@@ -426,7 +426,6 @@ def _add_handcheck_commands(sub: argparse._SubParsersAction[argparse.ArgumentPar
     p.add_argument("--engine", default="postgres-16")
     p.add_argument("--scale", default="laptop")
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--reads", type=int, default=20_000)
     p = sub.add_parser("load-handcheck", help="the catalogue's load through the pipeline vs the same SQL by hand with psql, same server")
     p.add_argument("--engine", default="postgres-17")
     p.add_argument("--scale", default="full")
@@ -641,7 +640,7 @@ def _cmd_fat_update_wal_clients(args: argparse.Namespace) -> int:
 def _cmd_fat_update_reads(args: argparse.Namespace) -> int:
     from jsonbench.tools.handcheck import fat_update_reads
 
-    print(fat_update_reads(args.engine, args.scale, args.rounds, args.reads))
+    print(fat_update_reads(args.engine, args.scale, args.rounds))
     return 0
 
 

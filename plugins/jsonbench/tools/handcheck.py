@@ -367,21 +367,19 @@ def fat_update_wal_clients(engine_id: str = "postgres-17", scale: str = "laptop"
     return "\n".join(lines)
 
 
-def fat_update_reads(engine_id: str = "postgres-16", scale: str = "laptop", rounds: int = 3, reads: int = 20_000) -> str:
+def fat_update_reads(engine_id: str = "postgres-16", scale: str = "laptop", rounds: int = 3) -> str:
     """The 8 kB read of one stock (``fat_read_doc_slower``) timed three ways, alternated on one server.
 
     The matrix timed it with pgbench at the machine's clients (2 on 2 cores): under a CPU quota of 1.2 cores two
     clients and two backends wait to run, that wait is most of a 25-40 us read, and the ratio doc / rel fell to 0.90
     on 16 (sitting 59's quota night, ``recorded/local-e5cd42a-6b8986c8-quota/``). Each round makes a fresh copy of
     each design's original, prewarms it as the workload does, and reads it (a) with pgbench at the machine's
-    clients, (b) with pgbench at one client, (c) inside the server: ``reads`` single-row statements in a PL/pgSQL
-    loop over fixed random ids (``read_fat_<design>_server.sql``), no client round trip; the three in an order that
+    clients, (b) with pgbench at one client, (c) inside the server: the workload's own single-row statements in a PL/pgSQL
+    loop over its fixed random ids (``fat_update.read_ids``, ``read_fat_<design>_server.sql``), no client round trip; the three in an order that
     rotates each round. Prints ms per read and the ratio doc / rel of each way, per round. Run it at full speed and
     under ``./bin/cpu-quota 0.6``: the way whose ratio does not move is
     the one the finding should read. A benchmark, not a test.
     """
-    import random
-
     from jsonbench import pgbench
     from jsonbench.suites.catalogue import NAME as CATALOGUE
     from jsonbench.suites.catalogue import fat_update
@@ -395,7 +393,7 @@ def fat_update_reads(engine_id: str = "postgres-16", scale: str = "laptop", roun
         machine = pgbench.machine_clients(int(p.get("clients", 4)))
         ways = [f"pgbench {machine} clients", "pgbench 1 client", "server"]
         got = {w: {d: [] for d in fat_update.DESIGNS} for w in ways}
-        ids = [random.Random(20261205 + i).randint(1, fat_docs) for i in range(reads)]
+        ids = fat_update.read_ids(fat_docs)
         with one.engine.session(one.handle) as session:
             ctx = WorkloadContext(cell=one.cell, session=session, workload="fat_update_reads")
             length = run_length(ctx, "pgbench")
@@ -422,7 +420,7 @@ def fat_update_reads(engine_id: str = "postgres-16", scale: str = "laptop", roun
                 fat_update.drop(ctx)
     lines = [
         f"8 kB read of one stock (catalogue fat_update) on PostgreSQL {facts['version']} ({facts['build']}), {scale}: {fat_docs} "
-        f"documents, pgbench runs of {length}, {reads:,} server reads; {rounds} rounds, the ways' order rotated; ms per read"
+        f"documents, pgbench runs of {length}, {len(ids):,} server reads; {rounds} rounds, the ways' order rotated; ms per read"
     ]
     for way in ways:
         doc, rel = got[way]["doc"], got[way]["rel"]
