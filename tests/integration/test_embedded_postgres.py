@@ -96,6 +96,40 @@ def test_a_restart_keeps_the_data_and_starts_new_processes_without_randomisation
     assert leak_check() == []
 
 
+def test_a_restart_s_prewarm_loads_the_visibility_map_an_index_only_scan_reads(make_cells, scratch_dir: Path, leak_check) -> None:
+    """After a restart, pg_prewarm of the main forks leaves the visibility map out: an index-only scan reads one buffer
+    of it (the catalogue's ``full_rel`` plan split 7 + 1 in a restarted start, 8 + 0 in a first one, sitting 61). With the
+    map prewarmed too, every buffer the plan touches is a hit, as after the load's VACUUM in a first start."""
+    cell = make_cells("catalogue", ["postgres-17"])[0]
+    engine = engine_for(cell)
+    handle = engine.provision()
+    query = "SELECT product_id FROM tags_t WHERE product_id = 42"
+    try:
+        with psycopg.connect(host=handle.socket_dir, port=handle.port, user="bench", dbname="bench", autocommit=True) as conn:
+            conn.execute("CREATE TABLE tags_t AS SELECT g AS product_id, g % 7 AS tag FROM generate_series(1, 20000) g")
+            conn.execute("ALTER TABLE tags_t ADD PRIMARY KEY (product_id, tag)")
+            conn.execute("VACUUM ANALYZE tags_t")
+        for forks in (("main",), ("main", "vm")):
+            handle = engine.restart(handle)
+            with engine.session(handle) as s:
+                for rel in ("tags_t", "tags_t_pkey"):
+                    for fork in forks:
+                        s.prewarm(rel, fork)
+                if "vm" in forks:
+                    assert s.prewarm("tags_t_pkey", "vm") == 0, "an index has no visibility map: nothing to load, no error"
+                s.execute("SET enable_seqscan = off")
+                s.execute("SET enable_bitmapscan = off")
+                plan = s.explain_analyze(query)["Plan"]
+            assert plan["Node Type"] == "Index Only Scan" and plan["Heap Fetches"] == 0, plan
+            read = int(plan.get("Shared Read Blocks", 0))
+            assert read == (1 if forks == ("main",) else 0), (forks, plan)
+        with engine.session(handle) as s, pytest.raises(ValueError, match="fork must be main, vm or fsm"):
+            s.prewarm("tags_t", "init")
+    finally:
+        engine.teardown(handle)
+    assert leak_check() == []
+
+
 def test_aslr_off_by_default_starts_every_server_process_without_randomisation(
     make_cells, scratch_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -220,12 +220,19 @@ class PostgresSession(Session):
         """``EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)`` of a statement; returns the top plan dict."""
         return self.explain(query, params, analyze=True, buffers=True)
 
-    def prewarm(self, relation: str) -> int:
-        """Load a relation into shared buffers with pg_prewarm; returns blocks read."""
+    def prewarm(self, relation: str, fork: str = "main") -> int:
+        """Load one fork of a relation (``main``, ``vm``, ``fsm``) into shared buffers with pg_prewarm; returns blocks
+        read, 0 for a fork the relation does not have (an index has no visibility map; a table has one once vacuumed)."""
+        if fork not in ("main", "vm", "fsm"):
+            raise ValueError(f"prewarm: fork must be main, vm or fsm, not {fork!r}")
         self.create_extension("pg_prewarm")
+        if fork != "main" and not self.scalar("SELECT pg_relation_size(%s::regclass, %s) > 0", (relation, fork)):
+            return 0
         # Called through the extension's own schema: on a shared database (the existing-server backend) it
         # may have been installed into another cell's schema, outside this session's search_path.
         schema = self.scalar(
             "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_prewarm'"
         )
-        return int(self.scalar(sql.SQL("SELECT {}.pg_prewarm(%s::regclass)").format(sql.Identifier(schema)), (relation,)))
+        return int(
+            self.scalar(sql.SQL("SELECT {}.pg_prewarm(%s::regclass, 'buffer', %s)").format(sql.Identifier(schema)), (relation, fork))
+        )

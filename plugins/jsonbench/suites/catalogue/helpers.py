@@ -181,9 +181,15 @@ def workers_launched(plan: dict[str, Any]) -> int:
 
 
 def prewarm(ctx: Ctx, tables: tuple[str, ...] = SHARED_TABLES) -> None:
-    """Load ``tables`` with their TOAST tables and every index into shared buffers (pg_prewarm, as the seed).
+    """Load ``tables`` with their TOAST tables and every index into shared buffers (pg_prewarm, as the seed), and each
+    one's visibility map.
 
-    Without pg_prewarm, one sequential pass over each table warms its heap at least.
+    The visibility map too, so that a start after a restart holds what the first start held after its VACUUM: an index-only
+    scan reads the map (``buffers``' ``full_rel`` plan, ``product_tags_pkey``), and pg_prewarm loads the main fork only.
+    Without it, with two engine starts a cell (the default at laptop since sitting 60), ``full_rel`` read 7 + 1 of its 8
+    buffers in a restarted start and 8 + 0 in a first one (sitting 61, ``6b8986c8``: buffers_hit 7.0 and 7.5 a night
+    where every one-start night read 8), and drift confirmed the split's move. Without pg_prewarm, one sequential pass
+    over each table warms its heap at least.
     """
     s = ctx.session
     if not s.capabilities.get("pg_prewarm", False):
@@ -192,6 +198,7 @@ def prewarm(ctx: Ctx, tables: tuple[str, ...] = SHARED_TABLES) -> None:
         return
     for (relation,) in s.query_file(NAME, "prewarm_list", {"tables": list(tables)}):
         s.prewarm(relation)
+        s.prewarm(relation, "vm")
 
 
 # -- pgbench ------------------------------------------------------------------------------------
