@@ -140,3 +140,33 @@ def test_the_version_plant_lands_on_nights_with_other_engines_beside_it() -> Non
     # the runs of the machine as it is only: a night under a CPU quota is another host's, passed over as the last runs are
     own = ["a", "b", "c", "e", "f", "g"]
     assert version_window(own, runs, engines, 2) == (["c", "e"], "multi-engine")
+
+
+def test_two_start_nights_are_judged_as_their_own_design_against_a_one_start_record() -> None:
+    """`--starts 2`: host `6b8986c8`'s nights at two engine starts (sitting 60's arms and catalogue runs, the default at
+    laptop since) are the nights judged, its one-start nights are not; the record still comes from the other machines'
+    one-start runs, as a user's two-start night reads the committed record. Before, every two-start row was dropped and a
+    folder of the new default's nights had nothing to judge."""
+    from jsonbench.cell import starts_of
+    from jsonbench.dataset.measurement import HOST_SUITE
+    from jsonbench.tools.record import read_runs
+
+    folders = folders_to_check([])
+    results = drift_recheck(folders, "laptop", only={"6b8986c8"}, starts=2)
+    assert len(results) == 1, render(results, 1.25)
+    h = results[0]
+    assert "6b8986c8" not in " ".join(h.record_hosts) and h.record_hosts, "the record never saw the host it judges"
+    rows = read_runs(folders, "local", "laptop", starts=None)
+    mine = rows[rows["machine"].astype(str).str.startswith("6b8986c8") & (rows["suite"] != HOST_SUITE)]
+    design = mine.groupby("run_id")["scale_params"].agg(lambda p: {starts_of(x) for x in p})
+    # a whole-matrix night at the default holds both: PostgreSQL's figures on two starts, SQLite's on one
+    two = {str(r) for r, s in design.items() if 2 in s}
+    one = {str(r) for r, s in design.items() if 2 not in s}
+    # sitting 60's two-start arm (catalogue and json_vs_jsonb on 17) is judged; sitting 59's one-start nights are not
+    assert {"manual__2026-12-05T21:19:35.052716+00:00", "manual__2026-12-05T21:49:50.426571+00:00"} <= set(h.runs), h.runs
+    assert set(h.runs) <= two and not set(h.runs) & one, (sorted(h.runs), sorted(one))
+    judged = {r["run_id"]: r["judged"] for r in h.honest}
+    assert len(judged) == len(h.runs) - 1, render(results, 1.25)
+    # the arm's later nights are judged against its two-start history (a night whose read order has no history of its own,
+    # the first interleaved json_vs_jsonb run, has nothing to judge)
+    assert judged["manual__2026-12-05T21:27:03.900906+00:00"] > 0 and judged["manual__2026-12-05T21:49:50.426571+00:00"] > 0, judged

@@ -19,8 +19,11 @@ machine is), and then:
 * **a count 3 % higher**: every near-exact count of the last run (a sampled series, WAL bytes or HOT counts, whose
   record sigma is at most 0.25 %) times 1.03: caught the first night.
 
-The committed record is not read: each host's record is built here, from the others. Prints a table per host and
-scale; exit 1 when an honest run raised more than ``--max-honest`` alarms.
+The committed record is not read: each host's record is built here, from the others. ``--starts N`` judges the
+nights whose figures rest on N engine starts (the run parameter ``starts``; 2 at laptop and full since sitting 60)
+against a record of the other machines' one-start runs, as a user's night of that design is judged until a record of
+its own exists (a night's rows of one start, SQLite's at the default, are judged with ``--starts 1``). Prints a table
+per host and scale; exit 1 when an honest run raised more than ``--max-honest`` alarms.
 """
 
 from __future__ import annotations
@@ -91,10 +94,13 @@ def drift_recheck(
     label: str = "local",
     only: set[str] | None = None,
     judge: set[str] | None = None,
+    starts: int = 1,
 ) -> list[HostDrift]:
     """Every host with two or more runs at ``scale`` in ``folders`` (or those whose id starts with one of ``only``),
     judged by a record of the other hosts. With ``judge`` (folders), only the runs in those folders are a host's history
-    and nights, as a user's results folder is: the record still comes from the other machines of every folder."""
+    and nights, as a user's results folder is: the record still comes from the other machines of every folder. The
+    nights judged are those of ``starts`` engine starts; the record is built from one-start runs whatever ``starts``
+    (:func:`jsonbench.tools.record.read_runs`), as drift reads the committed record for every design."""
     import pandas as pd
 
     from jsonbench.checks.library import load_library
@@ -103,9 +109,11 @@ def drift_recheck(
     from jsonbench.tools.record import build_record, read_runs
 
     lib = load_library()
-    every = read_runs(folders, label, scale)
+    every = read_runs(folders, label, scale, starts=starts)
     if every.empty:
         return []
+    # the record's runs: one start's, whichever design is judged (a night of another design reads the same record)
+    recordable = every if starts == 1 else read_runs(folders, label, scale)
     out: list[HostDrift] = []
     # Leave one machine out (a boot id, its runs under a CPU quota included: judged against its own full-speed runs, as a
     # quota night is, and never in the record that judges it).
@@ -118,7 +126,7 @@ def drift_recheck(
         runs = [str(r) for r in order.index]
         if len(runs) < 2 or (only and not any(str(host).startswith(o) for o in only)):
             continue
-        others = sorted(set(every.loc[every["machine"] != host, "run_id"].astype(str)))
+        others = sorted(set(recordable.loc[recordable["machine"] != host, "run_id"].astype(str)))
         try:
             record = build_record(folders[0][0], scale, label, lib=lib, sources=folders, runs=others)
         except SystemExit:
@@ -356,16 +364,31 @@ def main(argv: list[str]) -> int:
         help="judge only the --results-dir folders' runs (each machine's history is what those folders hold, as a user's results "
         "folder is); recorded/ still gives the other machines' record",
     )
+    parser.add_argument(
+        "--starts",
+        type=int,
+        default=1,
+        help="judge the nights whose figures rest on this many engine starts (default 1); the record is still built from the "
+        "other machines' one-start runs, as a night of another design reads the committed record",
+    )
     args = parser.parse_args(argv)
     if not math.isfinite(args.factor) or args.factor <= 1:
         parser.error("--factor must be a number above 1")
+    if args.starts < 1:
+        parser.error("--starts must be 1 or more")
     from jsonbench.tools.recheck import folders_to_check
 
     judge = {str(Path(d)) for d in args.results_dir} if args.judge_only else None
     if args.judge_only and not args.results_dir:
         parser.error("--judge-only needs at least one --results-dir")
     results = drift_recheck(
-        folders_to_check(args.results_dir), args.scale, args.factor, args.nights, only=set(args.host) or None, judge=judge
+        folders_to_check(args.results_dir),
+        args.scale,
+        args.factor,
+        args.nights,
+        only=set(args.host) or None,
+        judge=judge,
+        starts=args.starts,
     )
     print(render(results, args.factor))
     worst = max((r["alarms"] for h in results for r in h.honest), default=0)
