@@ -152,21 +152,23 @@ def test_every_workload_on_postgres_17(make_cells: Callable[..., list[Any]], lea
     # The document update also maintains the GIN and expression indexes: more WAL per update.
     assert _value(ms, "updates", "doc_sync_off", "wal_bytes_per_update") > _value(ms, "updates", "rel_sync_off", "wal_bytes_per_update")
     # The fixed-count runs: the same number of updates on both sides (the seed's per row), whatever the host's speed,
-    # each on its own un-updated copy; the document's is never HOT, and only the bytes that are not full-page
-    # images remain once those are paid for.
-    from jsonbench.suites.catalogue.updates import fixed_updates_per_client
+    # by one client whatever the machine's clients, each on its own un-updated copy; the document's is never HOT, and
+    # only the bytes that are not full-page images remain once those are paid for.
+    from jsonbench.suites.catalogue.updates import SEED_PRODUCTS, SEED_UPDATES
 
-    clients = int(_value(ms, "updates", "default", "clients"))
-    expected = fixed_updates_per_client(int(products), clients) * clients
+    expected = round(SEED_UPDATES * int(products) / SEED_PRODUCTS)
+    assert ms[("updates", "doc_over_rel_fixed_1client", "wal_ratio")].extra["clients"] == 1
+    assert not any(v == "doc_fixed" for (_, v, _) in ms), "the two-client series name is gone"
     for design in ("doc", "rel"):
-        upd = ms[("updates", f"{design}_fixed", "n_tup_upd")]
+        upd = ms[("updates", f"{design}_fixed_1client", "n_tup_upd")]
         assert list(upd.samples) == [float(expected)] * 2, design
         assert upd.extra["start_stock_offset"] == [0, 0], design
         assert upd.extra["stock_added"] == [expected] * 2, design
-        record = ms[("updates", f"{design}_fixed", "wal_record_bytes_per_update")]
-        assert record.status == "not_applicable" or 0 < record.value < _value(ms, "updates", f"{design}_fixed", "wal_bytes_per_update")
-    assert _value(ms, "updates", "doc_fixed", "n_tup_hot_upd") == 0
-    assert ms[("updates", "doc_over_rel_fixed", "wal_ratio")].extra["updates_per_client"] * clients == expected
+        record = ms[("updates", f"{design}_fixed_1client", "wal_record_bytes_per_update")]
+        wal = _value(ms, "updates", f"{design}_fixed_1client", "wal_bytes_per_update")
+        assert record.status == "not_applicable" or 0 < record.value < wal
+    assert _value(ms, "updates", "doc_fixed_1client", "n_tup_hot_upd") == 0
+    assert ms[("updates", "doc_over_rel_fixed_1client", "wal_ratio")].extra["updates_per_client"] == expected
 
     # Fat documents: the TOASTed value is rewritten whole; the column update carries the TOAST pointer over.
     assert _value(ms, "fat_update", "doc", "avg_value_bytes") > 7000
@@ -181,17 +183,19 @@ def test_every_workload_on_postgres_17(make_cells: Callable[..., list[Any]], lea
         assert all(g > 0 for g in ms[("fat_update", "doc", "toast_growth")].samples)
     # The fat fixed-count runs: the seed's updates per document on each side, whatever the host's speed, each on
     # a fresh copy; the document's TOAST grows by about one copy per update, the column's not at all.
-    from jsonbench.suites.catalogue.fat_update import fixed_updates_per_client as fat_fixed
+    from jsonbench.suites.catalogue.fat_update import SEED_FAT_DOCS
+    from jsonbench.suites.catalogue.fat_update import SEED_UPDATES as FAT_SEED_UPDATES
 
-    wal_fixed = ms[("fat_update", "doc_over_rel_fixed", "wal_ratio")]
+    wal_fixed = ms[("fat_update", "doc_over_rel_fixed_1client", "wal_ratio")]
+    assert wal_fixed.extra["clients"] == 1
     for design in ("doc", "rel"):
-        per_client = wal_fixed.extra["updates_per_client"][design]
-        assert per_client == fat_fixed(design, int(cell.scale_params["fat_docs"]), clients), design
-        assert list(ms[("fat_update", f"{design}_fixed", "transactions")].samples) == [float(per_client * clients)] * 2, design
+        total = round(FAT_SEED_UPDATES[design] * int(cell.scale_params["fat_docs"]) / SEED_FAT_DOCS)
+        assert wal_fixed.extra["updates_per_client"][design] == total, design
+        assert list(ms[("fat_update", f"{design}_fixed_1client", "transactions")].samples) == [float(total)] * 2, design
     assert wal_fixed.extra["updates_per_client"]["rel"] > wal_fixed.extra["updates_per_client"]["doc"]
     assert wal_fixed.value > 5
-    assert all(g > 0 for g in ms[("fat_update", "doc_fixed", "toast_growth")].samples)
-    assert _value(ms, "fat_update", "rel_fixed", "toast_growth") == 0
+    assert all(g > 0 for g in ms[("fat_update", "doc_fixed_1client", "toast_growth")].samples)
+    assert _value(ms, "fat_update", "rel_fixed_1client", "toast_growth") == 0
     # Reading one int from an 8 kB document vs from its column: both measured per repetition.
     assert len(ms[("fat_update", "doc", "read_latency_avg")].samples) == 2
     assert _value(ms, "fat_update", "rel", "read_latency_avg") > 0

@@ -274,6 +274,21 @@ def test_a_variant_the_previous_run_published_and_tonight_lacks_is_missing() -> 
     assert missing["drift_score"].iloc[0] > 1 and missing["metric_kind"].iloc[0] == "deterministic" and "r0" in missing["note"].iloc[0]
 
 
+def test_a_variant_the_policy_retired_is_reported_as_retired_not_lost() -> None:
+    """A renamed series (the fixed-count runs' one client) leaves its old name in the history: not a failure."""
+    rows = [_rows(0, 1000.0), {**_rows(0, 5.0, "update_time", "ms"), "variant": "v2"}, _rows(1, 1000.0)]
+    ds = pd.DataFrame(rows)
+    run = {"run_id": "r1", "logical_date": rows[-1]["logical_date"], "hardware_label": "local", "scale": "smoke"}
+    workload = rows[1]["workload"]
+    policy = {**POLICY, "retired_variants": [{"suite": "s", "workload": workload, "variants": ["v2"], "successor": "v3", "why": "renamed"}]}
+    frame = drift_frame(ds[ds["run_id"] == "r1"], ds, run, "s", policy)
+    gone = frame[frame["variant"] == "v2"].iloc[0]
+    assert (gone["verdict"], gone["judged"]) == ("excluded", "no") and gone["note"] == "retired by the harness: renamed (now v3)"
+    # Another suite's retirement does not hide this suite's lost variant.
+    other = {**POLICY, "retired_variants": [{"suite": "t", "workload": workload, "variants": ["v2"], "why": "renamed"}]}
+    assert drift_frame(ds[ds["run_id"] == "r1"], ds, run, "s", other).set_index("variant").loc["v2", "verdict"] == "missing"
+
+
 @otava
 def test_a_row_timed_outside_the_measure_windows_takes_its_cells_quiet_verdict() -> None:
     steady = [10.0, 10.3, 9.8, 10.1, 10.2, 9.9]

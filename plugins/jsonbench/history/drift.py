@@ -73,7 +73,7 @@ import logging
 import math
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -370,6 +370,8 @@ class _Settings:
     min_effect: float = 0.05
     sampled_min_effect: float = 0.01
     family_verdict_p: float = 0.05
+    #: ``(suite, workload, variant)`` the harness stopped making, with why (the policy's ``retired_variants``).
+    retired: dict[tuple[str, str, str], str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, policy: dict[str, Any]) -> _Settings:
@@ -387,7 +389,22 @@ class _Settings:
             min_effect=float(policy.get("min_effect", 0.05)),
             sampled_min_effect=float(policy.get("sampled_min_effect", 0.01)),
             family_verdict_p=float(policy.get("family_verdict_p", 0.05)),
+            retired=retired_variants(policy),
         )
+
+
+def retired_variants(policy: dict[str, Any]) -> dict[tuple[str, str, str], str]:
+    """The policy's ``retired_variants``: ``(suite, workload, variant)`` -> why the harness no longer makes it.
+
+    A renamed series (the fixed-count runs' one client, issue 37) leaves its old name in every user's history; without
+    this, the first night after the change would report each old series as lost.
+    """
+    out: dict[tuple[str, str, str], str] = {}
+    for entry in policy.get("retired_variants") or []:
+        why = f"retired by the harness: {entry['why']}" + (f" (now {entry['successor']})" if entry.get("successor") else "")
+        for variant in entry["variants"]:
+            out[(str(entry["suite"]), str(entry["workload"]), str(variant))] = why
+    return out
 
 
 #: One statistical series handed to the detector: its points and the rule's minimum magnitude.
@@ -580,10 +597,17 @@ def _statistical_series(
     return values, owner, runs_meta
 
 
-def _missing_rows(tonight: pd.DataFrame, suite: str, groups: dict[tuple[Any, ...], list[Any]], window: int) -> list[dict[str, Any]]:
+def _missing_rows(
+    tonight: pd.DataFrame,
+    suite: str,
+    groups: dict[tuple[Any, ...], list[Any]],
+    window: int,
+    retired: dict[tuple[str, str, str], str] | None = None,
+) -> list[dict[str, Any]]:
     """A metric the engine's previous run published (measured or not applicable) and tonight's did not: lost.
 
-    Completeness (sanity) knows the suite's (workload, metric) pairs; this also sees a lost variant.
+    Completeness (sanity) knows the suite's (workload, metric) pairs; this also sees a lost variant. A variant the
+    policy lists as retired (``retired``) is not lost: its row says so, not judged.
     """
     tonight_keys = {
         (r.engine_id, r.engine_build, r.workload, r.variant, r.metric)
@@ -603,6 +627,7 @@ def _missing_rows(tonight: pd.DataFrame, suite: str, groups: dict[tuple[Any, ...
         if e not in last_run or key in tonight_keys or not series or series[-1].run_id != last_run[e].run_id:
             continue
         x = series[-1]
+        why = (retired or {}).get((suite, str(x.workload), str(x.variant)))
         rows.append(
             {
                 "suite": suite,
@@ -620,9 +645,9 @@ def _missing_rows(tonight: pd.DataFrame, suite: str, groups: dict[tuple[Any, ...
                 "lower": None,
                 "upper": None,
                 "relative_change": None,
-                "drift_score": 1e9,
-                "judged": "yes",
-                "verdict": "missing",
+                "drift_score": None if why else 1e9,
+                "judged": "no" if why else "yes",
+                "verdict": "excluded" if why else "missing",
                 "method": "published_before",
                 "metric_kind": "deterministic",
                 "declared_kind": _kind_of(getattr(x, "metric_kind", None)),
@@ -635,7 +660,7 @@ def _missing_rows(tonight: pd.DataFrame, suite: str, groups: dict[tuple[Any, ...
                 "sigma": None,
                 "threshold": None,
                 "mds": None,
-                "note": f"published by the previous run of this build ({x.run_id}) and missing tonight",
+                "note": why or f"published by the previous run of this build ({x.run_id}) and missing tonight",
             }
         )
     return rows
@@ -1250,7 +1275,7 @@ def _prepare(j: _Judging, suite: str, policy: dict[str, Any], kinds: Callable[[s
             pending[sid] = (values, rule.min_magnitude)
             pending_meta[sid] = (len(rows) - 1, owner, runs_meta)
 
-    rows += _missing_rows(tonight, suite, groups, s.window)
+    rows += _missing_rows(tonight, suite, groups, s.window, s.retired)
     if pending:
         version, found = detector(pending, window_len=int(policy.get("window_len", 30)), max_pvalue=float(policy.get("max_pvalue", 0.001)))
         _apply_change_points(rows, pending, pending_meta, {k: v for k, v in found.items() if k in pending_meta}, version, s.recent)

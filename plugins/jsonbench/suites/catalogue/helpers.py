@@ -80,6 +80,14 @@ CLIENT_KINDS: dict[str, MetricKind] = {"clients": "deterministic", "threads": "d
 #: pgbench ``--random-seed`` of the fixed-count update runs (``updates``, ``fat_update``): the same rows on
 #: every host and every night.
 FIXED_RANDOM_SEED = 1000
+#: Clients of the fixed-count update runs: one, whatever the machine's :func:`record_clients`. With two, how their
+#: updates interleave decides which find room for HOT and when a page is pruned, so the column side's WAL per update
+#: moved 3 % between runs of a slow host (and 1.6 % at smoke); with one it repeats to 0.1 % at every scale and host
+#: speed measured (``docs/noise-levels.md``). The runs' tps is one client's, so they are series of their own.
+FIXED_CLIENTS = 1
+#: The variant suffix of the fixed-count runs (``doc_fixed_1client``, ``doc_over_rel_fixed_1client``): a name of their
+#: own, so that no history of the earlier two-client ``<design>_fixed`` runs judges them.
+FIXED = "fixed_1client"
 #: What an update run measures besides its timings: drawn from how a fixed-duration run happened to
 #: go (how many updates ran, how many found room for HOT, how much WAL and how many full-page images).
 UPDATE_KINDS: dict[str, MetricKind] = {
