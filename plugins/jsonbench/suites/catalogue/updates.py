@@ -34,8 +34,9 @@ with the machine's clients (:func:`record_clients`).
 
 **Where this departs from the seed: one client in the fixed-count runs** (:data:`FIXED_CLIENTS`; the seed ran 4).
 With two, which updates find room for HOT and when a page is pruned follow how the clients' updates interleave, so the
-column side's WAL per update moved up to 3.4 % between nights of one host (PostgreSQL 18: 328.4-339.6 bytes); with
-one, every host applies the same updates in the same order. The runs' tps is one client's: a series of its own name.
+column side's ``wal_record_bytes_per_update`` (its WAL besides the full-page images) moved up to 3.4 % between nights of
+one host (PostgreSQL 17 and 18: 328.3-339.6 bytes); with one, every host applies the same updates in the same order.
+The runs' tps is one client's: a series of its own name.
 """
 
 from __future__ import annotations
@@ -144,12 +145,10 @@ def run(ctx: Ctx) -> None:
     starts: dict[str, dict[str, list[Any]]] = {v: {"start_stock_offset": [], "stock_added": [], "disturbed": []} for v in samples}
     reference = {design: stock_sum(ctx, design, f"products_{design}") for design in DESIGNS}
 
-    def one(variant: str, design: str, sync: str, run_len: dict[str, float], seed: int | None) -> None:
-        fixed_count = variant.endswith(FIXED)
-        n = FIXED_CLIENTS if fixed_count else clients
-        upd, offset, added = measure_run(ctx, design, sync, n, run_len, samples[variant].last_tps(), reference[design], seed)
+    def one(variant: str, design: str, sync: str, n_clients: int, run_len: dict[str, float], seed: int | None) -> None:
+        upd, offset, added = measure_run(ctx, design, sync, n_clients, run_len, samples[variant].last_tps(), reference[design], seed)
         upd.add_to(samples[variant])
-        if fixed_count:
+        if seed is not None:  # the fixed-count runs
             samples[variant].put("wal_record_bytes_per_update", upd.wal_bytes_per_update * (1.0 - upd.fpi_share))
         starts[variant]["start_stock_offset"].append(offset)
         starts[variant]["stock_added"].append(added)
@@ -159,8 +158,8 @@ def run(ctx: Ctx) -> None:
         for _ in range(int(ctx.scale_params["pgbench_repetitions"])):
             for design in DESIGNS:
                 for sync in SYNCS:
-                    one(f"{design}_sync_{sync}", design, sync, length, None)
-                one(f"{design}_{FIXED}", design, "on", fixed, FIXED_RANDOM_SEED)
+                    one(f"{design}_sync_{sync}", design, sync, clients, length, None)
+                one(f"{design}_{FIXED}", design, "on", FIXED_CLIENTS, fixed, FIXED_RANDOM_SEED)
     finally:
         ctx.session.run_file(NAME, "drop_update_copies")
     fpi_missing = any(math.isnan(v) for got in samples.values() for v in got.values["fpi_share"])
