@@ -139,6 +139,39 @@ def test_a_night_that_moved_at_once_alerts_as_one_finding() -> None:
     assert alert_text({**facts, "summary": few})[0].startswith("jsonbench: 2 timing check(s) failed twice (confirmed)")
 
 
+def test_a_night_that_moved_at_once_says_whether_the_harness_changed() -> None:
+    """The data cannot tell a harness change from a host the canary does not feel; the mass note says whether tonight's
+    revision is the last earlier run's (of its scale), and says nothing when a run recorded none."""
+    import pandas as pd
+
+    from jsonbench.checks.confirm import _mass_notes, revision_note
+
+    def runs(*specs: tuple[str, str, str, str]) -> pd.DataFrame:
+        return pd.DataFrame([{"run_id": r, "logical_date": d, "scale": sc, "git_revision": g} for r, d, sc, g in specs])
+
+    old, new = "354bed3" + "0" * 33, "95bbde1" + "0" * 33
+    tonight = runs(("n3", "2026-12-04T16:23:39+00:00", "laptop", new))
+    history = runs(
+        ("n1", "2026-12-04T11:06:57+00:00", "laptop", old),
+        ("n2", "2026-12-04T13:56:33+00:00", "laptop", old),
+        ("s1", "2026-12-04T16:19:49+00:00", "smoke", new),  # another scale: not tonight's history
+        ("n4", "2026-12-04T16:55:47+00:00", "laptop", new),  # later: not before tonight
+    )
+    changed = revision_note(tonight, pd.concat([history, tonight]), "laptop")
+    assert changed.startswith("the harness changed since the last earlier run (354bed3 -> 95bbde1): read what that change did")
+    same = revision_note(runs(("n5", "2026-12-04T17:30:00+00:00", "laptop", new)), history, "laptop")
+    assert same.startswith("the harness is the last earlier run's revision (95bbde1)") and "canary does not feel" in same
+    assert revision_note(runs(("n3", "2026-12-04T16:23:39+00:00", "laptop", "unknown")), history, "laptop") == ""
+    assert revision_note(tonight, history.iloc[0:0], "laptop") == ""
+    suspects = [
+        {"check_kind": "drift", "suite": "catalogue", "engine_id": f"postgres-{v}", "verdict": "suspect"}
+        for v in (16, 17, 18)
+        for _ in range(3)
+    ]
+    (note,) = _mass_notes(suspects, changed)
+    assert note.startswith("tonight's host or harness: 9 drift suspects") and note.endswith(changed)
+
+
 def test_a_failed_run_says_how_to_repair_it() -> None:
     """A run whose workload failed (or whose worker died) names the tasks and the resume that measures them again."""
     from jsonbench.checks.alerts import alert_text

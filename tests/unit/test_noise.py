@@ -311,6 +311,31 @@ def test_every_engine_slower_while_the_canary_held_is_a_harness_change(make_cell
     timed = _night_after(make_cells, results_dir, {e: 1.5 for e in ENGINES3}, canary={})
     assert len(timed) >= 15 and (timed["verdict"] == "drift").all(), timed[timed["verdict"] != "drift"]["note"].tolist()[:3]
     assert all("a harness or setting change" in n and "while the host measured the same" in n for n in timed["note"])
+    # every staged run recorded the same revision: the note says so, and what else the move can be
+    assert all("at its reference runs' revision (test)" in n and "the host in a way the canary does not feel" in n for n in timed["note"])
+
+
+def test_a_move_of_every_engine_is_worded_by_the_harness_revisions() -> None:
+    """The data cannot tell a harness regression from a host that moved every engine unseen by the canary; the runs'
+    revisions narrow it: a night past a revision change names it, one at its reference's revision says what else it can
+    be, and runs without a revision say neither."""
+    from jsonbench.history.drift import _Calibrated, _harness_words
+
+    def words(revisions: list[str], nights: int = 1, base: int = 0) -> str:
+        c = _Calibrated(0, [0.0] * (len(revisions) - 1), 0.0, 0.1, {}, revisions=revisions, nights=nights, base=base)
+        return _harness_words(c)
+
+    old, new = "354bed3" + "0" * 33, "95bbde1" + "0" * 33
+    assert words([old, old, new]).startswith(
+        "a harness or setting change: the harness changed since its reference runs (354bed3 -> 95bbde1);"
+    )
+    assert "(354bed3 -> 95bbde1-dirty);" in words([old, old, f"{new}-dirty"])
+    same = words([old, new, new])
+    assert same.startswith("a harness or setting change at its reference runs' revision (95bbde1)") and "canary does not feel" in same
+    # two nights' window: both are tonight's side; the reference after the change point (base) alone is compared
+    assert "changed since" in words([new, old, old, new, new], nights=2, base=1)
+    assert "changed since" not in words([old, new, new, new], nights=2, base=1)
+    assert words(["unknown", "unknown", new]) == words(["", old]) == "a harness or setting change, not the host"
 
 
 def test_one_engine_slower_with_the_canary_in_place_drifts_alone(make_cells: Any, results_dir: Path) -> None:

@@ -363,10 +363,43 @@ def confirmation_line(row: dict[str, Any]) -> str:
     )
 
 
-def _mass_notes(suspects: list[dict[str, Any]]) -> list[str]:
+def revision_note(published: pd.DataFrame, dataset: pd.DataFrame, scale: str) -> str:
+    """Whether tonight's harness revision (``git_revision``) is the last earlier run's of its label and scale, in words.
+
+    A night that moved every engine while the canary held is a harness change or a host the canary does not feel; the
+    data cannot tell them apart, the revisions can narrow it. Empty when either run recorded no revision."""
+    unknown = {"", "unknown", "None", "nan"}
+    tonight = next((str(v) for v in published.get("git_revision", pd.Series([], dtype=str)) if str(v) not in unknown), "")
+    if not tonight or dataset.empty or "git_revision" not in dataset:
+        return ""
+    run_ids = set(published["run_id"].astype(str))
+    first = pd.to_datetime(published["logical_date"], utc=True).min()
+    earlier = dataset[~dataset["run_id"].astype(str).isin(run_ids) & (dataset["scale"].astype(str) == scale)]
+    earlier = earlier[pd.to_datetime(earlier["logical_date"], utc=True) < first]
+    if earlier.empty:
+        return ""
+    last = earlier.sort_values("logical_date")["run_id"].iloc[-1]
+    before = next((str(v) for v in earlier.loc[earlier["run_id"] == last, "git_revision"] if str(v) not in unknown), "")
+    if not before:
+        return ""
+    from jsonbench.history.drift import short_revision as short
+
+    if before != tonight:
+        return (
+            f"the harness changed since the last earlier run ({short(before)} -> {short(tonight)}): read what that change did "
+            "to what is measured first (a change elsewhere leaves a setting, or the host in a way the canary does not feel)"
+        )
+    return (
+        f"the harness is the last earlier run's revision ({short(tonight)}): not a change of the pipeline's code; a setting or "
+        "dependency the revision does not show, or the host in a way the canary does not feel"
+    )
+
+
+def _mass_notes(suspects: list[dict[str, Any]], revisions: str = "") -> list[str]:
     """ "tonight's host or harness" when the drift suspects span more than a real regression would: every engine of a
     suite, or most engines of the run. A version's regression moves its own engine; a night that moves them all is the
-    host (the canary says whether it was) or the harness (a setting, a build, the pipeline), and is one finding."""
+    host (the canary says whether it was) or the harness (a setting, a build, the pipeline), and is one finding.
+    ``revisions`` (:func:`revision_note`) says whether the harness's revision changed since the last run."""
     drift = [r for r in suspects if r.get("check_kind") == "drift"]
     if not drift:
         return []
@@ -377,7 +410,7 @@ def _mass_notes(suspects: list[dict[str, Any]]) -> list[str]:
     return [
         f"{MASS_NOTE} {len(drift)} drift suspects across {len(engines)} engine(s) and {len(suites)} suite(s) "
         "moved at once, more than a regression of one version would; read the canary beside each cell (the host) before "
-        "any one series"
+        "any one series" + (f"; {revisions}" if revisions else "")
     ]
 
 
@@ -401,11 +434,13 @@ def confirm_run(run: RunRef) -> dict[str, Any]:
     changed: list[dict[str, Any]] = []
     confirm_id = run.confirmation().run_id
     budget: dict[str, Any] = {}
+    revisions = ""
     if suspects:
         lib = load_library()
         confirmations = read_dataset(results_dir, CONFIRMATIONS, run_id=confirm_id).to_pandas()
         dataset = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=run.hardware_label).table.to_pandas()
         published = dataset[dataset["run_id"] == run_id]
+        revisions = revision_note(published, dataset, run.scale)
         substituted, redone = _substitute(published, confirmations)
         fresh = _rejudge(lib, run, suspects, substituted, dataset) if redone else {}
         _, budget = confirmation_budget(results_dir, run_id, lib)
@@ -430,7 +465,7 @@ def confirm_run(run: RunRef) -> dict[str, Any]:
         "not_judged": unjudged(share),
         "confirmations": [confirmation_line(r) for r in changed[:20]],
         "failures": [confirmation_line(r) for r in confirmed[:20]],
-        "notes": _mass_notes(suspects)
+        "notes": _mass_notes(suspects, revisions)
         + (
             [
                 f"confirmation budget: {budget['spent_s']:.0f} s of {budget['budget_s']:.0f} s ({BUDGET_SHARE:.0%} of the night's "

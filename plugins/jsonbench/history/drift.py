@@ -744,6 +744,7 @@ class _Calibrated:
     canary_note: str = ""  # why the canary was not taken out, when it was not
     common: bool = False  # every engine of the suite moved the same way while the canary did not: a harness or setting change
     hosts: list[str] | None = None  # the host (boot id) of each run of ``logs``, then tonight's
+    revisions: list[str] | None = None  # the harness's revision (``git_revision``) of each run of ``logs``, then tonight's
     host_sigma: float = 0.0  # the record's between-hosts level of this series, on top of ``sigma``
     mix: dict[int, float] | None = None  # per window: how much of the host level its comparison holds (0: one host alone)
 
@@ -790,7 +791,18 @@ def _calibrated_series(row: dict[str, Any], idx: int, g: list[Any], r: Any, entr
     runs = [str(x.run_id) for x, _ in pts] + [str(r.run_id)]
     hosts = [host_of(x) for x, _ in pts] + [host_of(r)]
     host_sigma = float(entry.get("host_sigma") or 0.0)
-    return _Calibrated(idx, [lv for _, lv in pts], tonight, float(entry["sigma"]), entry, runs=runs, hosts=hosts, host_sigma=host_sigma)
+    revisions = [str(getattr(x, "git_revision", "") or "") for x, _ in pts] + [str(getattr(r, "git_revision", "") or "")]
+    return _Calibrated(
+        idx,
+        [lv for _, lv in pts],
+        tonight,
+        float(entry["sigma"]),
+        entry,
+        runs=runs,
+        hosts=hosts,
+        host_sigma=host_sigma,
+        revisions=revisions,
+    )
 
 
 def host_mix(window: list[str], reference: list[str]) -> float:
@@ -1178,6 +1190,38 @@ def _common_test(
             c.log_change, c.nights, c.ref_n = w[1], w[0], w[3]
 
 
+def short_revision(rev: str) -> str:
+    """A ``git_revision`` as people read it: 7 hex digits, and ``-dirty`` when the tree had changes."""
+    return rev[:7] + ("-dirty" if rev.endswith("-dirty") else "")
+
+
+def _harness_words(c: _Calibrated) -> str:
+    """What a move of every engine at once, the canary steady, can be, by the harness's revisions (``git_revision``).
+
+    The data cannot tell a harness regression from a host that moved in a way the canary does not feel: both move every
+    engine while the canary holds (honest nights of one host hours apart moved every PostgreSQL family 15-50 % with the
+    canary within 7 %). The revisions can narrow it: a night whose harness differs from its reference runs' is most
+    likely that change, if it touched what is measured; one at its reference's revision is a setting or dependency the
+    revision does not show, or the host. Runs that recorded no revision say nothing here."""
+    revs = c.revisions or []
+    n = len(revs)
+    if n < c.nights + 1:
+        return "a harness or setting change, not the host"
+    unknown = {"", "unknown", "None", "nan"}
+    window = {r for r in revs[n - c.nights :] if r not in unknown}
+    ref = {r for r in revs[c.base : n - c.nights] if r not in unknown}
+    if not window or not ref:
+        return "a harness or setting change, not the host"
+    if window - ref:
+        was = ", ".join(sorted(short_revision(r) for r in ref))
+        now = ", ".join(sorted(short_revision(r) for r in window - ref))
+        return f"a harness or setting change: the harness changed since its reference runs ({was} -> {now}); read what it did to what is measured first"
+    return (
+        f"a harness or setting change at its reference runs' revision ({', '.join(sorted(short_revision(r) for r in window))}): "
+        "a setting or dependency the revision does not show, or the host in a way the canary does not feel"
+    )
+
+
 def _canary_words(c: _Calibrated) -> str:
     """The canary's move beside the series' cell in words (slower positive)."""
     if c.canary is None:
@@ -1393,7 +1437,7 @@ def _finish(prep: _Prepared, adjusted: dict[int, float], m: int, s: _Settings) -
                 )
                 + (
                     f"every engine of the suite moved this way ({math.exp(c.family_sign) - 1:+.1%}) while the host measured "
-                    f"{_canary_words(c)}: a harness or setting change, not the host; "
+                    f"{_canary_words(c)}: {_harness_words(c)}; "
                     if c.common and c.family_selected
                     else ""
                 )

@@ -53,6 +53,14 @@ class HostDrift:
     quota: list[str] = field(default_factory=list)
 
 
+def _revision_of(df: Any) -> str:
+    """A run's harness revision, short (``""`` when its rows recorded none)."""
+    from jsonbench.history.drift import short_revision
+
+    revs = [str(v) for v in df["git_revision"].dropna().unique()] if "git_revision" in df else []
+    return short_revision(revs[0]) if revs and revs[0] not in ("", "unknown") else ""
+
+
 def _under_quota(df: Any) -> bool:
     """Whether a run's rows were measured under a CPU quota (``./bin/cpu-quota``: every row records ``host_cpu_quota``)."""
     return "host_cpu_quota" in df and bool(df["host_cpu_quota"].notna().any())
@@ -142,6 +150,9 @@ def drift_recheck(
                 {
                     "run_id": runs[i],
                     "history": i,
+                    # the harness's revision against the run before it's (drift's notes say it per series)
+                    "revision": _revision_of(by_run[runs[i]]),
+                    "revision_before": _revision_of(by_run[runs[i - 1]]),
                     "judged": len(plants.judged(frame)),
                     "alarms": len(a),
                     "families": sorted({f"{k[0]}/{k[1]}" for k in a}),
@@ -303,7 +314,12 @@ def render(results: list[HostDrift], factor: float) -> str:
         lines.append(f"host {h.host} @ {h.scale}: {len(h.runs)} runs; record from {', '.join(h.record_hosts)}")
         for r in h.honest:
             fams = f" ({', '.join(r['families'][:6])}{', ...' if len(r['families']) > 6 else ''})" if r["families"] else ""
-            lines.append(f"  honest {r['run_id']} against {r['history']} earlier: {r['alarms']} alarm(s) of {r['judged']} judged{fams}")
+            rev = r.get("revision") or ""
+            before = r.get("revision_before") or ""
+            harness = f" [harness {before} -> {rev}]" if rev and before and rev != before else ""
+            lines.append(
+                f"  honest {r['run_id']} against {r['history']} earlier{harness}: {r['alarms']} alarm(s) of {r['judged']} judged{fams}"
+            )
         v = h.version
         if v:
             lines.append(
