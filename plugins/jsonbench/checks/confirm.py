@@ -368,8 +368,9 @@ def revision_note(published: pd.DataFrame, dataset: pd.DataFrame, scale: str) ->
 
     A night that moved every engine while the canary held is a harness change or a host the canary does not feel; the
     data cannot tell them apart, the revisions can narrow it. Empty when either run recorded no revision."""
-    unknown = {"", "unknown", "None", "nan"}
-    tonight = next((str(v) for v in published.get("git_revision", pd.Series([], dtype=str)) if str(v) not in unknown), "")
+    from jsonbench.history.drift import known_revision, short_revision
+
+    tonight = next((k for v in published.get("git_revision", pd.Series([], dtype=str)) if (k := known_revision(v))), "")
     if not tonight or dataset.empty or "git_revision" not in dataset:
         return ""
     run_ids = set(published["run_id"].astype(str))
@@ -379,18 +380,16 @@ def revision_note(published: pd.DataFrame, dataset: pd.DataFrame, scale: str) ->
     if earlier.empty:
         return ""
     last = earlier.sort_values("logical_date")["run_id"].iloc[-1]
-    before = next((str(v) for v in earlier.loc[earlier["run_id"] == last, "git_revision"] if str(v) not in unknown), "")
+    before = next((k for v in earlier.loc[earlier["run_id"] == last, "git_revision"] if (k := known_revision(v))), "")
     if not before:
         return ""
-    from jsonbench.history.drift import short_revision as short
-
     if before != tonight:
         return (
-            f"the harness changed since the last earlier run ({short(before)} -> {short(tonight)}): read what that change did "
+            f"the harness changed since the last earlier run ({short_revision(before)} -> {short_revision(tonight)}): read what that change did "
             "to what is measured first (a change elsewhere leaves a setting, or the host in a way the canary does not feel)"
         )
     return (
-        f"the harness is the last earlier run's revision ({short(tonight)}): not a change of the pipeline's code; a setting or "
+        f"the harness is the last earlier run's revision ({short_revision(tonight)}): not a change of the pipeline's code; a setting or "
         "dependency the revision does not show, or the host in a way the canary does not feel"
     )
 

@@ -791,7 +791,7 @@ def _calibrated_series(row: dict[str, Any], idx: int, g: list[Any], r: Any, entr
     runs = [str(x.run_id) for x, _ in pts] + [str(r.run_id)]
     hosts = [host_of(x) for x, _ in pts] + [host_of(r)]
     host_sigma = float(entry.get("host_sigma") or 0.0)
-    revisions = [str(getattr(x, "git_revision", "") or "") for x, _ in pts] + [str(getattr(r, "git_revision", "") or "")]
+    revisions = [known_revision(getattr(x, "git_revision", None)) for x, _ in pts] + [known_revision(getattr(r, "git_revision", None))]
     return _Calibrated(
         idx,
         [lv for _, lv in pts],
@@ -1190,6 +1190,12 @@ def _common_test(
             c.log_change, c.nights, c.ref_n = w[1], w[0], w[3]
 
 
+def known_revision(value: Any) -> str:
+    """A row's ``git_revision`` as a string, or ``""`` when the run recorded none (no git, an older row, a null)."""
+    text = str(value) if value is not None else ""
+    return "" if text in ("", "unknown", "None", "nan", "<NA>") else text
+
+
 def short_revision(rev: str) -> str:
     """A ``git_revision`` as people read it: 7 hex digits, and ``-dirty`` when the tree had changes."""
     return rev[:7] + ("-dirty" if rev.endswith("-dirty") else "")
@@ -1207,9 +1213,8 @@ def _harness_words(c: _Calibrated) -> str:
     n = len(revs)
     if n < c.nights + 1:
         return "a harness or setting change, not the host"
-    unknown = {"", "unknown", "None", "nan"}
-    window = {r for r in revs[n - c.nights :] if r not in unknown}
-    ref = {r for r in revs[c.base : n - c.nights] if r not in unknown}
+    window = {r for r in revs[n - c.nights :] if r}
+    ref = {r for r in revs[c.base : n - c.nights] if r}
     if not window or not ref:
         return "a harness or setting change, not the host"
     if window - ref:

@@ -55,10 +55,10 @@ class HostDrift:
 
 def _revision_of(df: Any) -> str:
     """A run's harness revision, short (``""`` when its rows recorded none)."""
-    from jsonbench.history.drift import short_revision
+    from jsonbench.history.drift import known_revision, short_revision
 
-    revs = [str(v) for v in df["git_revision"].dropna().unique()] if "git_revision" in df else []
-    return short_revision(revs[0]) if revs and revs[0] not in ("", "unknown") else ""
+    revs = [k for v in df["git_revision"].unique() if (k := known_revision(v))] if "git_revision" in df else []
+    return short_revision(revs[0]) if revs else ""
 
 
 def _under_quota(df: Any) -> bool:
