@@ -1213,8 +1213,8 @@ def _harness_words(c: _Calibrated) -> str:
     n = len(revs)
     if n < c.nights + 1:
         return "a harness or setting change, not the host"
-    window = {r for r in revs[n - c.nights :] if r}
-    ref = {r for r in revs[c.base : n - c.nights] if r}
+    window = {r for r in revs[n - c.nights :] if known_revision(r)}
+    ref = {r for r in revs[c.base : n - c.nights] if known_revision(r)}
     if not window or not ref:
         return "a harness or setting change, not the host"
     if window - ref:
