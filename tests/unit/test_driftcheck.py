@@ -100,6 +100,38 @@ def test_a_series_reference_is_its_history_since_its_last_change_point() -> None
     assert reference_runs(pd.DataFrame(columns=DRIFT_COLUMNS)) == {}
 
 
+def test_a_familys_reference_beside_the_other_versions_is_the_runs_they_shared() -> None:
+    """Where tonight judged three engines of a suite, drift compares a family with the versions beside it on the runs they
+    all ran in (``history.drift._beside``), and the claim counts those: 17's runs alone (``a1``, ``a2``) are in its own
+    reference, not its family's. With fewer engines tonight the family's way has its whole reference (a stand-in frame)."""
+    from jsonbench.tools.plants import family_reference_runs
+
+    base = {c: None for c in DRIFT_COLUMNS}
+
+    def row(engine: str, history: list[str], suite: str = "s") -> dict:
+        return {
+            **base,
+            "suite": suite,
+            "engine_id": engine,
+            "workload": "w",
+            "variant": "v",
+            "metric": "m",
+            "judged": "yes",
+            "history_n": len(history),
+            "history_runs": json.dumps(history),
+            "change_points": "[]",
+        }
+
+    shared = ["r1", "r2", "r3"]
+    rows = [row("pg16", shared), row("pg17", ["a1", "a2", *shared]), row("pg18", shared[1:]), row("pg17", ["a1", "r1"], suite="t")]
+    frame = pd.DataFrame(rows, columns=DRIFT_COLUMNS)
+    got = family_reference_runs(frame)
+    assert reference_runs(frame)[("s", "pg17", "w", "v", "m")] == 5
+    # r1 ran pg16 and pg17 only: not beside two others; r2 and r3 ran all three
+    assert got[("s", "pg17", "w", "v", "m")] == 2 and got[("s", "pg16", "w", "v", "m")] == 2 and got[("s", "pg18", "w", "v", "m")] == 2
+    assert got[("t", "pg17", "w", "v", "m")] == 2  # one engine of suite t tonight: its whole reference
+
+
 def test_a_series_noise_allows_a_move_by_one_of_drift_s_two_ways() -> None:
     """At the family's level only where the family can be selected too; else alone, at BH over the run's series."""
     from jsonbench.tools.plants import noise_allows
@@ -117,6 +149,10 @@ def test_a_series_noise_allows_a_move_by_one_of_drift_s_two_ways() -> None:
     # a noisy series is not allowed either way; nor one the record does not hold
     assert not noise_allows(record(0.30, 0.02), key, ref_runs=6, nights=3, factor=1.25)
     assert not noise_allows({}, key, ref_runs=6, nights=3, factor=1.25)
+    # the family's way has only the runs beside the other versions: one of them claims less than the series' own six
+    assert noise_allows(record(0.06, 0.03), key, ref_runs=6, nights=3, factor=1.25)
+    assert not noise_allows(record(0.06, 0.03), key, ref_runs=6, nights=3, factor=1.25, family_ref=1)
+    assert not noise_allows(record(0.06, 0.03), key, ref_runs=6, nights=3, factor=1.25, family_ref=0)
     # a shorter reference claims less
     assert noise_allows(record(0.06, 0.03), key, ref_runs=20, nights=3, factor=1.25) and not noise_allows(
         record(0.06, 0.03), key, ref_runs=1, nights=1, factor=1.25

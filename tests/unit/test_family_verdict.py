@@ -117,3 +117,16 @@ def test_a_family_is_compared_only_with_runs_the_versions_beside_it_ran_in() -> 
     the runs the others ran in too, it did not move (ed7b53fa's honest night raised 48 alarms the first way)."""
     got = _judged({}, early={"postgres-17": [0.4] * 5})
     assert not any(c.verdict for cs in got.values() for c in cs)
+
+
+def test_tonights_family_test_compares_the_versions_on_the_runs_they_shared() -> None:
+    """PostgreSQL 17 ran alone five times at a level 35 % slower (narrowed runs of other hours, as on ``2de39d7f``), then
+    beside 16 and 18. Tonight 17 is 25 % slower: against its whole history (whose mean the lone runs lift by 13 %) that
+    is a move of about 12 % beyond the others, against the runs all three shared it is the whole 25 %, and that is what
+    its family is judged by (``drift._beside``). An honest night after the same history moves no family."""
+    early = {"postgres-17": [0.3] * 5}
+    moved = _judged({"postgres-17": [0.25]}, early=early)["postgres-17"]
+    assert all(c.family_selected for c in moved), [c.p_family for c in moved]
+    assert all(0.2 < c.family_sign < 0.3 for c in moved), [c.family_sign for c in moved]
+    honest = _judged({}, early=early)
+    assert not any(c.family_selected for cs in honest.values() for c in cs)

@@ -929,9 +929,13 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
     }
     seen = {k: host_seen({f: by_k[k][0] for f, by_k in moves.items() if k in by_k}) for k in (1, 2, 3)}
 
+    beside = _beside(prepared, members, moves, seen, fams)
+
     def against(suite: str, engine: str, k: int) -> tuple[float, float]:
         """(the move a family's is judged beyond, the family sigma of that difference) in window ``k``."""
         fam = fams[f"{suite}/{engine}"]
+        if (suite, engine) in beside[k]:
+            return beside[k][(suite, engine)][1], float(fam[CONTRAST])
         if fam.get(CONTRAST) and suite in seen[k]:
             return host[k].get(suite, 0.0), float(fam[CONTRAST])
         return (0.0 if suite in measured else host[k].get(suite, 0.0)), float(fam["sigma"])
@@ -941,7 +945,9 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
         host_sigma = float(fams[f"{suite}/{engine}"].get("host_sigma") or 0.0)
         best: tuple[float, int, float] | None = None
         for k, move in by_k.items():
-            p, rel = _family_p(move, k, against(suite, engine, k), host_sigma)
+            on = beside[k].get((suite, engine))
+            # beside the other versions: the family's move on the runs where they ran beside it
+            p, rel = _family_p((on[0], on[2], move[2]) if on else move, k, against(suite, engine, k), host_sigma)
             if best is None or p < best[0]:
                 best = (p, k, rel)
         if best is not None:
@@ -955,20 +961,31 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
     for suite, engine, _, k, med in selected:
         cs = [c for c in members[(suite, engine)] if any(kk == k for kk, *_ in (c.windows or []))]
         ps = []
+        windows: list[tuple[float, int, int]] = []  # per series: (its log change, nights, reference runs) if discovered
+        on_common = (suite, engine) in beside[k]
         for c in cs:
-            _, d, se, _ = next(w for w in (c.windows or []) if w[0] == k)
+            _, d, se, nref = next(w for w in (c.windows or []) if w[0] == k)
             way = _slower(prepared[suite].rows[c.row]["unit"])
+            if on_common:
+                # judged as its family was: against its own runs beside the other versions, beyond their median's move
+                mine = _on_common(c, way, k, beside[k][(suite, engine)][3]) if way else None
+                if mine is None:
+                    ps.append(1.0)
+                    windows.append((d, k, nref))
+                    continue
+                d, nref = way * mine[1], mine[2]
+                se = c.sigma * math.sqrt(1.0 / k + 1.0 / nref)
+            windows.append((d, k, nref))
             rel = d - way * against(suite, engine, k)[0]  # the series' change beyond the host's, in its own direction
             ps.append(2 * norm_sf(abs(rel) / se) if way == 0 or way * rel * med > 0 else 1.0)
-        for c, a in zip(cs, benjamini_hochberg(ps), strict=True):
+        for c, a, win in zip(cs, benjamini_hochberg(ps), windows, strict=True):
             c.family_selected, c.family_sign = True, med
             # Each series still needs its own test at q * R / F. Calling every timing that moved the family's way its
             # finding (tried in sitting 39) caught 73-100 % of a planted 1.25x version within 3 nights, and raised 72 and
             # 357 alarms on two honest nights of hosts the record never saw: the family sigma is not yet right.
             c.p_family = a / level if level > 0 else 1.0  # <= 1 exactly when discovered at q * R / F
             if a <= level:
-                w = next(w for w in (c.windows or []) if w[0] == k)
-                c.log_change, c.nights, c.ref_n = w[1], w[0], w[3]
+                c.log_change, c.nights, c.ref_n = win
     _family_verdicts(prepared, members, moves, fams, q, attribute_p)
     # Every engine of a suite selected, the same way, while the canary held: say it as what it is.
     from jsonbench.history.noise import HOST_MIN_FAMILIES
@@ -985,6 +1002,50 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
                 for c in members[(suite, e)]:
                     c.common = True
     _common_test(prepared, members, moves, measured, record, q)
+
+
+def _beside(
+    prepared: dict[str, _Prepared],
+    members: dict[tuple[str, str], list[_Calibrated]],
+    moves: dict[tuple[str, str], dict[int, tuple[float, float, float]]],
+    seen: dict[int, set[str]],
+    fams: dict[str, Any],
+) -> dict[int, dict[tuple[str, str], tuple[float, float, float, set[str]]]]:
+    """Per window, the families judged against the versions beside them *on the runs where those versions ran beside
+    them*: (the family's median move, the move of its suite's median family, the median reference runs, those runs).
+
+    A contrast (one version's move less its suite's median engine's) cancels the host only when every engine's move is
+    measured against the same earlier runs. Against each series' whole history, one version's narrowed runs (one engine,
+    two suites, other hours) enter its own reference and not the others': on ``2de39d7f``, PostgreSQL 17's json_vs_jsonb
+    history is mostly such runs, several of them 25-40 % slower than its whole-matrix nights, while 16 and 18 have
+    whole-matrix nights only. A 1.25x regression of 17 on its last three nights then moved it 12-15 % (log) against its
+    whole history, 5-15 % beyond 16's and 18's moves against theirs, and its family was never selected; on the one run
+    all three shared it moved 22 % (+24.7 %) beyond them. So where :data:`noise.HOST_MIN_FAMILIES` engines of a suite
+    have a reference of runs they all ran in (:func:`_common_runs`, the runs a family's sustained verdict reads too),
+    the window is judged on those runs alone; elsewhere as before. Fewer reference runs, less power the first night
+    (``431a3be6``'s plant: 8 series the first night, not 22; 199 within three nights either way).
+    """
+    from jsonbench.history.noise import CONTRAST, HOST_MIN_FAMILIES
+
+    out: dict[int, dict[tuple[str, str], tuple[float, float, float, set[str]]]] = {1: {}, 2: {}, 3: {}}
+    suites = {sx for sx, _ in moves}
+    common = {sx: _common_runs(members, sx) for sx in suites}
+    for k in (1, 2, 3):
+        for suite in suites:
+            if suite not in seen[k]:
+                continue
+            got = {
+                f: x
+                for f, by_k in moves.items()
+                if f[0] == suite and k in by_k and (fams.get(f"{f[0]}/{f[1]}") or {}).get(CONTRAST)
+                if (x := _nightly(prepared, members[f], suite, k, common[suite])) is not None
+            }
+            if len(got) < HOST_MIN_FAMILIES:
+                continue
+            host = statistics.median(x[1] for x in got.values())
+            for f, x in got.items():
+                out[k][f] = (x[1], host, x[2], common[suite])
+    return out
 
 
 def _family_p(move: tuple[float, float, float], k: int, against: tuple[float, float], host_sigma: float) -> tuple[float, float]:

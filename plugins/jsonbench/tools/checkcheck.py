@@ -996,6 +996,7 @@ def power(
     engines = sorted({e for _, e in families})
     # each series' reference in drift's window test on the first planted night (plants.reference_runs)
     reference: dict[tuple[str, ...], int] = {}
+    family_reference: dict[tuple[str, ...], int] = {}  # and its family's way: beside the other versions (plants.family_reference_runs)
 
     def judge_sequence(mask_of: Any, factor: float) -> tuple[list[set[tuple[str, ...]]], set[tuple[str, ...]], set[tuple[str, ...]]]:
         """Alarms on each night, the planted keys and the keys judged on any night."""
@@ -1020,6 +1021,8 @@ def power(
             if n == 0:
                 for k, v in plant_kit.reference_runs(frame).items():
                     reference.setdefault(k, v)
+                for k, v in plant_kit.family_reference_runs(frame).items():
+                    family_reference.setdefault(k, v)
             out.append(plant_kit.alarms(frame) & planted)
             judged |= plant_kit.judged(frame) & planted
         return out, planted, judged
@@ -1078,7 +1081,11 @@ def power(
                 "missed": missed[:12],
             }
             if level == "engine" and judged_all:
-                allowed = {k for k in judged_all if plant_kit.noise_allows(record or {}, k, reference.get(k, start), nights, factor)}
+                allowed = {
+                    k
+                    for k in judged_all
+                    if plant_kit.noise_allows(record or {}, k, reference.get(k, start), nights, factor, family_reference.get(k))
+                }
                 entry["series_judged"] = len(judged_all)
                 entry["series_share_within"] = len(caught_all & judged_all) / len(judged_all)
                 entry["series_allowed"] = len(allowed)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,7 @@ def drift_recheck(
         first_night: set[tuple[str, ...]] = set()
         planted_runs: dict[str, Any] = {}
         reference: dict[tuple[str, ...], int] = {}
+        family_reference: dict[tuple[str, ...], int] = {}
         for k, rid in enumerate(window):
             df = by_run[rid].copy()
             moved = plants.slow(df, plants.engine_rows(df, planted_engine), factor)
@@ -193,6 +195,8 @@ def drift_recheck(
                 first_night = got
                 # what each series' window test had before the plant: its design's quiet runs since its last change point
                 reference = plants.reference_runs(frame)
+                # and what its family's way had: beside the other versions, only the runs where they ran beside it
+                family_reference = plants.family_reference_runs(frame)
             judged |= plants.judged(frame) & planted
         # Which series' noise allows a 1.25x version change to be seen within these nights (plants.noise_allows): a series
         # of a selected family is tested on its own at the family's level (q * R / F), so its noise allows it when its
@@ -210,7 +214,7 @@ def drift_recheck(
             for key in judged
             if family_mds(float((ser.get("/".join(key)) or {}).get("sigma") or 99), ref_runs=refs[key], nights=n) <= factor - 1
         }
-        allowed = {key for key in judged if plants.noise_allows(record, key, refs[key], n, factor)}
+        allowed = {key for key in judged if plants.noise_allows(record, key, refs[key], n, factor, family_reference.get(key))}
         allowed_family = {
             key
             for key in judged
@@ -236,6 +240,8 @@ def drift_recheck(
             "reference_median": ref_sorted[len(ref_sorted) // 2] if ref_sorted else 0,
             "reference_min": ref_sorted[0] if ref_sorted else 0,
             "reference_short": sum(v < start for v in ref_sorted),
+            # the reference of the family's way (runs beside the other versions, where drift judged it beside them)
+            "family_reference_median": statistics.median(fr) if (fr := [family_reference.get(k, refs[k]) for k in judged]) else 0,
             # the allowed series drift missed, with the reference each had (what to look at when the share is low)
             "missed_allowed": sorted(f"{'/'.join(k[2:])} (reference {refs[k]})" for k in allowed - caught)[:12],
         }
@@ -334,7 +340,8 @@ def render(results: list[HostDrift], factor: float) -> str:
                 lines.append(
                     f"    each series' reference: median {v['reference_median']} run(s), at least {v['reference_min']}; "
                     f"{v['reference_short']} of {v['judged']} had fewer than the {v['history']} earlier runs "
-                    "(another design, a busy window, or before a change point)"
+                    "(another design, a busy window, or before a change point); "
+                    f"its family's way (beside the other versions): median {v.get('family_reference_median', 0):g} run(s)"
                 )
             if v.get("missed_allowed"):
                 lines.append(f"    missed, though its noise allows it: {'; '.join(v['missed_allowed'])}")

@@ -111,7 +111,37 @@ def reference_runs(frame: pd.DataFrame) -> dict[SeriesKey, int]:
     return out
 
 
-def noise_allows(record: dict[str, Any], key: SeriesKey, ref_runs: int, nights: int, factor: float) -> bool:
+def family_reference_runs(frame: pd.DataFrame) -> dict[SeriesKey, int]:
+    """For each judged series, the reference its family's way had: where tonight measured ``HOST_MIN_FAMILIES`` engines
+    of its suite or more, drift judges the family against the versions beside it on the runs where they ran beside it
+    (``history.drift._beside``), so only the runs of its reference (:func:`reference_runs`) in which that many engines
+    of the suite were judged count; elsewhere its whole reference."""
+    import json
+
+    from jsonbench.history.noise import HOST_MIN_FAMILIES
+
+    whole = reference_runs(frame)
+    if frame.empty:
+        return whole
+    judged = frame[frame["judged"] == "yes"]
+    out: dict[SeriesKey, int] = {}
+    for _, rows in judged.groupby("suite"):
+        engines = set(rows["engine_id"].astype(str))
+        per_run: dict[str, set[str]] = {}
+        refs: dict[SeriesKey, list[str]] = {}
+        for r in rows.itertuples(index=False):
+            key: SeriesKey = (str(r.suite), str(r.engine_id), str(r.workload), str(r.variant), str(r.metric))
+            hist = [str(x) for x in json.loads(str(r.history_runs or "[]"))]
+            refs[key] = hist[len(hist) - whole.get(key, len(hist)) :]
+            for run in hist:
+                per_run.setdefault(run, set()).add(str(r.engine_id))
+        common = {run for run, es in per_run.items() if len(es) >= HOST_MIN_FAMILIES}
+        for k, ref in refs.items():
+            out[k] = sum(run in common for run in ref) if len(engines) >= HOST_MIN_FAMILIES else whole.get(k, 0)
+    return out
+
+
+def noise_allows(record: dict[str, Any], key: SeriesKey, ref_runs: int, nights: int, factor: float, family_ref: int | None = None) -> bool:
     """Whether drift can see one series moved by ``factor`` when its whole engine moved, over ``nights`` and a reference
     of ``ref_runs``: the claim "of the series whose noise allows it" (issue 37), by the two ways drift has to see it.
 
@@ -121,7 +151,8 @@ def noise_allows(record: dict[str, Any], key: SeriesKey, ref_runs: int, nights: 
       (``noise.thresholds``), a far larger change.
 
     Counting the series' own mds at the family's level alone (as before sitting 57) claimed series whose family the
-    noise hides, which drift cannot test at that level.
+    noise hides, which drift cannot test at that level. ``family_ref`` is the reference of its family's way
+    (:func:`family_reference_runs`; ``ref_runs`` when not given).
     """
     from jsonbench.history.noise import family_mds, thresholds
 
@@ -129,8 +160,9 @@ def noise_allows(record: dict[str, Any], key: SeriesKey, ref_runs: int, nights: 
     family = (record.get("families") or {}).get(f"{key[0]}/{key[1]}") or {}
     change = factor - 1
     s_sigma, f_sigma = float(series.get("sigma") or 99), float(family.get("sigma") or 99)
-    by_family = (
-        family_mds(s_sigma, ref_runs=ref_runs, nights=nights) <= change and family_mds(f_sigma, ref_runs=ref_runs, nights=nights) <= change
+    fref = ref_runs if family_ref is None else family_ref
+    by_family = fref >= 1 and (
+        family_mds(s_sigma, ref_runs=fref, nights=nights) <= change and family_mds(f_sigma, ref_runs=fref, nights=nights) <= change
     )
     m = int((record.get("method") or {}).get("m_series") or 1)
     tails = record.get("tails") or {}
