@@ -113,6 +113,45 @@ def parse_exclude(items: Iterable[str]) -> dict[str, set[str] | None]:
     return out
 
 
+def other_designs(df: pd.DataFrame) -> dict[str, set[str]]:
+    """The (run, suites) measured under another design than the one the record is of: per suite and engine, the design
+    most runs were measured under (the default: every recorded default night shares one, ``test_drift_design``).
+
+    A design is what drift keeps a history apart by (``history.drift.design_of``: the server's settings and its
+    processes' ASLR; ``cell.design_params_of``: the read order; the engine starts are ``read_runs``'s). The campaign's
+    arms are other designs (huge pages ran json_vs_jsonb 20-26 % slower, ASLR on doubled the spread between starts on
+    ``2de39d7f``, interleaved reads move every read series), so a record of the default that read them would hold their
+    moves as noise. A run that recorded no ASLR (before sitting 44 made it a fact of the row) is of unknown ASLR, not of
+    another design: the first hosts' runs are only that way.
+    """
+    from jsonbench.cell import design_params_of
+    from jsonbench.history.drift import design_of
+
+    cols = [c for c in ("settings", "engine_facts", "scale_params") if c in df]
+    if df.empty or not cols:
+        return {}
+    keys: dict[tuple[str, str, str], tuple[str, str | None]] = {}  # (run, suite, engine) -> (settings and order, aslr)
+    for (run, suite, engine), g in df.groupby(["run_id", "suite", "engine_id"], sort=False):
+        r = g.iloc[0]
+        design = json.loads(design_of(r.get("settings"), r.get("engine_facts")))
+        order = design_params_of(r.get("scale_params"))[1:]
+        aslr = design.get("aslr")
+        keys[(str(run), str(suite), str(engine))] = (
+            json.dumps([design.get("settings"), order], sort_keys=True),
+            None if aslr is None else str(aslr),
+        )
+    out: dict[str, set[str]] = {}
+    for suite, engine in {(sx, e) for _, sx, e in keys}:
+        mine = {run: k for (run, sx, e), k in keys.items() if (sx, e) == (suite, engine)}
+        settings = statistics.mode(sorted(k[0] for k in mine.values()))
+        known = sorted(k[1] for k in mine.values() if k[1] is not None)
+        aslr = statistics.mode(known) if known else None
+        for run, (st, a) in mine.items():
+            if st != settings or (a is not None and aslr is not None and a != aslr):
+                out.setdefault(run, set()).add(suite)
+    return out
+
+
 #: What :func:`_series` reads of a row (``host_of`` the last three).
 _SERIES_COLUMNS = (
     "status", "run_id", "suite", "engine_id", "engine_build", "workload", "variant", "metric", "unit", "metric_kind",
@@ -646,12 +685,21 @@ def build_record(
     df = df[df["suite"] != HOST_SUITE]  # the canary is the host's move, not a series of a suite
     if df.empty:
         raise SystemExit(f"no published runs of hardware {hardware_label!r} at scale {scale!r} under {results_dir}")
+    # Another design's suites are left out as an --exclude would (what the record is of: the default design).
+    designs = other_designs(df)
+    exclude = dict(exclude)
+    for run_id, suites in designs.items():
+        if run_id not in exclude:
+            exclude[run_id] = set(suites)
+        elif exclude[run_id] is not None:
+            exclude[run_id] = (exclude[run_id] or set()) | suites
     run_rows = []
     for run_id, g in df.sort_values("logical_date").groupby("run_id", sort=False):
         ex = exclude.get(str(run_id), "none")
         run_rows.append(
             {
                 "run_id": str(run_id),
+                **({"other_design": sorted(designs[str(run_id)])} if str(run_id) in designs else {}),
                 "logical_date": pd.Timestamp(g["logical_date"].iloc[0]).isoformat(),
                 "git_revision": str(g["git_revision"].iloc[0]) if "git_revision" in g else None,
                 "host": str(g["host"].iloc[0]),
