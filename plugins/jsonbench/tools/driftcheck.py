@@ -11,8 +11,9 @@ machine is), and then:
   machine as it is (a night under a CPU quota is a host of its own: no plant lands on it), the latest stretch in which
   other engines ran beside it (:func:`version_window`; else its last runs, and the table says so), slowed, judged night
   by night against the runs before the plant; the share of its judged series caught within those nights, and of the
-  series whose noise allows it (the series' own mds at the family's test level, over those nights and earlier runs,
-  at most the planted change; and, the weaker claim, of those whose family's mds allows it);
+  series whose noise allows it (the series' own mds at the family's test level, over those nights and the reference
+  drift had: where the family is judged beside the other versions, the runs they shared; at most the planted change;
+  and, the weaker claim, of those whose family's mds allows it);
 * **the harness slower**: every engine slowed at once, the canary untouched, in the latest run where three engines or
   more have history on this host (with fewer, every engine that moved is also what its own version change would look
   like): caught the first night, and said as a harness or setting change;
