@@ -930,6 +930,9 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
     seen = {k: host_seen({f: by_k[k][0] for f, by_k in moves.items() if k in by_k}) for k in (1, 2, 3)}
 
     beside = _beside(prepared, members, moves, seen, fams)
+    for f, (_, host_beside, _, _) in beside[1].items():  # the notes' host move is the one the family was judged beyond
+        for c in members[f]:
+            c.host_move = host_beside
 
     def against(suite: str, engine: str, k: int) -> tuple[float, float]:
         """(the move a family's is judged beyond, the family sigma of that difference) in window ``k``."""
