@@ -689,10 +689,9 @@ def build_record(
     designs = other_designs(df)
     exclude = dict(exclude)
     for run_id, suites in designs.items():
-        if run_id not in exclude:
-            exclude[run_id] = set(suites)
-        elif exclude[run_id] is not None:
-            exclude[run_id] = (exclude[run_id] or set()) | suites
+        had = exclude.get(run_id, set())
+        if had is not None:  # None: the whole run is left out already
+            exclude[run_id] = had | suites
     run_rows = []
     for run_id, g in df.sort_values("logical_date").groupby("run_id", sort=False):
         ex = exclude.get(str(run_id), "none")
