@@ -3,7 +3,7 @@
 Checked by facts, never by how fast this machine is today:
 
 * it imports nothing of the project (so no engine, suite or harness change can move it), and runs with
-  no engine at all;
+  no engine at all; its wakeup component's echo process (``cat``) ends with it;
 * held to half a core by a real cgroup quota (``bin/cpu-quota``), its all-cores component cannot finish
   faster than its own CPU time allows: the quota moves it, on any machine, busy or not (CFS lets a group
   run at most its quota per period, so wall time >= CPU time / quota, less one period);
@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,10 +37,19 @@ def test_the_canary_imports_nothing_of_the_project() -> None:
     assert not [m for m in mods if m.startswith("jsonbench")], mods
 
 
-def test_one_canary_times_every_component(tmp_path: Path) -> None:
+def test_one_canary_times_every_component(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[subprocess.Popen[bytes]] = []
+    real = subprocess.Popen
+
+    def spy(*a: Any, **k: Any) -> subprocess.Popen[bytes]:
+        started.append(real(*a, **k))
+        return started[-1]
+
+    monkeypatch.setattr(canary.subprocess, "Popen", spy)
     got = canary.run(tmp_path, samples=2)
     assert set(got.samples) == set(canary.COMPONENTS) and all(len(v) == 2 and min(v) > 0 for v in got.samples.values())
     assert not list(tmp_path.iterdir()), "the fsync component leaves no file behind"
+    assert len(started) == 1 and started[0].returncode == 0, "the wakeup component's echo process has ended"
 
 
 @pytest.mark.integration

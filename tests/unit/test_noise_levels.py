@@ -50,7 +50,7 @@ def test_the_canary_fit_is_shown_per_workload() -> None:
         },
     }  # fmt: skip
     table = render_fit(rec)
-    assert "| catalogue | scan | cpu_single | - | 0.98 +- 0.05 (r² 0.90, canary sd 20.0%) | cpu_all x 0.98 |" in table
+    assert "| catalogue | scan | cpu_single | - | 0.98 +- 0.05 (r² 0.90, canary sd 20.0%) | - | cpu_all x 0.98 |" in table
     assert "| catalogue | updates | cpu_all | - | -0.40 +- 0.05" in table and "nothing (judged as measured)" in table
 
 

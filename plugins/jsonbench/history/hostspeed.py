@@ -37,6 +37,12 @@ DURATION_UNITS = {"ms", "s", "us", "ns", "ns/row"}
 
 #: The canary component of a timing when the policy names none for its workload.
 DEFAULT_COMPONENT = "cpu_single"
+#: The components a timing may follow: the record's fit (:func:`jsonbench.tools.record.canary_fits`) takes out the
+#: one that explains a workload's moves, and the report reads the host's speed from them. ``wakeup`` (a sleeping
+#: process woken, as a pgbench client wakes its backend) joined in sitting 65: until a host's history holds it, no
+#: fit can choose it, and the policy's CPU component decides as before. ``memory`` and ``fsync`` moved more than the
+#: cells did between starts (issue 37), so no timing follows them.
+SPEED_COMPONENTS: tuple[str, ...] = ("cpu_single", "cpu_all", "wakeup")
 
 #: (run_id, engine_id, suite of the cell) -> component -> log of the canary's fastest sample (ms) before that cell.
 CanaryTable = dict[tuple[str, str, str], dict[str, float]]

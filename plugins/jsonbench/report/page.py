@@ -608,8 +608,9 @@ def judged_context(vrun: pd.DataFrame) -> dict[str, Any] | None:
 
 def host_likeness(m: pd.DataFrame, run: pd.DataFrame, chosen: str) -> str:
     """Was tonight's host like the earlier runs' of its label and scale? From the canary beside every cell (suite
-    ``host``): tonight's median ms per CPU component against the median of the earlier runs', and the CPU quota."""
+    ``host``): tonight's median ms per speed component against the median of the earlier runs', and the CPU quota."""
     from jsonbench.dataset.measurement import HOST_SUITE
+    from jsonbench.history.hostspeed import SPEED_COMPONENTS
 
     if run.empty:
         return ""
@@ -625,7 +626,7 @@ def host_likeness(m: pd.DataFrame, run: pd.DataFrame, chosen: str) -> str:
     if before.empty:
         return said + "the first run of this label and scale: no earlier host to compare with"
     parts = []
-    for comp in ("cpu_single", "cpu_all"):
+    for comp in SPEED_COMPONENTS:
         now, then = tonight[tonight["metric"] == comp]["value"], before[before["metric"] == comp]["value"]
         if len(now) and len(then):
             r = float(now.median()) / float(then.median())

@@ -237,6 +237,7 @@ def _pairs(arms: list[set[str]]) -> list[tuple[str, str]]:
 def render_fit(record: dict[str, Any]) -> str:
     """The record's canary fit as a table: per suite, workload and policy component, each component's slope (+- se, r²,
     the canary's spread between the runs) and what drift takes out."""
+    from jsonbench.history.hostspeed import SPEED_COMPONENTS
 
     def one(f: dict[str, Any] | None) -> str:
         if not f:
@@ -244,18 +245,17 @@ def render_fit(record: dict[str, Any]) -> str:
         r2 = "-" if f.get("r2") is None else f"{f['r2']:.2f}"
         return f"{f['slope']:.2f} +- {f['se']:.2f} (r² {r2}, canary sd {f['canary_sd']:.1%}{'' if f.get('decisive') else ', not decisive'})"
 
+    comps = SPEED_COMPONENTS
     lines = [
         f"canary fit of the {record.get('hardware_label')} record at {record.get('scale')} ({record.get('created_at')})",
         "",
-        "| suite | workload | drift.json's component | cpu_single slope | cpu_all slope | taken out |",
-        "|---|---|---|---|---|---|",
+        "| suite | workload | drift.json's component | " + " | ".join(f"{c} slope" for c in comps) + " | taken out |",
+        "|---|---|---|" + "---|" * len(comps) + "---|",
     ]
     for f in (record.get("canary_fit") or {}).values():
         fits = f.get("fits") or {}
         took = "nothing (judged as measured)" if f.get("use") is None else f"{f['use']} x {float(f.get('coef') or 1):.2f}"
-        lines.append(
-            f"| {f['suite']} | {f['workload']} | {f['policy']} | {one(fits.get('cpu_single'))} | {one(fits.get('cpu_all'))} | {took} |"
-        )
+        lines.append(f"| {f['suite']} | {f['workload']} | {f['policy']} | " + " | ".join(one(fits.get(c)) for c in comps) + f" | {took} |")
     return "\n".join(lines)
 
 
