@@ -481,3 +481,51 @@ def test_a_night_under_a_cpu_quota_is_a_host_of_its_own() -> None:
     assert noise.host_of(SimpleNamespace(host="read+quota1.2", host_boot_id="x", host_cpu_quota=None)) == "read+quota1.2"
     assert host_mix([noise.host_of(slow)], [noise.host_of(full)] * 2) == 2.0
     assert host_mix([noise.host_of(full)], [noise.host_of(full)] * 2) == 0.0
+
+
+def _acc(kind: str, metric: str, logs: list[float], hosts: list[str]) -> Any:
+    return record._Acc(
+        "s", "e", "", "w", "v", metric, "bytes" if kind == "sampled" else "ms", kind, logs, [f"r{i}" for i in range(len(logs))], hosts
+    )
+
+
+def test_a_lone_series_null_divides_by_the_sigma_a_new_host_would_read() -> None:
+    """A run's leave-one-out z: its deviation from its host's other runs over the sigma a record of the other hosts gives
+    the series (what tonight's lone test divides by on a host new to the record), not over its host's two or three others."""
+    logs = [0.0, 0.001, 0.0005, 0.010, 0.012, 0.020, 0.021]
+    hosts = ["a", "a", "a", "b", "b", "c", "c"]
+    acc = {("s", "count"): _acc("sampled", "count", logs, hosts)}
+    entries = record._series_entries(acc)
+    prior = entries["s/e/w/v/count"]["prior_sd"]
+    zs, _, _ = record._loo(acc, entries)
+    got = zs[("s", "sampled")]
+    want = []
+    for j in range(len(logs)):
+        others = [x for i, x in enumerate(logs) if i != j and hosts[i] == hosts[j]]
+        start, df, _, _ = noise.levels([x for i, x in enumerate(logs) if hosts[i] != hosts[j]], [h for h in hosts if h != hosts[j]])
+        sig = record._shrink(start, df, prior, noise.SAMPLED_FLOOR)
+        want.append((logs[j] - sum(others) / len(others)) / (sig * math.sqrt(1 + 1 / len(others))))
+    assert got == pytest.approx(want)
+
+
+def test_counts_are_judged_under_their_own_kinds_tail() -> None:
+    """Honest timings are heavy-tailed; a count's null is not theirs. A +3 % count at a sigma of 0.25 % is found by a lone
+    test among 1,500 series under the counts' tail, and was not under a tail fitted on both kinds (the sigma: the most a
+    near-exact count moves, ``driftcheck.NEAR_EXACT``)."""
+    import random
+
+    rng = random.Random(7)
+    timed = [rng.gauss(0, 1) * (8 if i % 20 == 0 else 1) for i in range(400)]  # one run in twenty moves 8 sigmas
+    sampled = [rng.gauss(0, 1) for _ in range(200)]
+    tails = record._fit_tails({("s", "timed"): timed, ("s", "sampled"): sampled})
+    assert {"s:timed", "s:sampled", "*:timed", "*:sampled", "*"} <= set(tails)
+    assert noise.tail_of(tails, "s", "sampled") is tails["s:sampled"]
+    assert noise.tail_of(tails, "other", "sampled") is tails["*:sampled"]
+    assert noise.tail_of({"s": {"z0": 1}, "*": {"z0": 2}}, "s", "sampled") == {"z0": 1}, "a record from before tails per kind"
+    from jsonbench.tools.driftcheck import NEAR_EXACT
+
+    se = NEAR_EXACT * math.sqrt(1 + 1 / noise.REF_RUNS)
+    need = noise.FDR_Q / 1500
+    assert noise.tail_z(need, noise.tail_of(tails, "s", "sampled")) * se < math.log(1.03)
+    both = record._fit_tails({("s", "any"): timed + sampled})["*"]
+    assert noise.tail_z(need, both) * se > math.log(1.03)

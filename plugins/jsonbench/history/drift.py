@@ -24,8 +24,8 @@ row's ``metric_kind`` column, or for rows written before that column existed the
   runs (tonight included): older ones were reported when they were new, and are listed, not
   alarmed. Method ``otava``.
 
-* **calibrated** (a statistical series, kind ``timed`` or ``sampled``, that has an entry for this very
-  engine build in the calibration record of the run's hardware label and scale, see
+* **calibrated** (a statistical series, kind ``timed`` or ``sampled``, that has an entry for its engine
+  id, measured on any build of it, in the calibration record of the run's hardware label and scale, see
   :mod:`jsonbench.history.noise`): its threshold follows from its own measured noise, not from one
   ``min_magnitude``. Tonight, and the mean of the last 2 and 3 runs ending tonight, are tested
   against the earlier quiet runs of the series' current level (Otava's last change point in the
@@ -759,13 +759,18 @@ class _Prepared:
 
 
 def _calibration_entry(record: dict[str, Any] | None, suite: str, r: Any) -> dict[str, Any] | None:
-    """The record's entry of this series, when the record has it for this very engine build."""
+    """The record's entry of this series (its engine id's, whatever build it was measured on: ``engine_builds``).
+
+    The record holds a series' noise on this hardware type; its level comes from tonight's own history, which is of
+    tonight's build alone. Until sitting 65 an entry served only its very build, so every SQLite series of a host whose
+    Python differed from the record's hosts' (3.11.2 against 3.11.7: the same apsw and SQLite) fell back to Otava and
+    its 1.5x, and an honest 3x move of a scan alarmed (``docs/noise-levels.md``)."""
     if not record:
         return None
     from jsonbench.history.noise import series_key
 
     e = (record.get("series") or {}).get(series_key(suite, r.engine_id, r.workload, r.variant, r.metric))
-    if not e or str(e.get("engine_build") or "") != str(r.engine_build or "") or not e.get("sigma"):
+    if not e or not e.get("sigma"):
         return None
     return dict(e)
 
@@ -890,8 +895,7 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
     ] = {}  # family -> window -> (median change, reference runs, host mix)
     for (suite, engine), cs in members.items():
         fam = fams.get(f"{suite}/{engine}")
-        build = str(prepared[suite].rows[cs[0].row]["engine_build"] or "")
-        if not fam or str(fam.get("engine_build") or "") != build:
+        if not fam:
             continue
         for k in range(1, 4):
             ds = [
@@ -1333,7 +1337,7 @@ def _prepare(j: _Judging, suite: str, policy: dict[str, Any], kinds: Callable[[s
     get their window test's p-value (their reference segment from Otava's change points in their own history).
     """
     tonight, dataset, run, detector, record = j.tonight, j.dataset, j.run, j.detector, j.record
-    from jsonbench.history.noise import thresholds
+    from jsonbench.history.noise import tail_of, thresholds
 
     s = _Settings.of(policy)
     now = _fill_quiet(tonight[(tonight["suite"] == suite) & (tonight["status"] == "ok")].copy())
@@ -1407,7 +1411,7 @@ def _prepare(j: _Judging, suite: str, policy: dict[str, Any], kinds: Callable[[s
     tails = (record or {}).get("tails") or {}
     for c in calibrated:
         _canary_out(c, rows[c.row], j.canary, policy, suite, (record or {}).get("canary_fit"))
-        _window_test(c, s.windows, s.calibrated_min_history, tails.get(suite) or tails.get("*"))
+        _window_test(c, s.windows, s.calibrated_min_history, tail_of(tails, suite, c.entry.get("kind")))
     return _Prepared(rows, calibrated, record)
 
 
@@ -1456,7 +1460,7 @@ def _finish(prep: _Prepared, adjusted: dict[int, float], m: int, s: _Settings) -
 
     And in either case only when the change exceeds the minimum effect (``min_effect``).
     """
-    from jsonbench.history.noise import family_mds, shift_for, tail_z
+    from jsonbench.history.noise import family_mds, shift_for, tail_of, tail_z
 
     rec = prep.record or {}
     when = rec.get("created_at", "?")
@@ -1464,7 +1468,7 @@ def _finish(prep: _Prepared, adjusted: dict[int, float], m: int, s: _Settings) -
     tails = rec.get("tails") or {}
     for c in prep.calibrated:
         row = prep.rows[c.row]
-        tail = tails.get(row["suite"]) or tails.get("*")
+        tail = tail_of(tails, str(row["suite"]), c.entry.get("kind"))
         p_adj = adjusted.get(c.row, 1.0)
         n_ref = max(len(c.logs) - c.base, 1)
         se1 = math.sqrt(c.sigma**2 * (1.0 + 1.0 / n_ref) + c.host_sigma**2 * (c.mix or {}).get(1, 0.0))

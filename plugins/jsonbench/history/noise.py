@@ -16,8 +16,9 @@ that exists:
   RUN[::SUITE,...]`` leaves a known disturbed run, or some of its suites, out, with ``--why``);
   ``jsonbench campaign`` runs N honest reruns and then does the same.
 
-What one series holds (a series is suite, engine id, engine build, workload, variant and metric of
-a ``timed`` or ``sampled`` metric; deterministic ones have no noise to model):
+What one series holds (a series is suite, engine id, workload, variant and metric of a ``timed`` or
+``sampled`` metric, over every build of the engine id it ran on (``engine_builds``), its starts compared
+inside one host and one build; deterministic ones have no noise to model):
 
 * ``run_sd``: the run-to-run standard deviation of the log of the run's statistic (the statistic
   drift tests: the best repetition of a timing, the published value otherwise), with ``run_df``
@@ -181,6 +182,17 @@ def shift_for(z: float, se: float) -> float:
 def lone_z(m: int, q: float = FDR_Q) -> float:
     """The two-sided critical z of one discovery among ``m`` tests under Benjamini-Hochberg at ``q``."""
     return norm_isf(q / (2 * max(m, 1)))
+
+
+def tail_of(tails: dict[str, Any] | None, suite: str, kind: str | None) -> dict[str, Any] | None:
+    """The tail a lone series of ``suite`` and ``kind`` is judged under: its suite's of its kind (``<suite>:<kind>``),
+    else every suite's of its kind (``*:<kind>``), else (a record from before tails per kind) its suite's, else every one's.
+
+    A count's honest moves are not a timing's: a WAL volume moves 0.002 % between starts and a per-row timing 1.5-2x on
+    some hosts. Under one tail per suite the timings' heavy tail decided a count's p-value, and a +3 % count went unseen.
+    """
+    t = tails or {}
+    return t.get(f"{suite}:{kind}") or t.get(f"*:{kind}") or t.get(suite) or t.get("*")
 
 
 def tail_z(p: float, tail: dict[str, Any] | None) -> float:

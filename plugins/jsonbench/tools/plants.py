@@ -154,7 +154,7 @@ def noise_allows(record: dict[str, Any], key: SeriesKey, ref_runs: int, nights: 
     noise hides, which drift cannot test at that level. ``family_ref`` is the reference of its family's way
     (:func:`family_reference_runs`; ``ref_runs`` when not given).
     """
-    from jsonbench.history.noise import family_mds, thresholds
+    from jsonbench.history.noise import family_mds, tail_of, thresholds
 
     series = (record.get("series") or {}).get("/".join(key)) or {}
     family = (record.get("families") or {}).get(f"{key[0]}/{key[1]}") or {}
@@ -166,5 +166,5 @@ def noise_allows(record: dict[str, Any], key: SeriesKey, ref_runs: int, nights: 
     )
     m = int((record.get("method") or {}).get("m_series") or 1)
     tails = record.get("tails") or {}
-    alone = thresholds(s_sigma, m, ref_runs=ref_runs, nights=nights, tail=tails.get(key[0]) or tails.get("*"))[1] <= change
+    alone = thresholds(s_sigma, m, ref_runs=ref_runs, nights=nights, tail=tail_of(tails, key[0], series.get("kind")))[1] <= change
     return by_family or alone

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from jsonbench.dataset.measurement import HOST_SUITE, finite_float
+from jsonbench.dataset.measurement import HOST_SUITE, finite_float, is_polled_peak
 from jsonbench.dataset.read import row_tuples
 from jsonbench.history import hostspeed
 from jsonbench.history.noise import (
@@ -52,11 +52,10 @@ from jsonbench.history.noise import (
     record_path,
     series_key,
     statistic,
+    tail_of,
     thresholds,
 )
 
-#: The canary's CPU components a timing may follow (:mod:`jsonbench.history.hostspeed`).
-CANARY_CPU = ("cpu_single", "cpu_all")
 #: Below this spread of the canary between a machine's runs (log, about 2 %: the timer floor of a series) a fit cannot
 #: tell a workload that follows the canary from one that does not, whatever its standard error says.
 CANARY_FIT_MIN_SD = 0.02
@@ -86,7 +85,9 @@ class _Acc:
     kind: str
     logs: list[float]
     runs: list[str]
-    hosts: list[str]  # the host (boot id) of each run: between starts is measured inside a host, between hosts across them
+    # the host (boot id) and engine build of each run (:func:`_unit`): between starts is measured inside one, between
+    # hosts across them (a night's history is of its own build, so another build's level is another host's)
+    hosts: list[str]
     within_ss: float = 0.0
     within_df: int = 0
     canary: str | None = None  # the canary component taken out of ``logs`` (every run had it), else None
@@ -94,6 +95,17 @@ class _Acc:
     # canary component beside its cell: what the canary's fit reads (:func:`canary_fits`)
     machines: list[str] = field(default_factory=list)
     canary_all: list[dict[str, float]] = field(default_factory=list)
+    builds: list[str] = field(default_factory=list)  # the engine build of each run
+
+
+def _unit(host: str, build: str) -> str:
+    """Where a series' starts are compared: one host and one engine build."""
+    return f"{host}\x1f{build}"
+
+
+def _builds(a: _Acc) -> list[str]:
+    """The builds a series was measured on, the most runs' first."""
+    return sorted(set(a.builds), key=lambda b: (-a.builds.count(b), b))
 
 
 def _excluded(run_id: str, suite: str, exclude: dict[str, set[str] | None]) -> bool:
@@ -181,7 +193,9 @@ def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, can
         if lv is None:
             continue
         build = "" if r.engine_build is None or (isinstance(r.engine_build, float)) else str(r.engine_build)
-        key = (r.suite, r.engine_id, build, r.workload, r.variant, r.metric)
+        # One series per engine id, whatever its build: a series' noise is its workload's on this hardware type, and the
+        # same SQLite built for another Python (3.11.2 on some hosts, 3.11.7 on others) is judged by it too (sitting 65).
+        key = (r.suite, r.engine_id, r.workload, r.variant, r.metric)
         a = acc.get(key)
         if a is None:
             a = acc[key] = _Acc(r.suite, r.engine_id, build, r.workload, r.variant, r.metric, r.unit, kind, [], [], [])
@@ -189,7 +203,8 @@ def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, can
             continue
         a.logs.append(lv)
         a.runs.append(str(r.run_id))
-        a.hosts.append(host_of(r))
+        a.hosts.append(_unit(host_of(r), build))
+        a.builds.append(build)
         # the fit's unit: one machine at one commit (a sitting here): a host that changed between sittings, or a harness
         # that changed between commits, moves every timing at once, and is not the canary's to explain
         commit = str(getattr(r, "git_revision", None) or "")[:7]
@@ -262,7 +277,7 @@ def canary_fits(acc: dict[tuple[str, ...], _Acc], policy_of: Any) -> dict[str, d
         for i, h in enumerate(machines):
             by_machine.setdefault(h, []).append(i)
         used = False
-        for comp in CANARY_CPU:
+        for comp in hostspeed.SPEED_COMPONENTS:
             for ix in by_machine.values():
                 if len(ix) < 2 or any(comp not in a.canary_all[i] for i in ix):
                     continue
@@ -367,6 +382,10 @@ def _shrink(own: float | None, own_df: int, prior: float | None, floor: float = 
     return max(floor, math.sqrt(var))
 
 
+def _floor(kind: str) -> float:
+    return SAMPLED_FLOOR if kind == "sampled" else SIGMA_FLOOR
+
+
 def _series_entries(acc: dict[tuple[str, ...], _Acc], tails: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
     """Every series' spreads per level, its shrunk sigmas, threshold and mds (``m`` = every series of the record).
 
@@ -397,23 +416,24 @@ def _series_entries(acc: dict[tuple[str, ...], _Acc], tails: dict[str, dict[str,
         run_sd, run_df, within, host_sd, host_df = stats[key]
         ratio, median_run = priors.get((a.suite, a.kind)) or priors.get(("*", a.kind)) or (None, None)
         prior = ratio * within if ratio is not None and within is not None else median_run
-        sigma = _shrink(run_sd, run_df, prior, SAMPLED_FLOOR if a.kind == "sampled" else SIGMA_FLOOR)
+        sigma = _shrink(run_sd, run_df, prior, _floor(a.kind))
         host_prior = host_priors.get((a.suite, a.kind), host_priors.get(("*", a.kind), 0.0))
         host_sigma = _shrink(host_sd, host_df, host_prior, 0.0)
-        tail = (tails or {}).get(a.suite) or (tails or {}).get("*")
+        tail = tail_of(tails, a.suite, a.kind)
         thr, mds = thresholds(sigma, m, tail=tail)
         _, mds3 = thresholds(sigma, m, nights=3, tail=tail)
         out[series_key(a.suite, a.engine_id, a.workload, a.variant, a.metric)] = {
             "suite": a.suite,
             "engine_id": a.engine_id,
-            "engine_build": a.engine_build,
+            "engine_build": _builds(a)[0] if a.builds else a.engine_build,
+            "engine_builds": _builds(a),
             "workload": a.workload,
             "variant": a.variant,
             "metric": a.metric,
             "unit": a.unit,
             "kind": a.kind,
             "runs": len(a.logs),
-            "hosts": len(set(a.hosts)),
+            "hosts": len({h.split("\x1f")[0] for h in a.hosts}),
             "center": math.exp(statistics.fmean(a.logs)),
             "run_sd": _r(run_sd),
             "run_df": run_df,
@@ -440,15 +460,30 @@ def _same_host_others(a: _Acc, j: int) -> list[float]:
 
 def _loo(
     acc: dict[tuple[str, ...], _Acc], entries: dict[str, dict[str, Any]]
-) -> tuple[dict[str, list[float]], dict[tuple[str, str], dict[str, list[float]]], dict[tuple[str, str], dict[str, list[float]]]]:
-    """Leave-one-run-out residuals inside each host: per suite every series' standardized z (the null of a lone test),
-    per family (suite, engine) and run the deviations of its timed series from their other runs on the same host, and
-    per family and host the deviations of that host's mean from the other hosts' means (the between-hosts level)."""
-    zs: dict[str, list[float]] = {}
+) -> tuple[
+    dict[tuple[str, str], list[float]], dict[tuple[str, str], dict[str, list[float]]], dict[tuple[str, str], dict[str, list[float]]]
+]:
+    """Leave-one-run-out residuals inside each host: per suite and kind every series' standardized z (the null of a lone
+    test), per family (suite, engine) and run the deviations of its timed series from their other runs on the same host,
+    and per family and host the deviations of that host's mean from the other hosts' means (the between-hosts level).
+
+    A run's deviation is from its host's other runs (a night's reference), divided by the sigma a record of the *other*
+    hosts gives the series (their starts, shrunk as :func:`_series_entries` shrinks): the z a night's lone test reads on
+    a host the record has never seen, which is every user's. (Dividing by the host's own two or three other runs made
+    the tail of a quiet count heavy where those runs happened to agree; dividing by every host's, its own included, made
+    it too light for a host new to the record: honest alarms on four hosts' nights in ``drift-recheck``.) A cell's polled
+    peaks are judged as lower bounds, not by a lone test, and stay out of the tails."""
+    zs: dict[tuple[str, str], list[float]] = {}
     fam: dict[tuple[str, str], dict[str, list[float]]] = {}
     fam_hosts: dict[tuple[str, str], dict[str, list[float]]] = {}
     for a in acc.values():
         e = entries[series_key(a.suite, a.engine_id, a.workload, a.variant, a.metric)]
+        peak = is_polled_peak(a.workload, a.metric)  # judged as a lower bound, never by a lone test: not in its tail
+        by: dict[str, list[float]] = {}
+        for x, h in zip(a.logs, a.hosts, strict=True):
+            by.setdefault(h, []).append(x)
+        ss_of = {h: sum((x - statistics.fmean(g)) ** 2 for x in g) for h, g in by.items()}
+        ss, df = sum(ss_of.values()), sum(len(g) - 1 for g in by.values())
         for j in range(len(a.logs)):
             others = _same_host_others(a, j)
             if not others:
@@ -457,8 +492,12 @@ def _loo(
             scale = math.sqrt(1 + 1 / len(others))  # a deviation from n others' mean has (1 + 1/n) sigma^2
             if a.kind == "timed":
                 fam.setdefault((a.suite, a.engine_id), {}).setdefault(a.runs[j], []).append(dev / scale)
-            sig = _shrink(_sd(others), len(others) - 1, e["prior_sd"]) if len(others) >= 2 else float(e["sigma"])
-            zs.setdefault(a.suite, []).append(dev / (sig * scale))
+            # the sigma a record of the other hosts gives the series (noise.levels' between starts, without run j's host)
+            df_j = df - (len(by[a.hosts[j]]) - 1)
+            start_j = math.sqrt((ss - ss_of[a.hosts[j]]) / df_j) if df_j > 0 else None
+            sig = _shrink(start_j, df_j, e["prior_sd"], _floor(a.kind))
+            if not peak:
+                zs.setdefault((a.suite, a.kind), []).append(dev / (sig * scale))
         if a.kind != "timed":
             continue
         means: dict[str, list[float]] = {}
@@ -473,19 +512,26 @@ def _loo(
     return zs, fam, fam_hosts
 
 
-def _fit_tails(zs: dict[str, list[float]], borrowed: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
-    """The tail of each suite's leave-one-out |z|, and of all of them ("*"): peaks over the 95 % quantile, exponential excess.
+def _fit_tails(zs: dict[tuple[str, str], list[float]], borrowed: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """The tail of the leave-one-out |z| of each suite and kind (``<suite>:<kind>``), of each kind over every suite
+    (``*:<kind>``) and of all of them (``*``): peaks over the 95 % quantile, exponential excess
+    (:func:`jsonbench.history.noise.tail_of` says which a series is judged under).
 
     Honest timings are heavy-tailed: one run in a hundred moves a series 6-24 of its own sigmas (the
     smoke runs), which a normal null would call a certain regression, and Student's t fitted to the
     whole distribution (1.3-1.9 df) puts the far tail at thousands of sigmas. The far tail is what a
     lone test at ``q / m`` needs, so it is fitted on its own (peaks over threshold with shape 0: the
-    mean excess over the 95 % quantile). A suite with fewer than 100 residuals uses the pooled fit;
+    mean excess over the 95 % quantile). Counts and volumes (kind ``sampled``) get their own: a timing's
+    heavy tail is not theirs. A suite's kind with fewer than 100 residuals uses its kind's pooled fit;
     with none at all (fewer than 3 runs per series) ``borrowed`` (another scale's record of the label) or the defaults.
     """
+    groups: dict[str, list[float]] = {}
+    for (suite, kind), z in sorted(zs.items()):
+        groups[f"{suite}:{kind}"] = z
+        groups.setdefault(f"*:{kind}", []).extend(z)
+    groups["*"] = [z for v in zs.values() for z in v]
     out: dict[str, dict[str, Any]] = {}
-    pooled = [z for v in zs.values() for z in v]
-    for name, z in [*zs.items(), ("*", pooled)]:
+    for name, z in groups.items():
         if len(z) < 100:
             continue
         a = sorted(abs(x) for x in z)
