@@ -27,7 +27,7 @@ code paths (no SQL, no pgbench, no suite), so that a harness or engine regressio
 Each component is run :data:`SAMPLES` times; every sample is kept (milliseconds, kind ``timed``),
 each inside its own quiet window, so a canary measured beside other load is marked like any
 measurement. It runs before every cell (under the host lease, before the engine starts) and after the
-last cell (after its engine is gone): about 1.8 s each time on the reference type, which ``total`` records. The rows
+last cell (after its engine is gone): about 1.9 s each time on the reference type (0.2 s of it the wakeup component), which ``total`` records. The rows
 are published with suite ``host`` and workload ``canary`` (:data:`jsonbench.dataset.measurement.HOST_SUITE`),
 variant ``before.<suite>`` or ``after.<suite>`` and the engine id of the cell they sat beside.
 """
@@ -55,7 +55,7 @@ MEMORY_BYTES = 64 << 20
 MEMORY_PASSES = 4
 FSYNC_BLOCK = 64 << 10
 FSYNC_WRITES = 32
-#: Round trips per wakeup sample: about 45 ms on the reference type (90 us a trip), as long as a cpu_single sample.
+#: Round trips per wakeup sample: about 31-35 ms on the reference type (61-70 us a trip), as long as a cpu_single sample.
 WAKEUP_TRIPS = 500
 SAMPLES = 5
 #: Components, in the order they run: each is a metric (ms) of the canary's rows.
