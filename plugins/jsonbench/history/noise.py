@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 from collections.abc import Iterable
 from pathlib import Path
@@ -182,6 +183,24 @@ def shift_for(z: float, se: float) -> float:
 def lone_z(m: int, q: float = FDR_Q) -> float:
     """The two-sided critical z of one discovery among ``m`` tests under Benjamini-Hochberg at ``q``."""
     return norm_isf(q / (2 * max(m, 1)))
+
+
+def build_family(build: Any) -> str:
+    """An engine build without its interpreter's patch release: what a record entry's noise holds for.
+
+    The same apsw and SQLite built for Python 3.11.2 on one host and 3.11.7 on another (the SQLite adapter names the
+    Python in its build) is one build for its noise; another package, image or Python minor release is not, nor are the
+    tests' synthetic builds. Until sitting 65 an entry served only its very build, and this machine type's hosts of
+    Python 3.11.2 had no calibrated SQLite series at all.
+    """
+    return re.sub(r"(Python \d+\.\d+)\.\d+", r"\1", str(build or ""))
+
+
+def serves(entry: dict[str, Any], build: Any) -> bool:
+    """Whether a record's entry (a series' or a family's) holds the noise of ``build``: one of the builds it was measured
+    on (``engine_builds``, else ``engine_build``), up to the interpreter's patch release (:func:`build_family`)."""
+    builds = entry.get("engine_builds") or [entry.get("engine_build")]
+    return build_family(build) in {build_family(b) for b in builds}
 
 
 def tail_of(tails: dict[str, Any] | None, suite: str, kind: str | None) -> dict[str, Any] | None:

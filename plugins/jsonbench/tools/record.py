@@ -193,8 +193,9 @@ def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, can
         if lv is None:
             continue
         build = "" if r.engine_build is None or (isinstance(r.engine_build, float)) else str(r.engine_build)
-        # One series per engine id, whatever its build: a series' noise is its workload's on this hardware type, and the
-        # same SQLite built for another Python (3.11.2 on some hosts, 3.11.7 on others) is judged by it too (sitting 65).
+        # One series per engine id over its builds (``engine_builds``): a series' noise is its workload's on this hardware
+        # type, and the same SQLite built for another Python (3.11.2 on some hosts, 3.11.7 on others) is judged by it too
+        # (sitting 65; drift serves a build up to its interpreter's patch release: noise.serves).
         key = (r.suite, r.engine_id, r.workload, r.variant, r.metric)
         a = acc.get(key)
         if a is None:
