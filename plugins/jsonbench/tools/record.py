@@ -103,6 +103,10 @@ def _unit(host: str, build: str) -> str:
     return f"{host}\x1f{build}"
 
 
+def _host_of_unit(unit: str) -> str:
+    return unit.split("\x1f")[0]
+
+
 def _builds(a: _Acc) -> list[str]:
     """The builds a series was measured on, the most runs' first."""
     return sorted(set(a.builds), key=lambda b: (-a.builds.count(b), b))
@@ -434,7 +438,7 @@ def _series_entries(acc: dict[tuple[str, ...], _Acc], tails: dict[str, dict[str,
             "unit": a.unit,
             "kind": a.kind,
             "runs": len(a.logs),
-            "hosts": len({h.split("\x1f")[0] for h in a.hosts}),
+            "hosts": len({_host_of_unit(h) for h in a.hosts}),
             "center": math.exp(statistics.fmean(a.logs)),
             "run_sd": _r(run_sd),
             "run_df": run_df,
@@ -550,7 +554,7 @@ def _fit_tails(zs: dict[tuple[str, str], list[float]], borrowed: dict[str, Any] 
 
 def _families(
     fam: dict[tuple[str, str], dict[str, list[float]]],
-    builds: dict[str, str],
+    builds: dict[str, list[str]],
     canary_suites: frozenset[str] = frozenset(),
     fam_hosts: dict[tuple[str, str], dict[str, list[float]]] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
@@ -609,7 +613,8 @@ def _families(
         out[f"{suite}/{engine}"] = {
             "suite": suite,
             "engine_id": engine,
-            "engine_build": builds.get(engine, ""),
+            "engine_build": (builds.get(engine) or [""])[0],
+            "engine_builds": builds.get(engine, []),
             "series": max((len(v) for v in fam[(suite, engine)].values()), default=0),
             "run_sd": _r(sd),
             "run_df": df,
@@ -779,7 +784,10 @@ def build_record(
     other = load_record(hardware_label, "smoke", results_dir) if scale != "smoke" else None
     tails = _fit_tails(zs, (other or {}).get("tails"))
     series = _series_entries(acc, tails)
-    builds = {str(e): str(b) for e, b in df[["engine_id", "engine_build"]].drop_duplicates().itertuples(index=False)}
+    # every build each engine's series ran on (drift serves a family's builds as a series', noise.serves)
+    builds: dict[str, list[str]] = {}
+    for a in acc.values():
+        builds[a.engine_id] = sorted(set(builds.get(a.engine_id, [])) | set(a.builds))
     timed = [a for a in acc.values() if a.kind == "timed" and hostspeed.direction(a.unit)]
     canary_suites = frozenset(
         sx
