@@ -3,12 +3,17 @@
 ``PYTHONPATH=plugins .venv/bin/python docs/experiments/tails.py [laptop|smoke]`` over every recorded host; the
 results are in docs/noise-levels.md (sitting 65).
 """
-import math, statistics, sys
+
+import math
+import statistics
+import sys
+
+from jsonbench.checks.library import load_library
+from jsonbench.dataset.measurement import HOST_SUITE
+from jsonbench.history import hostspeed
 from jsonbench.tools import record as R
 from jsonbench.tools.recheck import folders_to_check
-from jsonbench.checks.library import load_library
-from jsonbench.history import hostspeed
-from jsonbench.dataset.measurement import HOST_SUITE
+
 scale = sys.argv[1] if len(sys.argv) > 1 else "laptop"
 lib = load_library()
 df = R.read_runs(folders_to_check([]), "local", scale)
@@ -21,13 +26,18 @@ acc = R._series(df, ex, lib, table)
 R._adjust(acc, lib, fits)
 zs, _, _ = R._loo(acc, R._series_entries(acc))
 p = 0.01 / 1476
+
+
+def quantile(a: list[float], f: float) -> float:
+    return a[int(f * (len(a) - 1))]
+
+
 for key, z in sorted(zs.items()):
     a = sorted(abs(x) for x in z)
     n = len(a)
-    q = lambda f: a[int(f * (n - 1))]
-    row = [f"{key[0]}:{key[1]}", n, round(q(0.95), 2), round(q(0.99), 2), round(q(0.999), 2), round(a[-1], 1)]
+    row = [f"{key[0]}:{key[1]}", n, round(quantile(a, 0.95), 2), round(quantile(a, 0.99), 2), round(quantile(a, 0.999), 2), round(a[-1], 1)]
     for f in (0.95, 0.99):
-        z0 = q(f)
+        z0 = quantile(a, f)
         beta = statistics.fmean([x - z0 for x in a if x > z0])
         share = 1 - f
         zp = z0 + beta * math.log(share / p)
