@@ -255,10 +255,15 @@ def make_run(
     return stage_and_publish(cells, seed=n if seed is None else seed, tamper=tamper, busy=busy, canary=canary)
 
 
-def run_cells(make_cells: Callable[..., list[Cell]], n: int, engines: list[str] | None = None) -> list[Cell]:
+def run_cells(
+    make_cells: Callable[..., list[Cell]], n: int, engines: list[str] | None = None, hardware_label: str | None = None
+) -> list[Cell]:
     """The cells :func:`make_run` plans for run number ``n`` (to stage its confirmation)."""
     cells = make_cells(
-        "large_document_update", engines=engines or ["postgres-16", "postgres-17"], run_id=f"scheduled__2026-11-{n + 1:02d}T02:00:00+00:00"
+        "large_document_update",
+        engines=engines or ["postgres-16", "postgres-17"],
+        run_id=f"scheduled__2026-11-{n + 1:02d}T02:00:00+00:00",
+        **({"hardware_label": hardware_label} if hardware_label else {}),
     )
     logical = f"2026-11-{n + 1:02d}T02:00:00+00:00"
     return [dataclasses.replace(c, run=dataclasses.replace(c.run, logical_date=logical)) for c in cells]

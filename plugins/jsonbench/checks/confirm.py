@@ -20,7 +20,9 @@ partitioning as ``measurements``; run id ``<run id>+confirm``, see
 :data:`jsonbench.cell.CONFIRMATION_SUFFIX`). The measurement dataset keeps the night exactly as it
 was measured, so the history that later nights' drift reads is made of whole runs only, each
 measured once; a partial run of a few re-measured workloads never enters it, and neither does a
-second sample of a suspect cell that would weigh that cell twice. The validation rows of the run
+second sample of a suspect cell that would weigh that cell twice. A value its confirmation cleared is the
+one exception: later nights read its re-measurement in its place (:mod:`jsonbench.history.cleared`), so their
+windows of two and three nights do not judge an unreproduced value again. The validation rows of the run
 are rewritten in place (one atomic swap) with the final verdicts, each with both measurements in
 its details (``first`` and ``confirmation``).
 """
@@ -40,6 +42,7 @@ from jsonbench.checks.findings import terms
 from jsonbench.checks.library import Library, load_library
 from jsonbench.checks.verdicts import MASS_NOTE, alerting, describe_share, details_of, judged_share, judgement, unjudged
 from jsonbench.dataset.measurement import CELL_RECORD
+from jsonbench.history.cleared import read_as_history
 
 log = logging.getLogger(__name__)
 
@@ -437,8 +440,10 @@ def confirm_run(run: RunRef) -> dict[str, Any]:
     if suspects:
         lib = load_library()
         confirmations = read_dataset(results_dir, CONFIRMATIONS, run_id=confirm_id).to_pandas()
-        dataset = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=run.hardware_label).table.to_pandas()
-        published = dataset[dataset["run_id"] == run_id]
+        measured = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=run.hardware_label).table.to_pandas()
+        published = measured[measured["run_id"] == run_id]
+        # the history as the first check read it: earlier values their own confirmation cleared read as re-measured
+        dataset, _ = read_as_history(results_dir, measured, tonight=run_id, hardware_label=run.hardware_label)
         revisions = revision_note(published, dataset, run.scale)
         substituted, redone = _substitute(published, confirmations)
         fresh = _rejudge(lib, run, suspects, substituted, dataset) if redone else {}

@@ -36,6 +36,7 @@ from jsonbench.checks.verdicts import alerting, describe_share, judged_share, ju
 from jsonbench.dataset.measurement import HOST_SUITE
 from jsonbench.dataset.schema import ValidationRow
 from jsonbench.history.changepoints import DetectorUnavailable
+from jsonbench.history.cleared import read_as_history
 from jsonbench.history.drift import drift_expectations, drift_frame
 
 log = logging.getLogger(__name__)
@@ -391,8 +392,10 @@ def check_run(run: RunRef, cells: Sequence[Cell] | None = None) -> dict[str, Any
     results_dir = run.results_dir
     lib = load_library()
     read = read_dataset_report(results_dir, MEASUREMENTS, hardware_label=run.hardware_label)
-    dataset = read.table.to_pandas()
-    published = _published(dataset, run, read.damaged)
+    measured = read.table.to_pandas()
+    published = _published(measured, run, read.damaged)
+    # earlier nights as drift reads them: a value their confirmation cleared reads as its re-measurement
+    dataset, cleared = read_as_history(results_dir, measured, tonight=run.run_id, hardware_label=run.hardware_label)
 
     # One file-backed GX context under <results>/gx/: each validation runs through a Checkpoint whose
     # UpdateDataDocsAction adds its page, so Data Docs keep every run's (and every attempt's) results.
@@ -400,6 +403,7 @@ def check_run(run: RunRef, cells: Sequence[Cell] | None = None) -> dict[str, Any
     rows = _damaged_rows(read.damaged, run, MEASUREMENTS)
     rows += _sanity(lib, gxs, run, published, cells)
     notes: list[str] = [f"skipped unreadable dataset file {d.path}: {d.error}" for d in read.damaged]
+    notes += [n for n in [cleared.note()] if n]
     suite_rows, suite_notes = _suite_checks(lib, gxs, run, published, dataset)
     rows += suite_rows
     notes += suite_notes

@@ -11,7 +11,9 @@ This room asks the other question: did tonight move beyond this host's own histo
 * :mod:`~jsonbench.history.changepoints` (and ``otava_runner.py``, run by Apache Otava's own venv): where a
   series' current level starts;
 * :mod:`~jsonbench.history.drift`: tonight against that level, series by series, family by family (an
-  engine's suite), and the run as a whole (the host or the harness).
+  engine's suite), and the run as a whole (the host or the harness);
+* :mod:`~jsonbench.history.cleared`: the earlier nights as drift reads them (a value its own confirmation
+  cleared reads as its re-measurement).
 
 Two neighbours finish the story. A drift verdict is a *suspect* until its cell is measured again in the same
 DAG run: :mod:`jsonbench.checks.confirm` does that, beside reproduction, because it re-runs both checks. The

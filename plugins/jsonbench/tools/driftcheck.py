@@ -114,6 +114,7 @@ def drift_recheck(
     import pandas as pd
 
     from jsonbench.checks.library import load_library
+    from jsonbench.history.cleared import read_as_history
     from jsonbench.history.noise import family_mds
     from jsonbench.tools import plants
     from jsonbench.tools.record import build_record, read_runs
@@ -124,6 +125,11 @@ def drift_recheck(
         return []
     # the record's runs: one start's, whichever design is judged (a night of another design reads the same record)
     recordable = every if starts == 1 else read_runs(folders, label, scale)
+    # earlier nights as a night's drift reads them (history.cleared: a value its confirmation cleared as re-measured);
+    # tonight is judged as measured
+    read_back = pd.concat(
+        [read_as_history(f, g, hardware_label=label)[0] for f, g in every.groupby("folder", sort=False)], ignore_index=True
+    )
     out: list[HostDrift] = []
     # Leave one machine out (a boot id, its runs under a CPU quota included: judged against its own full-speed runs, as a
     # quota night is, and never in the record that judges it).
@@ -143,9 +149,11 @@ def drift_recheck(
             continue
         hd = HostDrift(str(host)[:8], scale, runs, record_hosts=sorted({str(r.get("host"))[:8] for r in record["runs"]}))
         by_run = {r: data[data["run_id"] == r] for r in runs}
+        back = read_back[(read_back["machine"] == host) & read_back["folder"].isin(set(data["folder"]))].drop(columns=["host"])
+        past = {r: back[back["run_id"] == r] for r in runs}
         for i in range(1, len(runs)):
             tonight = by_run[runs[i]]
-            dataset = pd.concat([by_run[r] for r in runs[: i + 1]], ignore_index=True)
+            dataset = pd.concat([*(past[r] for r in runs[:i]), tonight], ignore_index=True)
             frame = plants.drift_all(tonight, dataset, _run_ref(data, runs[i]), lib, record)
             a = plants.alarms(frame)
             hd.honest.append(
@@ -188,7 +196,7 @@ def drift_recheck(
             moved = plants.slow(df, plants.engine_rows(df, planted_engine), factor)
             planted |= plants.keys_of(df, moved)
             planted_runs[rid] = df
-            dataset = pd.concat([*(by_run[r] for r in runs[:start]), *planted_runs.values()], ignore_index=True)
+            dataset = pd.concat([*(past[r] for r in runs[:start]), *planted_runs.values()], ignore_index=True)
             frame = plants.drift_all(df, dataset, _run_ref(data, rid), lib, record)
             got = plants.alarms(frame) & planted
             caught |= got
@@ -259,7 +267,7 @@ def drift_recheck(
         df = by_run[rid].copy()
         moved = plants.slow(df, plants.benchmarked(df), factor)
         keys = plants.keys_of(df, moved)
-        dataset = pd.concat([*(by_run[r] for r in runs[: runs.index(rid)]), df], ignore_index=True)
+        dataset = pd.concat([*(past[r] for r in runs[: runs.index(rid)]), df], ignore_index=True)
         frame = plants.drift_all(df, dataset, _run_ref(data, rid), lib, record)
         hit = plants.alarms(frame) & keys
         judged_h = plants.judged(frame) & keys
@@ -271,7 +279,7 @@ def drift_recheck(
             "families": len({(k[0], k[1]) for k in hit}),
             "said_as_harness": int(notes.str.contains("a harness or setting change").sum()),
         }
-        hd.count = _count_plant(by_run, runs, record, lib, data)
+        hd.count = _count_plant(by_run, past, runs, record, lib, data)
         out.append(hd)
     return out
 
@@ -283,7 +291,9 @@ NEAR_EXACT = 0.0025
 COUNT_FACTOR = 1.03
 
 
-def _count_plant(by_run: dict[str, Any], runs: list[str], record: dict[str, Any], lib: Any, data: Any) -> dict[str, Any]:
+def _count_plant(
+    by_run: dict[str, Any], past: dict[str, Any], runs: list[str], record: dict[str, Any], lib: Any, data: Any
+) -> dict[str, Any]:
     """Every near-exact count of the latest run 3 % higher: how many the drift check catches that night."""
     import pandas as pd
 
@@ -304,7 +314,7 @@ def _count_plant(by_run: dict[str, Any], runs: list[str], record: dict[str, Any]
         return {}
     plants.scale_rows(df, mask, COUNT_FACTOR)
     planted = plants.keys_of(df, mask)
-    dataset = pd.concat([*(by_run[r] for r in runs[:-1]), df], ignore_index=True)
+    dataset = pd.concat([*(past[r] for r in runs[:-1]), df], ignore_index=True)
     frame = plants.drift_all(df, dataset, _run_ref(data, rid), lib, record)
     judged = plants.judged(frame) & planted
     return {"run_id": rid, "planted": len(planted), "judged": len(judged), "caught": len(plants.alarms(frame) & judged)}
