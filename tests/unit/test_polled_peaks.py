@@ -111,3 +111,59 @@ def test_a_small_cells_transient_is_within_the_plans_slack() -> None:
 def test_a_small_cell_that_grew_beyond_the_slack_fails() -> None:
     row = _judge_small([1_011_712.0], 1_011_712.0 * PLAN_MARGIN + PLAN_SLACK_BYTES + 4096)
     assert row["verdict"] == "drift" and row["drift_score"] > 1, row["note"]
+
+
+def _judge_typed(history: list[float], tonight: float, typical: float | None) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    g = [SimpleNamespace(run_id=f"r{i}", value=v) for i, v in enumerate(history)]
+    s = drift._Settings(min_history=1, det_min_history=1, window=10, recent=3, mode="calibrated", include=None, exclude=set())
+    drift._judge_polled_peak(row, g, "peak_rss", tonight, s, typical, 8)
+    return row
+
+
+def test_a_host_whose_polls_miss_the_peak_is_judged_against_the_types_figure() -> None:
+    """Host 76df4b9f (sitting 66): PostgreSQL 16's large_document_update cell read 158 MB on night 1 and 219 MB on night
+    2, which failed against night 1 alone (bound 214 MB); eight hosts of the record read 329 MB. With the record's figure
+    beside the history, the same night passes, a cell that grew beyond the figure's margin fails, and a host's first
+    night is judged."""
+    alone = _judge_typed([158.0e6], 219.0e6, None)
+    assert alone["verdict"] == "drift", "the failure as it was"
+    typed = _judge_typed([158.0e6], 219.0e6, 328.5e6)
+    assert typed["verdict"] == "ok" and typed["reference"] == pytest.approx(328.5e6), typed["note"]
+    assert "this hardware type's figure" in typed["note"]
+    grown = _judge_typed([158.0e6], 328.5e6 * PLAN_MARGIN + PLAN_SLACK_BYTES + 1e6, 328.5e6)
+    assert grown["verdict"] == "drift" and grown["drift_score"] > 1
+    first = _judge_typed([], 1.5 * 328.5e6, 328.5e6)
+    assert first["judged"] == "yes" and first["verdict"] == "drift" and first["history_n"] == 0
+    assert _judge_typed([], 300e6, None).get("judged") != "yes", "no history and no record: not judged, as before"
+
+
+def test_the_real_night_that_failed_on_a_missed_peak_passes_with_the_records_figure() -> None:
+    """Real rows: `recorded/local-570a7f7-76df4b9f/`, host 76df4b9f's nights 1 and 2 (sitting 66). Night 2 failed on
+    PostgreSQL 16's large_document_update `_cell/peak_rss` (219 MB against night 1's 158 MB alone); judged with the
+    committed laptop record beside its history, it passes."""
+    folder = paths.RECORDED_DIR / "local-570a7f7-76df4b9f"
+    night_1, night_2 = "manual__2026-12-06T15:49:45.199192+00:00", "manual__2026-12-06T16:25:18.930502+00:00"
+    ds = read_dataset_report(folder, MEASUREMENTS, hardware_label="local").table.to_pandas()
+    ds = ds[(ds["scale"] == "laptop") & ds["run_id"].isin([night_1, night_2])]
+    tonight = ds[ds["run_id"] == night_2]
+    run = {
+        "run_id": night_2,
+        "hardware_label": "local",
+        "scale": "laptop",
+        "logical_date": str(tonight["logical_date"].iloc[0]),
+        "results_dir": "",
+    }
+    suite = "large_document_update"
+    lib = load_library()
+
+    def peak(calibration: Any) -> pd.Series:
+        frame = drift_frame(tonight, ds, run, suite, lib.drift_policy(suite), detector=_no_detector, calibration=calibration)
+        row = frame[(frame["engine_id"] == "postgres-16") & (frame["workload"] == "_cell") & (frame["metric"] == "peak_rss")]
+        assert len(row) == 1
+        return row.iloc[0]
+
+    alone = peak(None)
+    assert alone["verdict"] == "drift" and alone["reference"] == pytest.approx(157.9e6, rel=0.01), "as the night judged it"
+    typed = peak(True)
+    assert typed["verdict"] == "ok" and typed["reference"] > 300e6, typed["note"]
