@@ -37,6 +37,13 @@ With two, which updates find room for HOT and when a page is pruned follow how t
 column side's ``wal_record_bytes_per_update`` (its WAL besides the full-page images) moved up to 3.4 % between nights of
 one host (PostgreSQL 17 and 18: 328.3-339.6 bytes); with one, every host applies the same updates in the same order.
 The runs' tps is one client's: a series of its own name.
+
+**WAL of the updates alone** (:func:`~jsonbench.suites.catalogue.helpers.wal_of_updates`): the insert position's move
+counts every process's WAL, and one repetition of 17's one-client run on host 76df4b9f (sitting 66) read 4.7 % more
+record bytes than every other run of every host, with the same updates and HOT counts: another process's WAL (about 35
+full-page images) in its range. Where pg_walinspect can read the range back, what touched no block of the updated table
+(its indexes, its TOAST), other than its transactions' commits, is taken out of WAL per update and of the image share.
+The seed read the whole range; on a quiet server the two agree to a record or two.
 """
 
 from __future__ import annotations
