@@ -255,3 +255,48 @@ def test_drift_suspects_across_every_engine_are_said_as_the_host_or_harness() ->
     assert _mass_notes([{"check_kind": "drift", "engine_id": e, "suite": "catalogue"} for e in engines]) == [], "one each: noise"
     every = [{"check_kind": "drift", "engine_id": e, "suite": "catalogue"} for e in engines for _ in range(2)]
     assert _mass_notes(every) and _mass_notes(every)[0].startswith("tonight's host or harness: 6 drift suspects across 3 engine(s)")
+
+
+def test_a_confirmation_within_the_historys_range_between_starts_clears_the_suspect() -> None:
+    """Issue 37 item 5: confirmed only beyond the history's between-start range, the same way. Host 76df4b9f's night 3
+    (sitting 66, `recorded/local-570a7f7-76df4b9f/`): 17's one-client WAL record bytes 327.93, judged against 335.69 and
+    327.93, was confirmed at 327.93; it is a value the host had already read."""
+    from jsonbench.checks.confirm import _verdict, history_ranges
+
+    def drift(value: float, change: float) -> dict:
+        return {"check_kind": "drift", "verdict": "suspect", "success": False, "observed": value, "min_value": 328.5,
+                "max_value": 335.1, "suite": "catalogue", "engine_id": "postgres-17", "workload": "updates",
+                "variant": "rel_fixed_1client", "metric": "wal_record_bytes_per_update",
+                "details": json.dumps({"relative_change": change, "history_runs": ["n1", "n2"]})}  # fmt: skip
+
+    first, again = drift(327.93, -0.012), drift(327.93, -0.012)
+    history = pd.DataFrame(
+        [
+            {
+                "run_id": run,
+                "suite": "catalogue",
+                "engine_id": "postgres-17",
+                "workload": "updates",
+                "variant": "rel_fixed_1client",
+                "metric": metric,
+                "value": value,
+            }  # fmt: skip
+            for run, metric, value in [
+                ("n1", "wal_record_bytes_per_update", 335.69),
+                ("n2", "wal_record_bytes_per_update", 327.93),
+                ("n0", "wal_record_bytes_per_update", 300.0),  # not a run it was judged against
+                ("n1", "wal_bytes_per_update", 7918.9),  # another metric
+            ]
+        ]
+    )
+    seen = history_ranges([first], history)
+    assert list(seen.values()) == [(327.93, 335.69, 2)]
+    verdict, success, why = _verdict(first, again, True, seen=next(iter(seen.values())))
+    assert (verdict, success) == ("cleared", True) and "within what the series read on the 2 earlier run(s)" in why
+    # Beyond the range on the same side: confirmed, as before; without a range (no history read), as before.
+    assert _verdict(first, drift(320.0, -0.03), True, seen=(327.93, 335.69, 2))[:2] == ("confirmed", False)
+    assert _verdict(first, again, True)[:2] == ("confirmed", False)
+    # A rise is confirmed only above the range's top.
+    up = drift(340.0, 0.02)
+    assert _verdict(up, drift(335.0, 0.015), True, seen=(327.93, 335.69, 2))[0] == "cleared"
+    assert _verdict(up, drift(340.0, 0.02), True, seen=(327.93, 335.69, 2))[0] == "confirmed"

@@ -10,8 +10,9 @@ suspect workloads only, teardown), publishes them, and judges them (:func:`confi
 * every suspect is judged again by the very code that judged it first (``_reproduction``, ``_drift``),
   on the run's published rows with the re-measured workloads of its engine swapped for their
   confirmation: same bands, same history, same rules;
-* ``confirmed`` when the confirmation fails the same way (it alerts, and the alert shows both
-  measurements), ``cleared`` when it passes (the row passes; its details keep the first
+* ``confirmed`` when the confirmation fails the same way, and for drift lies beyond what its series read on the
+  earlier runs it was judged against (it alerts, and the alert shows both
+  measurements), ``cleared`` when it passes or lies within that range (the row passes; its details keep the first
   measurement), ``unconfirmed`` when it could not be judged (the cell was not measured again, or
   its confirmation was disturbed): not an alert, but not judged, which lowers the judged share.
 
@@ -289,12 +290,25 @@ def _side(row: dict[str, Any]) -> int:
     return 0
 
 
-def _verdict(first: dict[str, Any], again: dict[str, Any] | None, redone: bool, over_budget: bool = False) -> tuple[str, bool, str]:
+def _verdict(
+    first: dict[str, Any],
+    again: dict[str, Any] | None,
+    redone: bool,
+    over_budget: bool = False,
+    seen: tuple[float, float, int] | None = None,
+) -> tuple[str, bool, str]:
     """``(verdict, success, why)`` of a suspect from its confirmation row.
 
     Confirmed means the confirmation failed the same check *the same way*: a first measurement far above
     and a confirmation far below (seen on an honest laptop rerun: 425 then 201 ns per row against a
     history near 300) show a series noisier than its record, not a change, and clear the suspect.
+
+    ``seen``: for a drift suspect, the lowest and highest value its series published on the earlier runs it was judged
+    against (and how many). Confirmed also needs the confirmation *beyond* that range on the same side (issue 37: "only
+    when the new starts lie beyond the history's between-start range the same way"): a value this host has already
+    shown between starts is no change, whatever a mean says. Host 76df4b9f's night 3 (sitting 66) confirmed 17's
+    one-client WAL record bytes at 327.93, against a history of 335.69 (a repetition with another process's WAL in its
+    range) and 327.93: its reference's mean moved, the series did not.
     """
     if over_budget:
         return (
@@ -309,6 +323,16 @@ def _verdict(first: dict[str, Any], again: dict[str, Any] | None, redone: bool, 
         a, b = _side(first), _side(again)
         if a and b and a != b:
             return "cleared", True, "the confirmation failed the other way: no consistent change, the series is noisier than its record"
+        obs = again.get("observed")
+        if seen is not None and a and isinstance(obs, int | float) and math.isfinite(obs):
+            lo, hi, n = seen
+            if (a > 0 and obs <= hi) or (a < 0 and obs >= lo):
+                return (
+                    "cleared",
+                    True,
+                    f"the confirmation ({_g(float(obs))}) lies within what the series read on the {n} earlier run(s) it was judged "
+                    f"against ({_g(lo)} to {_g(hi)}): no move beyond this host's own history",
+                )
         return "confirmed", False, "the confirmation failed the same check, the same way"
     if again.get("success") and verdict in ("pass", "ok"):
         return "cleared", True, "the confirmation passed: the first measurement was not reproduced"
@@ -326,11 +350,12 @@ def apply_confirmations(
     lib: Library,
     confirm_run_id: str,
     left_out: set[str] | frozenset[str] = frozenset(),
+    ranges: dict[tuple[Any, ...], tuple[float, float, int]] | None = None,
 ) -> list[dict[str, Any]]:
     """Give every suspect row its final verdict, with both measurements in its details; return the changed rows.
 
     ``left_out``: the cells (``suite/engine``) and workloads (``suite/engine:workload``) the confirmation budget did not
-    measure again."""
+    measure again. ``ranges``: each drift suspect's history range (:func:`history_ranges`)."""
     changed = []
     for r in rows:
         if r.get("verdict") != "suspect":
@@ -339,7 +364,8 @@ def apply_confirmations(
         inputs = inputs_of(r, lib)
         complete = all((str(r["suite"]), *key) in redone for key in input_keys(r, lib))
         over = not complete and any(f"{r['suite']}/{e}" in left_out or f"{r['suite']}/{e}:{w}" in left_out for e, w in inputs)
-        verdict, success, why = _verdict(r, again, complete, over)
+        seen = (ranges or {}).get(_key(r)) if r["check_kind"] == "drift" else None
+        verdict, success, why = _verdict(r, again, complete, over, seen)
         if not inputs:
             why = "not measured again: a cell's own resource row sums every task of the cell, and a re-measurement runs only the suspect workloads"
         d = details_of(r)
@@ -348,6 +374,31 @@ def apply_confirmations(
         r.update(verdict=verdict, success=success, details=json.dumps(d, default=str))
         changed.append(r)
     return changed
+
+
+def history_ranges(suspects: list[dict[str, Any]], dataset: pd.DataFrame) -> dict[tuple[Any, ...], tuple[float, float, int]]:
+    """Per drift suspect (:func:`_key`), the lowest and highest value its series published on the earlier runs it was
+    judged against (its details' ``history_runs``, read from ``dataset`` as the check read it), and how many."""
+    out: dict[tuple[Any, ...], tuple[float, float, int]] = {}
+    if dataset.empty:
+        return out
+    variants = dataset["variant"].astype("string").fillna("")
+    for r in suspects:
+        runs = (details_of(r).get("history_runs") or []) if r.get("check_kind") == "drift" else []
+        if not runs:
+            continue
+        g = dataset[
+            dataset["run_id"].isin([str(x) for x in runs])
+            & (dataset["suite"] == r.get("suite"))
+            & (dataset["engine_id"] == r.get("engine_id"))
+            & (dataset["workload"] == r.get("workload"))
+            & (variants == (r.get("variant") or ""))
+            & (dataset["metric"] == r.get("metric"))
+        ]
+        vals = [v for v in pd.to_numeric(g["value"], errors="coerce") if math.isfinite(v)]
+        if vals:
+            out[_key(r)] = (min(vals), max(vals), len(vals))
+    return out
 
 
 def _g(value: Any) -> str:
@@ -448,7 +499,8 @@ def confirm_run(run: RunRef) -> dict[str, Any]:
         substituted, redone = _substitute(published, confirmations)
         fresh = _rejudge(lib, run, suspects, substituted, dataset) if redone else {}
         _, budget = confirmation_budget(results_dir, run_id, lib)
-        changed = apply_confirmations(rows, fresh, redone, lib, confirm_id, set(budget["left_out"]))
+        ranges = history_ranges(suspects, dataset)
+        changed = apply_confirmations(rows, fresh, redone, lib, confirm_id, set(budget["left_out"]), ranges)
         publish_validations(results_dir, run, rows)
     share = judged_share(rows)
     confirmed = [r for r in changed if r["verdict"] == "confirmed"]
