@@ -300,3 +300,11 @@ def test_a_confirmation_within_the_historys_range_between_starts_clears_the_susp
     up = drift(340.0, 0.02)
     assert _verdict(up, drift(335.0, 0.015), True, seen=(327.93, 335.69, 2))[0] == "cleared"
     assert _verdict(up, drift(340.0, 0.02), True, seen=(327.93, 335.69, 2))[0] == "confirmed"
+    # A near-exact count's confirmation a record or two below the range's foot (the quota night: 327.9008 against
+    # 327.9273-335.6881) is within it by one of its sigmas; a timing gets no such slack.
+    quota = {**first, "details": json.dumps({"relative_change": -0.01, "sigma": 0.001, "history_runs": ["n1", "n2"]})}
+    assert _verdict(quota, drift(327.9008, -0.01), True, seen=(327.9273, 335.6881, 3))[0] == "cleared"
+    assert _verdict(first, drift(327.9008, -0.01), True, seen=(327.9273, 335.6881, 3))[0] == "confirmed", "no sigma, no slack"
+    assert _verdict(quota, drift(318.0, -0.03), True, seen=(327.9273, 335.6881, 3))[0] == "confirmed", "+3 % beyond: a change"
+    timed = {**quota, "suite": "catalogue", "workload": "reads", "variant": "cb_rel", "metric": "latency_avg"}
+    assert _verdict(timed, {**drift(0.3275, -0.01)}, True, seen=(0.32755, 0.40, 3))[0] == "confirmed"
