@@ -43,6 +43,7 @@ from jsonbench.checks.findings import terms
 from jsonbench.checks.library import Library, load_library
 from jsonbench.checks.verdicts import MASS_NOTE, alerting, describe_share, details_of, judged_share, judgement, unjudged
 from jsonbench.dataset.measurement import CELL_RECORD
+from jsonbench.history.cleared import KEY as VALUE_KEY
 from jsonbench.history.cleared import read_as_history
 
 log = logging.getLogger(__name__)
@@ -206,7 +207,7 @@ def suspect_cells(results_dir: str | Path, run_id: str, lib: Library | None = No
     return confirmation_budget(results_dir, run_id, lib)[0]
 
 
-_VALUE_KEY = ["suite", "engine_id", "workload", "variant", "metric"]
+_VALUE_KEY = list(VALUE_KEY)  # what names one value of a run, said in jsonbench.history.cleared
 
 
 def _substitute(published: pd.DataFrame, confirmations: pd.DataFrame) -> tuple[pd.DataFrame, set[tuple[str, ...]]]:

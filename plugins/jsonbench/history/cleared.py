@@ -16,7 +16,6 @@ never touched (a check run again on a night that was confirmed before judges the
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,5 +139,5 @@ def read_as_history(
     )
     out.damaged = [str(d.path) for d in (*val.damaged, *(conf.damaged if conf is not None else ()))]
     if out.replaced or out.left_out:
-        log.info("history of %s: %s", results_dir, json.dumps({"replaced": len(out.replaced), "left_out": len(out.left_out)}))
+        log.info("history of %s: %d cleared value(s) read as re-measured, %d left out", results_dir, len(out.replaced), len(out.left_out))
     return frame, out
