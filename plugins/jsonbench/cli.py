@@ -4,6 +4,8 @@
   table of the run and where its Parquet files are.
 * ``overhead``: the same, then the time of each phase and the ratio of wall time to the time
   spent inside measurement windows and data loads (the orchestration overhead).
+* ``airflow-floor``: ``airflow dags test`` of N tasks that only sleep, in a private Airflow home: what
+  Airflow itself costs a run of that many tasks, beneath ``overhead``'s figure (see :mod:`jsonbench.tools.floor`).
 * ``summary``: the summary table of a published run (the latest by default).
 * ``report``: the static HTML report (``<results>/report/index.html``), see :mod:`jsonbench.report`.
 * ``damaged``: list dataset files that do not read whole and leftovers of killed publishes;
@@ -394,6 +396,11 @@ def _add_run_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--repetitions", type=int)
     p.add_argument("--starts", type=int, help="engine starts each cell's timings rest on (1-3)")
     p.add_argument("--port", type=int, default=None, help="API server port (default: a free one)")
+    p.add_argument(
+        "--floor",
+        action="store_true",
+        help="then Airflow's floor in the same scheduler: one sleep per task that ran, of its duration (what the ratio holds of Airflow's own)",
+    )
     _add_documents_options(p)
     p = sub.add_parser("host", help="the host lease: who holds the benchmark host (status), or release a dead holder's lease (release)")
     p.add_argument("action", choices=["status", "release"])
@@ -718,7 +725,7 @@ def _cmd_scheduler_run(args: argparse.Namespace) -> int:
     # A bad parameter fails here, before Airflow starts. Then wait for the run as long as its plan says it takes, three
     # times over (a laptop matrix takes most of an hour on 2 cores; a wait that ran out would stop Airflow under a cell).
     _, expected = preview(conf)
-    out = scheduler_run(conf, port=args.port, timeout_s=max(3600.0, 3 * sum(expected.values()) + 900))
+    out = scheduler_run(conf, port=args.port, timeout_s=max(3600.0, 3 * sum(expected.values()) + 900), floor=args.floor)
     print(run_report(out))
     return 0 if out.get("state") == "success" else 1
 
@@ -833,6 +840,10 @@ _OWN_PARSERS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
         _main_of("jsonbench.tools.derive_facts"),
     ),
     "views": ("refresh the SQL views over the results (<results>/jsonbench.duckdb)", _main_of("jsonbench.dataset.views")),
+    "airflow-floor": (
+        "Airflow's own cost under a run: airflow dags test of N tasks that only sleep (issue 35's floor)",
+        _main_of("jsonbench.tools.floor"),
+    ),
     "drift-recheck": (
         "drift on every recorded host it never saw: honest nights' alarms, a planted version and harness slowdown",
         _main_of("jsonbench.tools.driftcheck"),

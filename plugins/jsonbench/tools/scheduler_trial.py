@@ -8,6 +8,10 @@ the live engines every 0.2 s while the run goes on (:mod:`jsonbench.tools.census
 state, its wall time from trigger to end, the time of each kind of task, and the most engines
 that were ever alive at once. It stops everything it started.
 
+``--floor`` then runs :mod:`jsonbench.tools.floor_dag` in the same Airflow: one task instance per task that ran,
+sleeping its duration, one at a time through the same pool. Its wall time over its task sum is Airflow's own
+hand-off from task to task; the benchmark DAG's own share of its ratio is what lies beyond it.
+
 The DAG's nightly schedule is switched off for this private Airflow (``JSONBENCH_SCHEDULE=none``):
 unpausing a DAG with ``catchup=False`` would otherwise start the latest nightly interval at once.
 """
@@ -179,11 +183,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _task_instances(api: _Api, run_id: str) -> list[dict[str, Any]]:
+def _task_instances(api: _Api, run_id: str, dag_id: str = DAG_ID) -> list[dict[str, Any]]:
     """Every task instance of the run: the API returns at most its page limit (100 by default) per call."""
     out: list[dict[str, Any]] = []
     while True:
-        page = api.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances?limit=100&offset={len(out)}")
+        page = api.call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances?limit=100&offset={len(out)}")
         out += page["task_instances"]
         if not page["task_instances"] or len(out) >= page.get("total_entries", 0):
             return out
@@ -251,8 +255,38 @@ def gaps(tis: list[dict[str, Any]]) -> dict[str, float]:
 POLL_S = 30.0
 
 
-def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: float = 3600) -> dict[str, Any]:
-    """Run the DAG once through a private scheduler; return state, timings and the engine census."""
+def durations_in_order(tis: list[dict[str, Any]]) -> list[float]:
+    """The durations of the task instances that ran, in the order they started: what the floor DAG sleeps."""
+    ran = [(s, float(t["duration"])) for t in tis if t.get("duration") and (s := _when(t.get("start_date")))]
+    return [d for _, d in sorted(ran)]
+
+
+def _trigger_and_wait(api: _Api, dag_id: str, conf: dict[str, Any], timeout_s: float) -> tuple[str, str, float]:
+    """Unpause ``dag_id``, trigger one run with ``conf`` and wait for its end: (run id, state, wall seconds).
+
+    The wall time runs from the trigger to the run's own end as the scheduler wrote it, not to the poll that saw it.
+    """
+    api.call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": False})
+    t0, t0_epoch = time.monotonic(), time.time()
+    run = api.call("POST", f"/api/v2/dags/{dag_id}/dagRuns", {"logical_date": None, "conf": conf})
+    run_id = run["dag_run_id"]
+    state = run["state"]
+    while state not in ("success", "failed") and time.monotonic() - t0 < timeout_s:
+        time.sleep(POLL_S)
+        run = api.call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}")
+        state = run["state"]
+    ended = _when(run.get("end_date")) if state in ("success", "failed") else None
+    return run_id, state, (ended - t0_epoch) if ended else time.monotonic() - t0
+
+
+def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: float = 3600, floor: bool = False) -> dict[str, Any]:
+    """Run the DAG once through a private scheduler; return state, timings and the engine census.
+
+    With ``floor``, the same scheduler then runs :mod:`jsonbench.tools.floor_dag` with one sleep per task that ran, of
+    its duration (``out["floor"]``): the wall time that floor holds beyond its task sum is Airflow's hand-off alone.
+    """
+    from jsonbench.tools import floor as floor_tool
+
     import sys
 
     port = port or free_port()
@@ -268,6 +302,8 @@ def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: floa
     work.chmod(0o711)
     scratch.chmod(0o755)
     env = _env(home, port, scratch)
+    if floor:  # the project's DAG files and the floor DAG, in a folder of this Airflow's own
+        env["AIRFLOW__CORE__DAGS_FOLDER"] = str(floor_tool.dag_folder(work, with_project=True))
     airflow = shutil.which("airflow", path=env.get("PATH")) or "airflow"
     for argv in ([airflow, "db", "migrate"], [airflow, "pools", "set", "benchmark_host", "1", "one benchmark task at a time"]):
         subprocess.run(argv, env=env, capture_output=True, text=True, check=True, timeout=600)
@@ -284,20 +320,9 @@ def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: floa
         user, password = next(iter(json.loads(pw_file.read_text()).items()))
         api.token = api.call("POST", "/auth/token", {"username": user, "password": password})["access_token"]
         api.wait("GET", f"/api/v2/dags/{DAG_ID}", deadline)  # parsed by the DAG processor
-        api.call("PATCH", f"/api/v2/dags/{DAG_ID}", {"is_paused": False})
         with Census(scratch) as census:
             cpu_before = _cpu_by_component(_processes_of(home, proc.pid))
-            t0, t0_epoch = time.monotonic(), time.time()
-            run = api.call("POST", f"/api/v2/dags/{DAG_ID}/dagRuns", {"logical_date": None, "conf": conf})
-            run_id = run["dag_run_id"]
-            state = run["state"]
-            while state not in ("success", "failed") and time.monotonic() - t0 < timeout_s:
-                time.sleep(POLL_S)
-                run = api.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}")
-                state = run["state"]
-            # From the trigger to the run's own end, as the scheduler wrote it: not to the poll that saw it.
-            ended = _when(run.get("end_date")) if state in ("success", "failed") else None
-            wall = (ended - t0_epoch) if ended else time.monotonic() - t0
+            run_id, state, wall = _trigger_and_wait(api, DAG_ID, conf, timeout_s)
             cpu_after = _cpu_by_component(_processes_of(home, proc.pid))
         tis = _task_instances(api, run_id)
         out.update(
@@ -314,6 +339,23 @@ def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: floa
             states={s: sum(1 for t in tis if t["state"] == s) for s in {str(t["state"]) for t in tis}},
             disturbers=disturbers(home / "logs" / f"dag_id={DAG_ID}" / f"run_id={run_id}"),
         )
+        if floor:
+            api.wait("GET", f"/api/v2/dags/{floor_tool.DAG_ID}", time.monotonic() + 600)
+            seconds = durations_in_order(tis)
+            cpu_before = _cpu_by_component(_processes_of(home, proc.pid))
+            f_id, f_state, f_wall = _trigger_and_wait(api, floor_tool.DAG_ID, {"seconds": seconds}, timeout_s)
+            cpu_after = _cpu_by_component(_processes_of(home, proc.pid))
+            f_tis = _task_instances(api, f_id, floor_tool.DAG_ID)
+            out["floor"] = {
+                "run_id": f_id,
+                "state": f_state,
+                "wall_s": f_wall,
+                "task_seconds": _task_seconds(f_tis),
+                "sleeps": len(seconds),
+                "slept_s": sum(seconds),
+                "gaps": gaps(f_tis),
+                "airflow_cpu_s": airflow_cpu(cpu_before, cpu_after),
+            }
     finally:
         _stop(proc, home)
         log.close()
@@ -387,6 +429,27 @@ def _cpu_words(out: dict[str, Any]) -> str:
     return f"Airflow's own CPU during the run: {total:.1f} s, {100 * total / wall:.1f} % of one core ({parts})"
 
 
+def _ratio(out: dict[str, Any]) -> float | None:
+    task_sum = sum(out.get("task_seconds", {}).values())
+    return float(out.get("wall_s") or 0) / task_sum if task_sum else None
+
+
+def _floor_words(out: dict[str, Any]) -> list[str]:
+    """The floor run's lines: its ratio, gaps and CPU, and the benchmark DAG's own share of the ratio beyond it."""
+    f = out.get("floor")
+    if not f:
+        return []
+    ours, floor = _ratio(out), _ratio(f)
+    share = f"; the benchmark DAG's own share: {ours - floor:+.3f} of its {ours:.3f}" if ours and floor else ""
+    return [
+        f"Airflow's floor, the same scheduler right after ({f['run_id']}: {f['state']}): {f['sleeps']} task instances "
+        f"sleeping the run's task durations ({f['slept_s']:.1f} s), one at a time through the same pool{share}",
+        "  floor " + _wall_against_tasks(f),
+        "  floor " + _gap_words(f),
+        "  floor " + _cpu_words(f),
+    ]
+
+
 def report(out: dict[str, Any]) -> str:
     lines = [
         f"run {out.get('run_id')} through the scheduler (LocalExecutor, REST API trigger): {out.get('state')} in {out.get('wall_s', 0):.1f} s",
@@ -399,6 +462,7 @@ def report(out: dict[str, Any]) -> str:
         f"({out.get('engines_seen')} engines seen in all)",
         "seconds per task kind: "
         + ", ".join(f"{k} {v:.1f}" for k, v in sorted(out.get("task_seconds", {}).items(), key=lambda kv: -kv[1])[:12]),
+        *_floor_words(out),
         f"Airflow home and log: {out.get('airflow_home')} ({out.get('log')})",
     ]
     return "\n".join(lines)
