@@ -91,8 +91,12 @@ def main(argv: list[str]) -> int:
     """``jsonbench airflow-floor``: the ``dags test`` floor of a run of ``--tasks`` tasks."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="jsonbench airflow-floor", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tasks", type=int, default=16, help="task instances in all, as many as the run it stands beside (one smoke cell: 16)")
+    parser = argparse.ArgumentParser(
+        prog="jsonbench airflow-floor", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--tasks", type=int, default=16, help="task instances in all, as many as the run it stands beside (one smoke cell: 16)"
+    )
     parser.add_argument("--seconds", type=float, default=0.0, help="what each task sleeps (default 0: Airflow's own cost only)")
     args = parser.parse_args(argv)
     try:

@@ -285,9 +285,9 @@ def scheduler_run(conf: dict[str, Any], port: int | None = None, timeout_s: floa
     With ``floor``, the same scheduler then runs :mod:`jsonbench.tools.floor_dag` with one sleep per task that ran, of
     its duration (``out["floor"]``): the wall time that floor holds beyond its task sum is Airflow's hand-off alone.
     """
-    from jsonbench.tools import floor as floor_tool
-
     import sys
+
+    from jsonbench.tools import floor as floor_tool
 
     port = port or free_port()
     # A SIGTERM (a stopped job, a timeout) must still stop the Airflow this started: run the finally block.
