@@ -48,7 +48,7 @@ def test_the_scheduler_floor_folder_holds_the_project_dags_and_the_floor(tmp_pat
     from airflow.dag_processing.dagbag import DagBag
 
     folder = floor.dag_folder(tmp_path, with_project=True)
-    bag = DagBag(dag_folder=str(folder), include_examples=False)
+    bag = DagBag(dag_folder=str(folder))
     assert bag.import_errors == {}, bag.import_errors
     assert {floor.DAG_ID, "jsonb_benchmark_matrix", "jsonb_benchmark_report"} <= set(bag.dags)
     hold = bag.dags[floor.DAG_ID].get_task("hold")
