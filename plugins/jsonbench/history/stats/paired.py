@@ -182,9 +182,21 @@ def bootstrap_interval(d: Sequence[float], level: float = 0.95, seed: int = 0, n
 
 def signed_rank_p(d: Sequence[float]) -> float:
     """The two-sided Wilcoxon signed-rank p-value of no change (SciPy: exact when it can be, else normal); 1 with no data."""
-    if not any(d):
-        return 1.0
-    return float(stats.wilcoxon(d).pvalue)
+    return signed_rank_ps([d])[0]
+
+
+def signed_rank_ps(samples: Sequence[Sequence[float]]) -> list[float]:
+    """:func:`signed_rank_p` of each sample, with one SciPy call per sample size (many metrics at once)."""
+    out = [1.0] * len(samples)
+    by_size: dict[int, list[int]] = {}
+    for i, d in enumerate(samples):
+        if any(d):  # no data, or every pair unchanged: nothing to test
+            by_size.setdefault(len(d), []).append(i)
+    for rows in by_size.values():
+        ps = stats.wilcoxon(np.asarray([samples[i] for i in rows], dtype=float), axis=1).pvalue
+        for i, p in zip(rows, np.atleast_1d(ps), strict=True):
+            out[i] = float(p)
+    return out
 
 
 def order_effect(d: Sequence[float], first: Sequence[str]) -> float | None:
@@ -301,12 +313,20 @@ class MetricPairs:
 
 
 def _compare(
-    m: MetricPairs, r: LogRatios, first: Sequence[str] | None, level: float, p: float, adjusted: float, method: str, seed: int
+    m: MetricPairs,
+    r: LogRatios,
+    first: Sequence[str] | None,
+    level: float,
+    p: float,
+    adjusted: float,
+    significant: bool,
+    method: str,
+    seed: int,
 ) -> MetricComparison:
     d = r.values
     lo, hi = bootstrap_interval(d, level, seed) if method == "bootstrap" else wilcoxon_interval(d, level)
     est = hodges_lehmann(d)
-    judged = verdict(est, (lo, hi), margin=m.margin, higher_is_better=m.higher_is_better, significant=adjusted <= 1 - level)
+    judged = verdict(est, (lo, hi), margin=m.margin, higher_is_better=m.higher_is_better, significant=significant)
     needed = pairs_needed(d, (lo, hi), margin=m.margin, level=level) if judged is Verdict.INCONCLUSIVE else None
     order = order_effect(d, [first[i] for i in r.kept]) if first is not None else None
     return MetricComparison(
@@ -326,7 +346,7 @@ def compare_metric(
     """One metric compared alone; ``first`` is each pair's first arm ("A" or "B"), as :func:`pair_order` gave it."""
     r = log_ratios(m.a, m.b)
     p = signed_rank_p(r.values)
-    return _compare(m, r, first, level, p, p, method, seed)
+    return _compare(m, r, first, level, p, p, p <= 1 - level, method, seed)
 
 
 def compare_metrics(
@@ -344,13 +364,13 @@ def compare_metrics(
     flagged metrics keep their coverage despite being picked (false coverage rate control).
     """
     rs = [log_ratios(m.a, m.b) for m in metrics]
-    ps = [signed_rank_p(r.values) for r in rs]
+    ps = signed_rank_ps([r.values for r in rs])
     adjusted = adjust_p(ps)
     alpha = 1 - level
     flagged = sum(q <= alpha for q in adjusted)
     fcr_level = 1 - flagged * alpha / max(len(metrics), 1)
     return [
-        _compare(m, r, first, fcr_level if q <= alpha else level, p, q, method, seed)
+        _compare(m, r, first, fcr_level if q <= alpha else level, p, q, q <= alpha, method, seed)
         for m, r, p, q in zip(metrics, rs, ps, adjusted, strict=True)
     ]
 
