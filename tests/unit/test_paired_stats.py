@@ -322,6 +322,8 @@ def test_exact_differences_are_named() -> None:
     grew = paired.exact_difference("WAL bytes", [1000, 1000], [1200, 1200])
     assert not grew.same and (grew.a, grew.b) == (1000, 1200)
     assert grew.text == "WAL bytes: A 1000, B 1200 (B - A +200, B/A 1.2)"
+    big = paired.exact_difference("WAL bytes", [123_456_789], [123_456_790])
+    assert big.text == "WAL bytes: A 123456789, B 123456790 (B - A +1, B/A 1)"
     plan = paired.exact_difference("plan", ["Seq Scan"], ["Index Scan"])
     assert plan.text == "plan: A 'Seq Scan', B 'Index Scan'"
     varies = paired.exact_difference("HOT updates", [5, 6, 5], [5])

@@ -456,7 +456,8 @@ def _delta(a: Fact, b: Fact) -> str:
     if isinstance(a, str) or isinstance(b, str):
         return ""
     ratio = f", B/A {b / a:.4g}" if a else ""
-    return f" (B - A {b - a:+g}{ratio})"
+    diff = f"{b - a:+d}" if isinstance(a, int) and isinstance(b, int) else f"{b - a:+.6g}"  # bytes and counts in full
+    return f" (B - A {diff}{ratio})"
 
 
 def exact_difference(name: str, a_values: Sequence[Fact], b_values: Sequence[Fact]) -> ExactDifference:
