@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonbench.errors import ConfigError
-from jsonbench.history.stats.paired import Stage, min_pairs, stage_levels
 from jsonbench.matrix import SETTING_NAME_RE, Matrix, load_matrix
 from jsonbench.orchestration.plan import RunConfig, params_schema, resolve
+
+if TYPE_CHECKING:  # the statistics (SciPy) are imported when a comparison is resolved, not when the DAG is parsed
+    from jsonbench.history.stats.paired import Stage
 
 #: The interval's level, and 1 - the false discovery rate held across metrics.
 LEVEL = 0.95
@@ -159,6 +161,8 @@ def _arm(p: dict[str, Any], name: str, m: Matrix) -> Arm:
 
 
 def _stages(value: Any) -> tuple[Stage, ...]:
+    from jsonbench.history.stats.paired import min_pairs, stage_levels
+
     totals = [value] if not isinstance(value, (list, tuple)) else list(value)
     if not totals or any(isinstance(n, bool) or not isinstance(n, int) for n in totals):
         raise ConfigError("pairs", f"must be a number of pairs or a list of increasing totals, got {value!r}")
