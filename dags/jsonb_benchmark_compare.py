@@ -11,7 +11,8 @@ so that the host's drift falls on both arms alike.
   plans every start of every stage; **begin** hands stage 1 its starts.
 * **stage_1 .. stage_4**: one dynamically mapped task group per stage of `pairs` (`[10, 20, 40]`: totals
   after each stage; one number: one stage), mapped over the stage's starts in their order. Each **start** is
-  one arm's engine start: for each suite, the nightly cell machinery (host lease, canary, fresh engine with
+  one arm's engine start (each instance takes the next start of the planned order when it runs, whatever
+  order the scheduler runs the instances in): for each suite, the nightly cell machinery (host lease, canary, fresh engine with
   the arm's settings, load, the selected workloads, teardown), in the one slot of the `benchmark_host` pool.
   A start that fails drops its pair (said in the log, the table and the page); a start cleared and run
   again keeps what it completed and measures the rest on a fresh engine.
@@ -92,7 +93,8 @@ def compare() -> None:
         from jsonbench.host import lease as hostlease
 
         try:
-            return tasks.run_start(planned_or_skip(), one)
+            ti = get_current_context()["ti"]
+            return tasks.run_start(planned_or_skip(), one, int(ti.map_index))
         except hostlease.HostBusy as exc:
             print(f"{exc}; waiting (rescheduled)")
             raise AirflowRescheduleException(datetime.now(UTC) + HOST_RECHECK) from None

@@ -91,6 +91,15 @@ def test_a_smoke_comparison_of_one_build_against_itself_is_complete(dags_test, t
             if not (folder / DONE).exists():
                 assert pair in dropped and dropped[pair], f"pair {pair} arm {arm} did not complete and its pair was not dropped"
     assert rows[0]["pairs_planned"] == PAIRS
+    assert res["state"] == "success" or dropped, res["log"][-4000:]  # only a failed start (its pair dropped) may fail the run
+
+    # The starts ran in the planned order (pair by pair, each pair's arms in its drawn order), not the scheduler's.
+    from jsonbench.compare.params import resolve_comparison
+    from jsonbench.compare.tasks import stage_starts
+
+    planned = [(s["pair"], s["arm"]) for s in stage_starts(resolve_comparison({**CONF, "results_dir": str(results)}), 0)]
+    attempts = [json.loads(p.read_text()) for p in staging.root.glob(f"*/{ATTEMPT}")]
+    assert [(x["pair"], x["arm"]) for x in sorted(attempts, key=lambda x: x["started_at"])] == planned
     assert all(r["pairs_used"] + r["pairs_dropped"] >= len(dropped) for r in rows)
     assert not any("fingerprint" in why for why in dropped.values()), dropped  # both arms saw the same data
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import shutil
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -159,17 +160,52 @@ def _done(staging: Staging, cell_id: str) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
-def run_start(planned: dict[str, Any], start: dict[str, Any]) -> dict[str, Any]:
+def claim(planned: dict[str, Any], hint: dict[str, Any], map_index: int) -> dict[str, Any]:
+    """The start a task instance of stage ``hint["stage"]`` measures: its own earlier claim (a cleared or rescheduled
+    instance), else the stage's first start nobody has claimed.
+
+    The scheduler does not run a mapped task's instances in their index order, and the pool runs one at a time;
+    so each instance takes the next start of the planned order when it runs, and the starts run in that order
+    whichever instance runs first. A claim is the start's ``.attempt.json`` (made exclusively) in its first
+    suite's cell folder.
+    """
+    run = driver.run_of(planned)
+    root = Staging(run.results_dir, run.run_id).root
+    suite = planned["comparison"]["suites"][0]
+    starts = planned["stages"][int(hint["stage"])]
+    paths_ = [root / start_cell_id(suite, int(s["pair"]), str(s["arm"])) / ATTEMPT for s in starts]
+    for s, path in zip(starts, paths_, strict=True):
+        try:
+            if path.exists() and json.loads(path.read_text(encoding="utf-8")).get("map_index") == map_index:
+                return dict(s)
+        except ValueError:
+            continue
+    for s, path in zip(starts, paths_, strict=True):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({**s, "map_index": map_index, "started_at": datetime.now(UTC).isoformat()}, fh)
+        return dict(s)
+    return dict(hint)  # every start claimed (as many instances as starts: only by hand)
+
+
+def run_start(planned: dict[str, Any], hint: dict[str, Any], map_index: int = -1) -> dict[str, Any]:
     """One start of one arm: each suite's cell provisioned, measured and torn down by the nightly driver.
 
-    A suite this start completed in an earlier attempt is kept; a partial one is measured again from a fresh
-    engine (its staged files are forgotten first). Raises what the driver raises (``HostBusy`` while another
-    run's engine holds the host: the DAG reschedules the task).
+    Which start is :func:`claim`'s (``hint``, the instance's own planned start, only when it cannot claim). A
+    suite this start completed in an earlier attempt is kept; a partial one is measured again from a fresh engine
+    (its staged files are forgotten first). Raises what the driver raises (``HostBusy`` while another run's engine
+    holds the host: the DAG reschedules the task).
     """
+    start = claim(planned, hint, map_index) if map_index >= 0 else dict(hint)
     run = driver.run_of(planned)
     staging = Staging(run.results_dir, run.run_id)
     cmp = planned["comparison"]
     pair, arm = int(start["pair"]), str(start["arm"])
+    log.info("start %d of stage %d: pair %d, arm %s (order %s)", map_index, int(start["stage"]) + 1, pair, arm, "".join(start["order"]))
     done = []
     for suite in cmp["suites"]:
         cell_id = start_cell_id(suite, pair, arm)
@@ -179,9 +215,12 @@ def run_start(planned: dict[str, Any], start: dict[str, Any]) -> dict[str, Any]:
             continue
         cell = driver.cell_of(planned, cell_id)
         assert cell is not None, cell_id
-        shutil.rmtree(staging.root / cell_id, ignore_errors=True)
+        folder = staging.root / cell_id
+        for stale in folder.iterdir() if folder.is_dir() else []:  # a partial earlier attempt: measured again
+            if stale.name != ATTEMPT:
+                shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
         started = datetime.now(UTC).isoformat()
-        write_json_atomic(staging.root / cell_id / ATTEMPT, {"started_at": started, **start})
+        write_json_atomic(folder / ATTEMPT, {**start, "map_index": map_index, "started_at": started})
         handle = driver.provision(planned, cell_id)
         try:
             for workload in cmp["workloads"][suite]:
@@ -189,7 +228,7 @@ def run_start(planned: dict[str, Any], start: dict[str, Any]) -> dict[str, Any]:
         finally:
             driver.teardown(planned, cell_id, handle)
         marker = {"pair": pair, "arm": arm, "suite": suite, "fingerprint": fingerprint(cell), "started_at": started}
-        write_json_atomic(staging.root / cell_id / DONE, marker)
+        write_json_atomic(folder / DONE, marker)
         done.append(cell_id)
     return {"pair": pair, "arm": arm, "cells": done}
 
@@ -205,7 +244,7 @@ def staged_starts(planned: dict[str, Any]) -> tuple[list[StartResult], dict[int,
     ran: dict[int, list[str]] = {}
     for k, starts in enumerate(planned["stages"]):
         attempted = any((staging.root / start_cell_id(s, x["pair"], x["arm"]) / ATTEMPT).exists() for x in starts for s in cmp["suites"])
-        if k and not attempted:
+        if not attempted:
             break
         for x in starts:
             ran[int(x["pair"])] = list(x["order"])
@@ -245,6 +284,8 @@ def judged(planned: dict[str, Any]) -> tuple[list[Judged], Pairs, dict[int, list
 def decide(planned: dict[str, Any], stage: int) -> list[dict[str, Any]]:
     """After stage ``stage`` (0-based): the next stage's starts while a metric is undecided, else none (it is skipped)."""
     stages = planned["stages"]
+    if stage >= len(stages):
+        return []  # the DAG holds more stages than this comparison planned
     result, pairs, ran, _ = judged(planned)
     if max(ran, default=-1) + 1 < planned["comparison"]["stages"][stage]["pairs"]:
         log.info("stage %d did not run: nothing to decide", stage + 1)
