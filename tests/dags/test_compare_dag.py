@@ -117,7 +117,9 @@ def test_a_smoke_comparison_of_one_build_against_itself_is_complete(dags_test, t
     # The same build against itself: every deterministic fact is the same, compared exactly.
     facts = [r for r in rows if r["metric_kind"] == "deterministic"]
     assert facts, "no deterministic fact compared"
-    assert all(r["verdict"] == SAME and r["fact_a"] == r["fact_b"] for r in facts), [(r["metric"], r["fact"]) for r in facts if r["verdict"] != SAME]
+    assert all(r["verdict"] == SAME and r["fact_a"] == r["fact_b"] for r in facts), [
+        (r["metric"], r["fact"]) for r in facts if r["verdict"] != SAME
+    ]
     assert rows[0]["build_a"] and rows[0]["build_a"] == rows[0]["build_b"]
     assert json.loads(rows[0]["settings_b"]).get("work_mem") == "8MB" != json.loads(rows[0]["settings_a"]).get("work_mem")
 

@@ -9,7 +9,9 @@ from jsonbench.compare.params import resolve_comparison
 
 
 def test_the_command_line_values_make_a_valid_comparison() -> None:
-    conf = conf_of("postgres-17", "postgres-16", suites=["json_vs_jsonb"], scale="smoke", pairs=[10], margin=0.02, b_settings={"work_mem": "4MB"})
+    conf = conf_of(
+        "postgres-17", "postgres-16", suites=["json_vs_jsonb"], scale="smoke", pairs=[10], margin=0.02, b_settings={"work_mem": "4MB"}
+    )
     assert conf["pairs"] == 10 and conf["b"] == {"engine": "postgres-16", "settings": {"work_mem": "4MB"}} and "workloads" not in conf
     cfg = resolve_comparison(conf)
     assert cfg.b.settings == {"work_mem": "4MB"} and cfg.margin == 0.02
@@ -26,8 +28,27 @@ def test_a_bad_parameter_is_refused_naming_the_field_before_airflow_starts(capsy
 def test_the_verdict_table_names_each_metric_and_the_facts_that_differ() -> None:
     common = {"suite": "s", "variant": "v", "margin": 0.02, "pairs_used": 6, "dropped": '{"2": "start B/s did not complete"}'}
     rows = [
-        {**common, "workload": "w", "metric": "t", "metric_kind": "timed", "estimate": 1.1, "interval_low": 1.05, "interval_high": 1.15, "verdict": "regression"},
-        {**common, "workload": "w", "metric": "u", "metric_kind": "timed", "estimate": 1.0, "interval_low": None, "interval_high": None, "verdict": "inconclusive", "pairs_needed": 30},
+        {
+            **common,
+            "workload": "w",
+            "metric": "t",
+            "metric_kind": "timed",
+            "estimate": 1.1,
+            "interval_low": 1.05,
+            "interval_high": 1.15,
+            "verdict": "regression",
+        },
+        {
+            **common,
+            "workload": "w",
+            "metric": "u",
+            "metric_kind": "timed",
+            "estimate": 1.0,
+            "interval_low": None,
+            "interval_high": None,
+            "verdict": "inconclusive",
+            "pairs_needed": 30,
+        },
         {**common, "workload": "w", "metric": "size", "metric_kind": "deterministic", "verdict": "different", "fact": "size: A 1, B 2"},
         {**common, "workload": "w", "metric": "n", "metric_kind": "deterministic", "verdict": "same", "fact": "n: same"},
     ]

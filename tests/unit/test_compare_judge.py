@@ -15,7 +15,9 @@ from jsonbench.history.stats.paired import pair_order, stage_levels
 SUITE = "s"
 
 
-def _starts(pairs: int, shift: float, noise: float, seed: int = 1, size_b: int = 1000, skip: tuple[tuple[int, str], ...] = ()) -> list[StartResult]:
+def _starts(
+    pairs: int, shift: float, noise: float, seed: int = 1, size_b: int = 1000, skip: tuple[tuple[int, str], ...] = ()
+) -> list[StartResult]:
     """Each pair's two starts: read_time (ms) around 100 with log-normal noise, B ``shift`` away; a size fact; a ratio."""
     rng = np.random.default_rng(seed)
     out = []
@@ -26,7 +28,9 @@ def _starts(pairs: int, shift: float, noise: float, seed: int = 1, size_b: int =
             base = 100 * (1 + shift if arm == "B" else 1)
             ms = (
                 Measurement.of("w", "v", "read_time", "ms", (base * np.exp(rng.normal(0, noise, 3))).tolist(), kind="timed"),
-                Measurement.of("w", "v", "speedup", "x", float(2 * (1 + shift if arm == "B" else 1) * math.exp(rng.normal(0, noise))), kind="timed"),
+                Measurement.of(
+                    "w", "v", "speedup", "x", float(2 * (1 + shift if arm == "B" else 1) * math.exp(rng.normal(0, noise))), kind="timed"
+                ),
                 Measurement.of("w", "v", "table_bytes", "bytes", float(size_b if arm == "B" else 1000), kind="deterministic"),
                 Measurement.not_applicable("w", "v", "lz4_bytes", "bytes", "no lz4", kind="deterministic"),
             )
@@ -70,14 +74,20 @@ def test_a_failed_start_drops_its_whole_pair_and_says_which() -> None:
 
 def test_a_start_on_other_data_drops_its_pair() -> None:
     starts = _starts(7, 0.0, 0.01)
-    starts = [StartResult(s.pair, s.arm, s.suite, s.measurements, "other" if (s.pair, s.arm) == (2, "A") else s.fingerprint, s.started_at) for s in starts]
+    starts = [
+        StartResult(s.pair, s.arm, s.suite, s.measurements, "other" if (s.pair, s.arm) == (2, "A") else s.fingerprint, s.started_at)
+        for s in starts
+    ]
     pairs = usable_pairs(starts, _planned(7), [SUITE])
     assert 2 not in pairs.usable and "fingerprint differs" in pairs.dropped[2]
 
 
 def test_the_first_arm_is_the_one_that_started_first() -> None:
     starts = _starts(6, 0.0, 0.01)
-    swapped = [StartResult(s.pair, s.arm, s.suite, s.measurements, s.fingerprint, "2026-01-02" if s.arm == "A" and s.pair == 0 else s.started_at) for s in starts]
+    swapped = [
+        StartResult(s.pair, s.arm, s.suite, s.measurements, s.fingerprint, "2026-01-02" if s.arm == "A" and s.pair == 0 else s.started_at)
+        for s in starts
+    ]
     assert usable_pairs(swapped, _planned(6), [SUITE]).first[0] == "B"
     assert usable_pairs(starts, _planned(6), [SUITE]).first[0] == "A"
 
@@ -104,7 +114,12 @@ def test_a_fact_that_varies_within_an_arm_says_so() -> None:
     starts = _starts(6, 0.0, 0.01)
     bumped = []
     for s in starts:
-        ms = tuple(Measurement.of("w", "v", "table_bytes", "bytes", 1001.0, kind="deterministic") if (m.metric == "table_bytes" and s.pair == 1 and s.arm == "A") else m for m in s.measurements)
+        ms = tuple(
+            Measurement.of("w", "v", "table_bytes", "bytes", 1001.0, kind="deterministic")
+            if (m.metric == "table_bytes" and s.pair == 1 and s.arm == "A")
+            else m
+            for m in s.measurements
+        )
         bumped.append(StartResult(s.pair, s.arm, s.suite, ms, s.fingerprint, s.started_at))
     judged, _ = judge(bumped, _planned(6), [SUITE], stage_levels([6]), {}, 0.02)
     assert next(j for j in judged if j.metric == "table_bytes").verdict == VARIES

@@ -38,7 +38,9 @@ def test_other_builds_and_sqlite_versions_and_staged_pairs() -> None:
     cfg = resolve_comparison({**GOOD, "b": {"engine": "postgres-16"}, "pairs": [10, 20, 40], "margin": 0.05, "workloads": ["small"]})
     assert cfg.workloads == {"json_vs_jsonb": ("small",)}
     assert [s.pairs for s in cfg.stages] == [10, 20, 40] and sum(s.alpha for s in cfg.stages) == pytest.approx(0.05)
-    sq = resolve_comparison({"a": "sqlite-3.46.1", "b": {"engine": "sqlite-3.54.1"}, "suites": ["sqlite_jsonb"], "scale": "smoke", "pairs": 6})
+    sq = resolve_comparison(
+        {"a": "sqlite-3.46.1", "b": {"engine": "sqlite-3.54.1"}, "suites": ["sqlite_jsonb"], "scale": "smoke", "pairs": 6}
+    )
     assert sq.family == "sqlite" and sq.a.settings == {} and 0 < DEFAULT_MARGIN < 1
 
 
@@ -47,7 +49,10 @@ def test_other_builds_and_sqlite_versions_and_staged_pairs() -> None:
     [
         ("a.engine", {"a": {"engine": "postgres-99"}}),
         ("b.engine", {"b": {"engine": "sqlite-3.54.1"}}),  # arms of two families
-        ("a.settings", {"a": "sqlite-3.46.1", "b": "sqlite-3.54.1", "suites": ["sqlite_jsonb"], "pairs": 6} | {"a": {"engine": "sqlite-3.46.1", "settings": {"cache_size": "1"}}}),
+        (
+            "a.settings",
+            {"a": {"engine": "sqlite-3.46.1", "settings": {"cache_size": "1"}}, "b": "sqlite-3.54.1", "suites": ["sqlite_jsonb"]},
+        ),
         ("b.settings.Work-Mem", {"b": {"engine": "postgres-17", "settings": {"Work-Mem": "4MB"}}}),
         ("b.settings.work_mem", {"b": {"engine": "postgres-17", "settings": {"work_mem": True}}}),
         ("b.colour", {"b": {"engine": "postgres-17", "colour": "red"}}),

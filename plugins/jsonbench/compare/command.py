@@ -58,7 +58,14 @@ def conf_of(
         "pairs": pairs[0] if isinstance(pairs, list) and len(pairs) == 1 else pairs,
         "seed": seed,
     }
-    extra = {"scale": scale, "margin": margin, "workloads": workloads, "results_dir": results_dir, "hardware_label": hardware_label, "backend": backend}
+    extra = {
+        "scale": scale,
+        "margin": margin,
+        "workloads": workloads,
+        "results_dir": results_dir,
+        "hardware_label": hardware_label,
+        "backend": backend,
+    }
     conf.update({k: v for k, v in extra.items() if v is not None})
     if results_dir is not None:
         conf["results_dir"] = str(Path(results_dir).expanduser().resolve())

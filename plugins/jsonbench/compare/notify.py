@@ -25,7 +25,14 @@ def comparison_alert(context: Any) -> tuple[str, str, dict[str, Any]]:
     run_id = s.get("run_id") or context.get("run_id") or "unknown-run"
     results = s.get("results_dir") or str(paths.results_dir((context.get("params") or {}).get("results_dir")))
     subject = f"jsonbench: comparison {run_id}: {s.get('failed', '?')} of {s.get('checked', '?')} checks failed"
-    lines = [f"# {subject}", "", f"- results: `{results}`", f"- verdicts: {json.dumps(s.get('verdicts'))}", f"- Data Docs: `{s.get('data_docs')}`", ""]
+    lines = [
+        f"# {subject}",
+        "",
+        f"- results: `{results}`",
+        f"- verdicts: {json.dumps(s.get('verdicts'))}",
+        f"- Data Docs: `{s.get('data_docs')}`",
+        "",
+    ]
     lines += [f"- {f}" for f in s.get("failures", [])] or [f"- {type(exc).__name__}: {exc}"]
     lines += ["", "The comparison's rows are published (`comparisons/`); its page is `report/compare-<id>.html`."]
     return subject, "\n".join(lines) + "\n", {"run_id": run_id, "results_dir": results, "summary": s}

@@ -213,7 +213,10 @@ class ComparisonFailed(Exception):
 
     def __init__(self, summary: dict[str, Any]) -> None:
         self.summary = summary
-        super().__init__(f"{summary['failed']} of {summary['checked']} comparison checks failed for {summary['run_id']}: " + "; ".join(summary["failures"]))
+        super().__init__(
+            f"{summary['failed']} of {summary['checked']} comparison checks failed for {summary['run_id']}: "
+            + "; ".join(summary["failures"])
+        )
 
 
 #: The expectations every comparison is held to (GX entries as :func:`jsonbench.checks.library.expectation` reads them).

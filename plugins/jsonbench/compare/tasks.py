@@ -121,7 +121,9 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None) -
             cell = base[(suite, arm.engine)]
             engine_for(cell).check()
             get_suite(suite).preflight(cell)
-    margins, source = ({}, None) if cfg.margin is not None else aa_margins(cfg.run.results_dir, cfg.run.hardware_label, cfg.a, host.host_machine_id)
+    margins, source = (
+        ({}, None) if cfg.margin is not None else aa_margins(cfg.run.results_dir, cfg.run.hardware_label, cfg.a, host.host_machine_id)
+    )
     comparison = {
         "a": cfg.a.to_json(),
         "b": cfg.b.to_json(),
@@ -242,7 +244,7 @@ def staged_starts(planned: dict[str, Any]) -> tuple[list[StartResult], dict[int,
     staging = Staging(run.results_dir, run.run_id)
     cmp = planned["comparison"]
     ran: dict[int, list[str]] = {}
-    for k, starts in enumerate(planned["stages"]):
+    for starts in planned["stages"]:
         attempted = any((staging.root / start_cell_id(s, x["pair"], x["arm"]) / ATTEMPT).exists() for x in starts for s in cmp["suites"])
         if not attempted:
             break
@@ -257,13 +259,22 @@ def staged_starts(planned: dict[str, Any]) -> tuple[list[StartResult], dict[int,
                 marker = _done(staging, cell_id)
                 if marker is None:
                     continue
-                ms = [m for r in staging.records(cell_id) if r.workload not in CANARY_RECORDS and r.workload != SETUP_RECORD for m in r.measurements]
+                ms = [
+                    m
+                    for r in staging.records(cell_id)
+                    if r.workload not in CANARY_RECORDS and r.workload != SETUP_RECORD
+                    for m in r.measurements
+                ]
                 engine = staging.read_engine(cell_id) or {}
                 f = facts[arm]
                 f["builds"].add(str(engine.get("build") or engine.get("version") or ""))
                 f.setdefault("settings", engine.get("settings"))
                 f.setdefault("host", engine.get("host"))
-                results.append(StartResult(pair, arm, suite, tuple(ms), str(marker["fingerprint"]), str(marker["started_at"]), str(engine.get("build") or "")))
+                results.append(
+                    StartResult(
+                        pair, arm, suite, tuple(ms), str(marker["fingerprint"]), str(marker["started_at"]), str(engine.get("build") or "")
+                    )
+                )
     for f in facts.values():
         f["builds"] = ", ".join(sorted(b for b in f["builds"] if b)) or None
     return results, ran, facts
