@@ -36,6 +36,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("jsonbench.checks",),
     ("jsonbench.report",),
     ("jsonbench.orchestration",),
+    # an A/B comparison of two arms: the nightly driver measures each start
+    ("jsonbench.compare",),
     ("jsonbench.setup",),
     ("jsonbench.tools",),
     ("jsonbench.cli",),
