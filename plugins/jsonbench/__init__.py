@@ -3,7 +3,7 @@
 Rooms, by what they hold (a room imports only from those listed after it, and from the base):
 
 * :mod:`jsonbench.cli`: every command, from a shell (``python -m jsonbench.cli --help``).
-* :mod:`jsonbench.tools`: the maintainers' commands (handchecks, overheads, calibration, the checks' own
+* :mod:`jsonbench_dev`: the maintainers' commands (handchecks, overheads, calibration, the checks' own
   check, the report's benchmark, reruns); nothing a nightly run imports reaches them.
 * :mod:`jsonbench.orchestration`: planning and driving a run: the run plan, the DAG's task callables,
   costs, deployments.
