@@ -43,6 +43,14 @@ def _indent(text: str) -> int:
     return len(lines[1]) - len(lines[1].lstrip()) if len(lines) > 1 else 2
 
 
+#: The first key of every reproduction file: which of its parts a command regenerates (its readers ignore the key).
+GENERATED_BY = (
+    "bin/jsonbench-dev bands --write (the timing findings' bands); the deterministic findings' bands from the runs "
+    "bin/jsonbench-dev calibrate proposes them from (and bin/jsonbench-dev derive-facts, fit-documents for the facts "
+    "they derive); the rest by hand"
+)
+
+
 def write_rule(root: Path) -> int:
     """Write the rule's bands into every reproduction file under ``root``; returns how many bands changed."""
     changed = 0
@@ -51,6 +59,7 @@ def write_rule(root: Path) -> int:
         arithmetic = load_arithmetic(root, suite)
         text = path.read_text(encoding="utf-8")
         data = json.loads(text)
+        data = {"_generated_by": GENERATED_BY, **{k: v for k, v in data.items() if k != "_generated_by"}}
         for f in data.get("findings", []):
             if not governed(f):
                 continue

@@ -922,11 +922,17 @@ def dumps(record: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n}\n"
 
 
+#: The first key of every record written: the command that regenerates the file (its readers ignore the key).
+GENERATED_BY = "bin/jsonbench-dev calibrate --record (or bin/jsonbench-dev campaign); the exact command is under `command`"
+
+
 def write_record(record: dict[str, Any], results_dir: str | Path | None = None) -> Path:
-    """Write ``record`` where :func:`load_record` finds it (atomically: a reader never sees half a file)."""
+    """Write ``record`` where :func:`load_record` finds it (atomically: a reader never sees half a file), saying first
+    which command regenerates it."""
     from jsonbench.dataset.fsio import write_text_atomic
 
     p = record_path(record["hardware_label"], record["scale"], results_dir)
+    record = {"_generated_by": GENERATED_BY, **{k: v for k, v in record.items() if k != "_generated_by"}}
     write_text_atomic(p, dumps(record), "calibration record")
     return p
 
