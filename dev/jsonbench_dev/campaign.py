@@ -125,7 +125,7 @@ def campaign(conf: dict[str, Any], runs: int, *, run_dag: Any, resume_args: Any,
         label,
         runs=used,
         why=f"the {len(used)} honest runs of the campaign {path.name}, one after another, nothing else on the machine",
-        command=f"jsonbench-dev campaign --scale {scale} --runs {runs} --hardware-label {label}",
+        command=f"bin/jsonbench-dev campaign --scale {scale} --runs {runs} --hardware-label {label}",
     )
     log(render_record(record))
     log(f"campaign: record {write_record(record, results)}")

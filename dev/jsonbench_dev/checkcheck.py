@@ -19,7 +19,7 @@ Plant kinds (``PLANT_KINDS``):
 * ``tie_comparison``: the same, to exactly the opposite's edge (a tie: "columns as fast as jsonb" is not
   "columns faster"); ``collapsed_comparison``: to just past it (2 % into the opposite);
 * ``kept_conclusion_2x``: every timing comparison finding moved 2x toward its opposite (halfway there in log when
-  the opposite is nearer), one design twice slower while the conclusion holds: what the band rule (issue 33) no
+  the opposite is nearer), one design twice slower while the conclusion holds: what the band rule no
   longer catches on purpose, so it counts as caught when drift flags the moved input series (or the band, when the
   move left the magnitude class); ``kept_conclusion_2x_3nights``: the same move held over the target and the two runs
   before it (a design change that lasts, as a version's does), which drift's windows of two and three nights can see
@@ -83,15 +83,15 @@ PLANT_KINDS = (
     "input_not_applicable",
     "damaged_file",
 )
-#: Plants the band rule leaves to drift by design (issue 33, item 6): planted and reported with the rest, and what drift
+#: Plants the band rule leaves to drift by design: planted and reported with the rest, and what drift
 #: catches of them is a measurement of drift's power on this history, not part of the command's verdict.
 LEFT_TO_DRIFT = ("kept_conclusion_2x", "kept_conclusion_2x_3nights")
 #: How many runs, ending with the target, each ``LEFT_TO_DRIFT`` plant is held over.
 HELD_OVER = {"kept_conclusion_2x": 1, "kept_conclusion_2x_3nights": 3}
 #: The calibration record's field that says which change of a lone series drift catches (with probability
 #: ``noise.POWER``) when it has lasted that many nights: a plant held over them is one its noise allows when the
-#: change it made to one of its series is at least that series' figure. The claim the version plant makes (issue 37:
-#: "of the series whose noise allows it"), here for what the band rule leaves to drift (issue 33, item 6).
+#: change it made to one of its series is at least that series' figure. The claim the version plant makes ("of the
+#: series whose noise allows it"), here for what the band rule leaves to drift.
 MDS_OF_NIGHTS = {1: "mds", 3: "mds_3"}
 TIME_UNITS = {"ms": 1.0, "s": 1.0, "us": 1.0, "ns": 1.0, "ns/row": 1.0, "tps": -1.0}
 
@@ -250,7 +250,7 @@ KEPT_FACTOR = 2.0
 
 def _halfway_value(f: dict[str, Any], observed: float) -> float:
     """``observed`` moved ``KEPT_FACTOR`` toward the opposite's nearest edge, or halfway there (in log) when that is nearer:
-    a design slower by that much while the conclusion holds. What the band rule leaves to drift (issue 33, item 6)."""
+    a design slower by that much while the conclusion holds. What the band rule leaves to drift."""
     edge = _edge_value(f, observed, 1.0)
     toward = KEPT_FACTOR if edge > observed else 1.0 / KEPT_FACTOR
     moved = observed * toward
@@ -327,7 +327,7 @@ def plant_reversed(
                 unmet = None if cross else unmet_host_requirement(f, _host_facts(sdf[sdf["engine_id"] == engine_id]))
                 busy = disturbed_inputs(vals, f) if load_sensitive(f) else []
                 if unmet or busy:
-                    # Not a comparison this run makes: not applicable on this host (issue 18), or measured in a busy
+                    # Not a comparison this run makes: not applicable on this host, or measured in a busy
                     # window (its verdict is "disturbed", counted in the run's judged share). Its inputs remain drift's,
                     # as single series; the power table says how often a lone series is caught.
                     why = str(unmet) if unmet else "measured in a busy window: " + "; ".join(busy)
@@ -761,7 +761,7 @@ def _conclude(report: dict[str, Any]) -> None:
     report["false_alarms"] = false_alarms
     power_ok = True
     levels = (report.get("power") or {}).get("levels") or {}
-    for size in ("1.5", "2"):  # issue 19: every 2x and 1.5x per-version slowdown is caught
+    for size in ("1.5", "2"):  # every 2x and 1.5x per-version slowdown must be caught
         e = (levels.get("engine") or {}).get(size)
         if e and e["planted"] and e["caught_within"] < e["planted"]:
             power_ok = False
@@ -936,7 +936,7 @@ def save(report: dict[str, Any], results_dir: str | Path | None = None) -> Path:
 
 # -- power: planted slowdowns of several sizes, judged by the real drift check ------------------------------------------
 
-#: The sizes of the planted slowdowns (issue 19): durations times the factor, rates divided by it.
+#: The sizes of the planted slowdowns: durations times the factor, rates divided by it.
 POWER_FACTORS = (1.1, 1.25, 1.5, 2.0)
 
 

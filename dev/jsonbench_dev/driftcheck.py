@@ -1,6 +1,6 @@
 """``jsonbench-dev drift-recheck``: drift judged on every recorded host it never saw, honest and planted.
 
-What issue 37 asks of drift, on real runs: quiet on an honest night of a host, caught when a version or the harness
+What drift must do, on real runs: quiet on an honest night of a host, caught when a version or the harness
 moved. For each host of ``recorded/`` (plus ``--results-dir`` folders) with two or more runs at a scale, the noise
 record is built from the **other** hosts' runs only (leave one host out: the host is new to it, as every user's
 machine is), and then:
@@ -21,7 +21,7 @@ machine is), and then:
   record sigma is at most 0.25 %) times 1.03: caught the first night.
 
 The committed record is not read: each host's record is built here, from the others. ``--starts N`` judges the
-nights whose figures rest on N engine starts (the run parameter ``starts``; 2 at laptop and full since sitting 60)
+nights whose figures rest on N engine starts (the run parameter ``starts``; 2 at laptop and full)
 against a record of the other machines' one-start runs, as a user's night of that design is judged until a record of
 its own exists (a night's rows of one start, SQLite's at the default, are judged with ``--starts 1``). Prints a table
 per host and scale; exit 1 when an honest run raised more than ``--max-honest`` alarms.
@@ -214,11 +214,11 @@ def drift_recheck(
         # other series is a lone one (BH over the run's series). The reference is the series' own (its design's quiet
         # runs since its last change point, the first planted night), not every earlier run of the host.
         # (``allowed_family`` counts the series whose family's mds allows it, the weaker claim; ``allowed_series`` those
-        # whose own mds at the family's level does, their family's noise aside: the claim before sitting 57.)
+        # whose own mds at the family's level does, their family's noise aside: a weaker claim.)
         fams = record.get("families") or {}
         ser = record.get("series") or {}
         refs = {key: reference.get(key, start) for key in judged}
-        # the series' own mds at the family's level, whatever its family's noise (the claim before sitting 57)
+        # the series' own mds at the family's level, whatever its family's noise (a weaker claim)
         allowed_series = {
             key
             for key in judged
@@ -288,7 +288,7 @@ def drift_recheck(
 #: A near-exact count: a sampled series (WAL bytes, HOT counts) whose honest runs move it at most this much (log): a
 #: +3 % change is then 12 of its sigmas.
 NEAR_EXACT = 0.0025
-#: The planted change of a near-exact count (issue 37's target: +3 %, caught the first night).
+#: The planted change of a near-exact count (the target: +3 %, caught the first night).
 COUNT_FACTOR = 1.03
 
 

@@ -1,6 +1,6 @@
-"""Benchmark command: Airflow's own floor under the benchmark DAG's orchestration overhead (issue 35).
+"""Benchmark command: Airflow's own floor under the benchmark DAG's orchestration overhead.
 
-Two targets of issue 35 measure what orchestration adds: a scheduler run's wall time over its task sum (at most
+Two targets measure what orchestration adds: a scheduler run's wall time over its task sum (at most
 1.02), and a one-cell ``dags test`` run's time beyond its cell (at most 10 s). Both hold Airflow's own cost, which no
 DAG can remove, beside the benchmark DAG's. This module measures that floor on the same machine, with the same
 Airflow and settings, by running :mod:`jsonbench_dev.floor_dag` (sleeps, one at a time through the same pool):

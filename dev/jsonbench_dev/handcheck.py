@@ -372,7 +372,7 @@ def fat_update_reads(engine_id: str = "postgres-16", scale: str = "laptop", roun
 
     The matrix timed it with pgbench at the machine's clients (2 on 2 cores): under a CPU quota of 1.2 cores two
     clients and two backends wait to run, that wait is most of a 25-40 us read, and the ratio doc / rel fell to 0.90
-    on 16 (sitting 59's quota night, ``recorded/local-e5cd42a-6b8986c8-quota/``). Each round makes a fresh copy of
+    on 16 (a quota night, ``recorded/local-e5cd42a-6b8986c8-quota/``). Each round makes a fresh copy of
     each design's original, prewarms it as the workload does, and reads it (a) with pgbench at the machine's
     clients, (b) with pgbench at one client, (c) inside the server: the workload's own single-row statements in a PL/pgSQL
     loop over its fixed random ids (``fat_update.read_ids``, ``read_fat_<design>_server.sql``), no client round trip; the three in an order that

@@ -147,7 +147,7 @@ def render(series: list[SeriesNoise]) -> str:
 
 
 def compare_arms(arms: dict[str, list[SeriesNoise]]) -> str:
-    """Arms of one experiment side by side (issue 37 item 2: does fixing a candidate narrow the spread between starts?).
+    """Arms of one experiment side by side (does fixing a candidate narrow the spread between starts?).
 
     Per suite and scale, over the series every arm measured: each arm's pooled between-starts sd (the sum of each
     series' squared spread times its degrees of freedom, over their sum: one host, so a start is a run) and its median
@@ -269,7 +269,7 @@ def shared_by_versions(series: list[SeriesNoise]) -> dict[str, tuple[int, float,
     of the same series on the other versions that night. If the versions share nothing, the contrast's variance is the
     move's times 1 + 1 / (engines - 1) (1.5 with three); below the move's only where most of it is shared. A family's
     median moves with the host and about half of it cancels against the versions beside it (the family test's
-    ``contrast_sigma``); this asks the same of a single series (sitting 50: mostly it does not).
+    ``contrast_sigma``); this asks the same of a single series (mostly it does not).
     """
     by_key: dict[tuple[str, str], dict[str, dict[str, float]]] = defaultdict(dict)
     for s in series:
@@ -318,7 +318,7 @@ class QuotientNoise:
 
 def quotients(series: list[SeriesNoise], reproduction: dict[str, Any]) -> list[QuotientNoise]:
     """Every per-engine timing finding of two inputs or more (a numerator and a denominator: "jsonb reads faster than
-    json"), its quotient's spread between starts of one host beside its inputs' (issue 37 item 4: ratios of two designs
+    json"), its quotient's spread between starts of one host beside its inputs' (ratios of two designs
     measured in one cell are judged as their own series where the host cancels in them).
 
     A finding that reads one published ratio (the catalogue's ``tps_ratio``, SQLite's per-position ratios) is that

@@ -65,7 +65,7 @@ def drift_all(
 
     The canary's rows are no suite of their own here, as in the night's check (``checks.examine``): drift reads them as
     the host's move beside each cell and never judges them as series. Judged here, they raised alarms no night could
-    raise (sitting 67: ``host/postgres-16`` and ``host/postgres-17`` on 76df4b9f's honest nights, and on 6b8986c8's)."""
+    raise (``host/postgres-16`` and ``host/postgres-17`` on 76df4b9f's honest nights, and on 6b8986c8's)."""
     from jsonbench.history.drift import drift_frame
 
     frames = [
@@ -148,14 +148,14 @@ def family_reference_runs(frame: pd.DataFrame) -> dict[SeriesKey, int]:
 
 def noise_allows(record: dict[str, Any], key: SeriesKey, ref_runs: int, nights: int, factor: float, family_ref: int | None = None) -> bool:
     """Whether drift can see one series moved by ``factor`` when its whole engine moved, over ``nights`` and a reference
-    of ``ref_runs``: the claim "of the series whose noise allows it" (issue 37), by the two ways drift has to see it.
+    of ``ref_runs``: the claim "of the series whose noise allows it", by the two ways drift has to see it.
 
     * **Its family's way.** A series is tested at the family's level (``noise.FAMILY_LEVEL``) only in a family that was
       selected, so both must allow it: the family's sigma (the median of its timings) and the series' own.
     * **Alone.** Otherwise it is a lone series, tested at BH ``q / m`` over the run's series under the honest runs' tail
       (``noise.thresholds``), a far larger change.
 
-    Counting the series' own mds at the family's level alone (as before sitting 57) claimed series whose family the
+    Counting the series' own mds at the family's level alone claimed series whose family the
     noise hides, which drift cannot test at that level. ``family_ref`` is the reference of its family's way
     (:func:`family_reference_runs`; ``ref_runs`` when not given).
     """

@@ -137,7 +137,7 @@ def other_designs(df: pd.DataFrame) -> dict[str, set[str]]:
     processes' ASLR; ``cell.design_params_of``: the read order; the engine starts are ``read_runs``'s). The campaign's
     arms are other designs (huge pages ran json_vs_jsonb 20-26 % slower, ASLR on doubled the spread between starts on
     ``2de39d7f``, interleaved reads move every read series), so a record of the default that read them would hold their
-    moves as noise. A run that recorded no ASLR (before sitting 44 made it a fact of the row) is of unknown ASLR, not of
+    moves as noise. A run that recorded no ASLR (from before it was a fact of the row) is of unknown ASLR, not of
     another design: the first hosts' runs are only that way.
     """
     from jsonbench.cell import design_params_of
@@ -199,7 +199,7 @@ def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, can
         build = "" if r.engine_build is None or (isinstance(r.engine_build, float)) else str(r.engine_build)
         # One series per engine id over its builds (``engine_builds``): a series' noise is its workload's on this hardware
         # type, and the same SQLite built for another Python (3.11.2 on some hosts, 3.11.7 on others) is judged by it too
-        # (sitting 65; drift serves a build up to its interpreter's patch release: noise.serves).
+        # (drift serves a build up to its interpreter's patch release: noise.serves).
         key = (r.suite, r.engine_id, r.workload, r.variant, r.metric)
         a = acc.get(key)
         if a is None:
@@ -210,7 +210,7 @@ def _series(df: pd.DataFrame, exclude: dict[str, set[str] | None], lib: Any, can
         a.runs.append(str(r.run_id))
         a.hosts.append(_unit(host_of(r), build))
         a.builds.append(build)
-        # the fit's unit: one machine at one commit (a sitting here): a host that changed between sittings, or a harness
+        # the fit's unit: one machine at one commit: a host that changed between commits, or a harness
         # that changed between commits, moves every timing at once, and is not the canary's to explain
         commit = str(getattr(r, "git_revision", None) or "")[:7]
         a.machines.append(f"{getattr(r, 'machine', None) or host_of(r)}@{commit}")
@@ -260,7 +260,7 @@ def canary_fits(acc: dict[tuple[str, ...], _Acc], policy_of: Any) -> dict[str, d
     move (``coef``).
 
     Inside each machine at one commit (a boot id, with or without a CPU quota: a quota run beside full-speed runs of
-    the same machine is what moves the canary most; one commit, because a host that changed between sittings or a
+    the same machine is what moves the canary most; one commit, because a host that changed between commits or a
     harness that changed between commits moves every timing at once, which is not the canary's to explain), every run's
     deviation of a timed series from that machine's mean (log,
     slower positive) against the deviation of the canary beside its cell, pooled over the group's series: the
@@ -563,7 +563,7 @@ def _families(
     family of a run moves between starts of one host (every engine at once: the host or the harness).
 
     Honest runs move a whole engine by a few per cent (the smoke runs: catalogue medians -6 % .. +6 %), and engine
-    starts on one host by 5-16 % (issue 37: 0ded6d5b's second laptop night moved its 12 cells 0.84x to 1.16x with the
+    starts on one host by 5-16 % (0ded6d5b's second laptop night moved its 12 cells 0.84x to 1.16x with the
     CPU canary steady); the family test must know that, or every honest night is a per-version regression. What every
     family of a suite shares in a run is the host's move (:func:`host_move`), which the drift check takes out first, so
     it is taken out here too. With a handful of runs a family's own spread is a guess, so no family is modelled quieter
@@ -853,7 +853,7 @@ def read_runs(sources: list[tuple[Path, dict[str, Any]]], hardware_label: str, s
         df = df[~df["suite"].isin(stale)]
         if "scale_params" in df and starts is not None:
             # The canary's rows stay with the runs that measured this design: a run of another design alone would be
-            # read as a night with nothing but the canary (drift-recheck counted sitting 49's two-start nights as such).
+            # read as a night with nothing but the canary (drift-recheck once counted two-start nights as such).
             host_rows = df["suite"] == HOST_SUITE
             mine = ~host_rows & (df["scale_params"].map(starts_of) == starts)
             df = df[mine | (host_rows & df["run_id"].isin(set(df.loc[mine, "run_id"])))]

@@ -1,4 +1,4 @@
-"""Benchmark command: does a server restart move a cell's figures as much as a fresh engine does? (issue 37, item 3)
+"""Benchmark command: does a server restart move a cell's figures as much as a fresh engine does?
 
 ``jsonbench-dev restart-check --engine postgres-17 --suite json_vs_jsonb --scale laptop --fresh 3 --restarts 3``
 provisions ``--fresh`` engines one after another (each a new initdb and load, as a night's cell is), and inside each
@@ -10,7 +10,7 @@ each) and *between fresh engines* beyond that (method of moments, :func:`jsonben
 the medians per suite, with the mean shift of each round against the first (which alone follows the load).
 
 Why it matters. On the reference machine type the spread between engine starts (11-21 % a series) dominates what a
-night measures, and issue 37's item 3 asks that a cell's figures rest on two or three starts. A restart costs seconds,
+night measures, and a cell's figures may rest on two or three starts. A restart costs seconds,
 a second load minutes. If restarts move the figures as much as fresh engines do, the starts' noise lives in the
 processes (memory layout, shared memory) and a cell can split its repetitions across restarts for free; if they move
 them much less, it lives in the data or the load, and only a second load replicates it.

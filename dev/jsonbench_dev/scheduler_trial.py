@@ -219,7 +219,7 @@ def gaps(tis: list[dict[str, Any]]) -> dict[str, float]:
     split at its ``queued_when``: before it, the scheduler's loop noticing the end and queueing the next task (it
     sleeps ``[scheduler] scheduler_idle_sleep_time``, 1 s, whenever a loop found nothing to do); after it, the
     executor starting the task's process. A gap in which empty tasks completed (one scheduler loop each: the groups'
-    ``done`` links cost a run 30 of them, one by one along the chain, until sitting 50 removed them) is counted apart.
+    ``done`` links cost a run 30 of them, one by one along the chain, when the DAG had them) is counted apart.
     """
     ran = sorted(
         (
@@ -397,7 +397,7 @@ def _wall_against_tasks(out: dict[str, Any]) -> str:
     """The run's wall time over the sum of its tasks' durations: what the scheduler adds to a serial chain.
 
     The cells run one at a time, so a scheduler that starts each task as soon as its upstream ends gives a
-    ratio near 1; issue 35's target is at most 1.02.
+    ratio near 1; the target is at most 1.02.
     """
     task_sum = sum(out.get("task_seconds", {}).values())
     if not task_sum:

@@ -136,7 +136,7 @@ def test_a_reversal_the_check_cannot_judge_is_reported_apart_not_planted(make_ce
 
 def test_findings_that_share_an_input_are_planted_in_separate_copies() -> None:
     """SQLite's "position matters for JSONB" and "matters more than for text" both read keys_1000/jsonb/last_vs_first:
-    planted in one copy, the second tie moves the first off its edge (sitting 39's checkcheck missed those 3 ties). So the
+    planted in one copy, the second tie moves the first off its edge (a checkcheck once missed those 3 ties). So the
     first call plants one and leaves the other for the next copy, and each lands exactly where it was put."""
     import random
 
@@ -168,7 +168,7 @@ def test_findings_that_share_an_input_are_planted_in_separate_copies() -> None:
 
 
 def test_the_plant_left_to_drift_moves_a_finding_twice_toward_its_opposite_and_never_into_it() -> None:
-    """``kept_conclusion_2x``: one design twice slower while the conclusion holds (issue 33, item 6); when the opposite is
+    """``kept_conclusion_2x``: one design twice slower while the conclusion holds; when the opposite is
     nearer than 2x, halfway there in log, so the conclusion still holds and only drift can tell."""
     import math
 
@@ -265,7 +265,7 @@ def test_a_plant_left_to_drift_is_claimed_only_where_its_series_noise_allows_the
 
 def test_an_engines_slowdown_leaves_the_canary_beside_it_as_measured() -> None:
     """A slower version does not slow the canary timed before its cells: moved with it, the canary would say "the host
-    was slower", and drift takes that out, so the power table read 0 % for every engine (sitting 54, on `431a3be6`'s
+    was slower", and drift takes that out, so the power table read 0 % for every engine (on `431a3be6`'s
     five laptop nights). The engine's own timings move; the canary's rows, under the same engine id, do not."""
     import pandas as pd
 

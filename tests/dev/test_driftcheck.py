@@ -34,7 +34,7 @@ def test_an_honest_host_it_never_saw_is_quiet_and_a_slower_version_is_caught() -
 
 
 def test_a_harness_change_is_said_as_one_where_three_engines_have_history() -> None:
-    """Host `2de39d7f`: its early runs hold PostgreSQL 17 alone, its later ones (sittings 46-47) the whole matrix. The harness
+    """Host `2de39d7f`: its early runs hold PostgreSQL 17 alone, its later ones the whole matrix. The harness
     plant lands on the latest run where three engines or more have history on the host (before, it landed on the first
     whole-matrix run, where only 17 had any, and nothing could tell it from 17's own version change)."""
     results = drift_recheck(folders_to_check([]), "laptop", only={"2de39d7f"})
@@ -42,11 +42,11 @@ def test_a_harness_change_is_said_as_one_where_three_engines_have_history() -> N
     h = results[0]
     assert all(r["alarms"] <= 0.01 * r["judged"] for r in h.honest), render(results, 1.25)
     m = h.harness
-    # Sitting 44's and sitting 47's nights under ./bin/cpu-quota 0.6: hosts of their own, on which no plant lands.
+    # The nights under ./bin/cpu-quota 0.6: hosts of their own, on which no plant lands.
     assert h.quota == ["manual__2026-12-03T09:19:09.911168+00:00", "manual__2026-12-03T16:55:00.684545+00:00"]
     assert m and m["run_id"] == [r for r in h.runs if r not in h.quota][-1], render(results, 1.25)
     assert m["said_as_harness"] > 0.5 * m["judged"], render(results, 1.25)
-    # The version plant: its family is judged against the versions measured beside it the same night (sitting 47), so
+    # The version plant: its family is judged against the versions measured beside it the same night, so
     # the planted family is found; before, on this host, no series of it was.
     assert h.version["engine"] == "postgres-17" and h.version["caught"] > 0, render(results, 1.25)
     # The claim counts each series' own reference: never more than the host's earlier runs; on this host, whose history
@@ -179,7 +179,7 @@ def test_the_version_plant_lands_on_nights_with_other_engines_beside_it() -> Non
 
 
 def test_two_start_nights_are_judged_as_their_own_design_against_a_one_start_record() -> None:
-    """`--starts 2`: host `6b8986c8`'s nights at two engine starts (sitting 60's arms and catalogue runs, the default at
+    """`--starts 2`: host `6b8986c8`'s nights at two engine starts (the arms and catalogue runs, the default at
     laptop since) are the nights judged, its one-start nights are not; the record still comes from the other machines'
     one-start runs, as a user's two-start night reads the committed record. Before, every two-start row was dropped and a
     folder of the new default's nights had nothing to judge."""
@@ -198,12 +198,12 @@ def test_two_start_nights_are_judged_as_their_own_design_against_a_one_start_rec
     # a whole-matrix night at the default holds both: PostgreSQL's figures on two starts, SQLite's on one
     two = {str(r) for r, s in design.items() if 2 in s}
     one = {str(r) for r, s in design.items() if 2 not in s}
-    # sitting 60's two-start arm (catalogue and json_vs_jsonb on 17) is judged; sitting 59's one-start nights are not
+    # the two-start arm (catalogue and json_vs_jsonb on 17) is judged; the one-start nights are not
     assert {"manual__2026-12-05T21:19:35.052716+00:00", "manual__2026-12-05T21:49:50.426571+00:00"} <= set(h.runs), h.runs
     assert set(h.runs) <= two and not set(h.runs) & one, (sorted(h.runs), sorted(one))
     judged = {r["run_id"]: r["judged"] for r in h.honest}
     assert len(judged) == len(h.runs) - 1, render(results, 1.25)
-    # the canary is never judged as a suite, as in the night's own check (before sitting 67, 14:03:56 and 14:43:04 alarmed
+    # the canary is never judged as a suite, as in the night's own check (once, 14:03:56 and 14:43:04 alarmed
     # on host/postgres-17 and host/postgres-18 here, alarms no night could raise)
     assert not [f for r in h.honest for f in r["families"] if f.startswith(f"{HOST_SUITE}/")], render(results, 1.25)
     # the arm's later nights are judged against its two-start history (a night whose read order has no history of its own,

@@ -55,7 +55,7 @@ def test_the_canary_fit_is_shown_per_workload() -> None:
 
 
 def test_arms_compare_the_pooled_spread_between_starts_over_the_series_both_measured() -> None:
-    """Issue 37 item 2: an arm whose starts spread half as much reads a variance ratio of 0.25, over common series only."""
+    """An arm whose starts spread half as much reads a variance ratio of 0.25, over common series only."""
     from jsonbench_dev.noise_levels import SeriesNoise, compare_arms
 
     def s(series: str, starts: float, n: int = 3) -> SeriesNoise:
@@ -97,7 +97,7 @@ def test_arms_say_what_a_setting_shifts_pair_by_pair() -> None:
 
 
 def test_the_table_reads_real_two_start_nights_by_drifts_own_figure() -> None:
-    """Sitting 49's `--starts 2` nights (`recorded/local-4418ae2-431a3be6-starts2/`, host 431a3be6): each run's figure in
+    """The `--starts 2` nights (`recorded/local-4418ae2-431a3be6-starts2/`, host 431a3be6): each run's figure in
     the table is `noise.statistic` of its row (each start's best, averaged), and the one-start record never reads them."""
     from jsonbench import paths
     from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report

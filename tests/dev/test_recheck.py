@@ -48,7 +48,7 @@ def test_a_planted_reversal_is_caught(tmp_path: Path) -> None:
 
 def test_every_recorded_folder_is_described_in_the_manifest() -> None:
     """`hosts.json`'s `folders` names each folder's commit and host, and says what its runs cannot judge: a folder it
-    does not list (an entry written outside `folders`, as four were until sitting 47) is read with nothing declined."""
+    does not list (an entry written outside `folders`, as four once were) is read with nothing declined."""
     entries = dict(folders_to_check([]))
     missing = sorted(p.name for p, entry in entries.items() if not entry)
     assert not missing, f"recorded/ folders without an entry under hosts.json's folders: {missing}"

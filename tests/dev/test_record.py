@@ -322,7 +322,7 @@ def test_a_move_within_the_hosts_noise_is_quiet_on_another_host_and_drifts_on_th
 
 
 def test_the_canary_is_kept_where_it_explains_a_workload_and_dropped_where_it_does_not() -> None:
-    """The record's canary fit (issue 37 item 4): inside one machine, a workload whose timings follow its canary component
+    """The record's canary fit: inside one machine, a workload whose timings follow its canary component
     gets a slope near 1 and keeps it; one whose timings ignore a canary that moved gets a slope near 0 and drops it
     (drift then judges it as measured); one beside a canary that hardly moved cannot tell, and keeps it. Both CPU
     components are fitted, so a workload that follows the other one shows it."""

@@ -138,7 +138,13 @@ def test_the_roots_are_found() -> None:
 def _names_dev(path: Path) -> bool:
     """Whether ``path`` imports ``jsonbench_dev`` anywhere in it (inside a function too)."""
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        names = (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
         if any(n == DEV or n.startswith(DEV + ".") for n in names):
             return True
     return False

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonbench.cli.table import SETUP, ActionCommand, Arg, MatrixValues
+from jsonbench.orchestration.dagtest import DAG_ID
 
 # The matrix's closed sets, read when a help text or a value needs them.
 SCALES = MatrixValues("scales", lambda m: list(m.scales))
@@ -107,7 +108,7 @@ ARG_HOST_ACTION = Arg(
     ("action",), "status: who holds the benchmark host; release: remove a dead holder's lease", choices=("status", "release")
 )
 ARG_RERUN_ID = Arg(("run_id",), "the run to run again (its id in Airflow's metadata database)", metavar="RUN_ID")
-ARG_DAG_ID = Arg(("--dag-id",), "the DAG the run belongs to", default="jsonb_benchmark_matrix", dest="dag_id")
+ARG_DAG_ID = Arg(("--dag-id",), "the DAG the run belongs to", default=DAG_ID, dest="dag_id")
 ARG_RERUN_CONF = Arg(("--conf",), "parameters as a JSON object (default: the run's own)", metavar="JSON")
 ARG_AIRFLOW_ARGS = Arg(
     ("args",), "Airflow's arguments, e.g. tasks clear ...; `help` prints Airflow's own help", nargs=argparse.REMAINDER, metavar="ARGS"

@@ -1,4 +1,4 @@
-"""Run an earlier DAG run again, as the same run, on this machine: ``python -m jsonbench.cli rerun RUN_ID``.
+"""Run an earlier DAG run again, as the same run, on this machine: ``jsonbench rerun RUN_ID``.
 
 ``airflow dags test DAG LOGICAL_DATE`` names every run after the moment it starts (``manual__<now>``),
 whatever logical date it is given, so "the same run again" through it is a new run: its rows would
@@ -14,12 +14,11 @@ The run's logical date and parameters are read from Airflow's metadata database.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from typing import Any
 
-DAG_ID = "jsonb_benchmark_matrix"
+from jsonbench.orchestration.dagtest import DAG_ID
 
 
 def _find_run(dag_id: str, run_id: str) -> tuple[str, dict[str, Any]]:
@@ -65,14 +64,3 @@ def rerun(run_id: str, dag_id: str = DAG_ID, conf: dict[str, Any] | None = None)
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m jsonbench.cli rerun", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("run_id")
-    parser.add_argument("--dag-id", default=DAG_ID)
-    parser.add_argument("--conf", help="parameters as JSON (default: the run's own)")
-    args = parser.parse_args(argv)
-    return rerun(args.run_id, args.dag_id, json.loads(args.conf) if args.conf else None)
