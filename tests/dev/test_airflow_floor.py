@@ -14,6 +14,9 @@ import pytest
 from jsonbench_dev import floor
 from jsonbench_dev.scheduler_trial import _floor_words, durations_in_order
 
+# Outside tests/integration/, which marks its tests so by folder: these start real engines and Airflow too.
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -13,8 +13,13 @@ import os
 import re
 import time
 
+import pytest
+
 from jsonbench.host import load as hostload
 from jsonbench_dev.quietcheck import start_hog, stop_hog
+
+# Outside tests/integration/, which marks its tests so by folder: these start real engines and Airflow too.
+pytestmark = pytest.mark.integration
 
 #: The loop's own CPU inside a window, as a share of the machine, above which the window must read busy:
 #: 2.5x the 10 % threshold, so that it stays above it over the sampler's span (the window plus its two
