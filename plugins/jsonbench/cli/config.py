@@ -116,6 +116,45 @@ ARG_AIRFLOW_ARGS = Arg(
 ARG_SAMPLE_COUNT = Arg(("--count",), "documents to write (default: the shipped sample's, 10,000)", type=int, metavar="N")
 ARG_SAMPLE_OUT = Arg(("--out",), "the file to write (default: examples/orders.jsonl in the project)", metavar="PATH")
 
+# --- a comparison's options ------------------------------------------------------------------------------------------
+ARG_ARM_A = Arg(
+    ("--a",),
+    "arm A, the baseline: an engine id of the matrix; this checkout's: %(listing)s",
+    listing=ENGINES,
+    required=True,
+    metavar="ENGINE",
+)
+ARG_ARM_B = Arg(
+    ("--b",), "arm B, the change: an engine id of the same family (the same as A to compare settings)", required=True, metavar="ENGINE"
+)
+ARG_A_SETTING = Arg(
+    ("--a-setting",), "a server setting of arm A, name=value (repeatable)", action="append", dest="a_setting", metavar="NAME=VALUE"
+)
+ARG_B_SETTING = Arg(
+    ("--b-setting",), "a server setting of arm B, name=value (repeatable)", action="append", dest="b_setting", metavar="NAME=VALUE"
+)
+ARG_COMPARE_SUITES = ARG_SUITES.but(
+    help="comma-separated suites to compare, of the arms' family; this checkout's: %(listing)s", required=True
+)
+ARG_WORKLOADS = Arg(
+    ("--workloads",), "comma-separated workloads (name or suite/name) to compare (default: every workload of the suites)", metavar="NAMES"
+)
+ARG_PAIRS = Arg(
+    ("--pairs",),
+    "pairs of engine starts: one number, or staged totals (e.g. 10 20 40: more pairs only while a metric is undecided)",
+    type=int,
+    nargs="+",
+    default=[10],
+    metavar="N",
+)
+ARG_MARGIN = Arg(
+    ("--margin",),
+    "the margin of practical equivalence, a share (0.02 = 2 %%) (default: this host's A/A comparison of arm A, else 0.02)",
+    type=float,
+    metavar="SHARE",
+)
+ARG_SEED = Arg(("--seed",), "the seed of the pairs' shuffled, balanced order", type=int, default=0, metavar="N")
+
 _CMD = "jsonbench.cli.commands"
 
 #: The user's commands, then the setup steps, in the order ``jsonbench --help`` lists them.
@@ -134,6 +173,32 @@ COMMANDS: tuple[ActionCommand, ...] = (
         "print what a run would cost (per cell: load, disk and memory peak, duration) without running it",
         f"{_CMD}.run:plan",
         RUN_ARGS,
+    ),
+    ActionCommand(
+        "compare",
+        "judge a change: two engine builds or two settings in interleaved pairs on this host, a verdict per metric",
+        f"{_CMD}.compare:compare",
+        (
+            ARG_ARM_A,
+            ARG_ARM_B,
+            ARG_A_SETTING,
+            ARG_B_SETTING,
+            ARG_COMPARE_SUITES,
+            ARG_WORKLOADS,
+            ARG_PAIRS,
+            ARG_MARGIN,
+            ARG_SEED,
+            ARG_SCALE,
+            ARG_BACKEND,
+            ARG_HARDWARE_LABEL,
+            ARG_RESULTS_DIR,
+        ),  # fmt: skip
+        description="Runs jsonb_benchmark_compare once with `airflow dags test`: each pair is one fresh engine start of\n"
+        "each arm on the same data, in a shuffled order balanced between A-first and B-first, one engine alive at a\n"
+        "time. Per metric: the estimate of B/A (Hodges-Lehmann over the pairs' log ratios), its 95 % interval, and a\n"
+        "verdict (REGRESSION, IMPROVEMENT, EQUIVALENT, SMALL or INCONCLUSIVE with the pairs it would need); the\n"
+        "deterministic facts compared exactly. Exit status 0 when no metric regressed, 1 when the run failed or one\n"
+        "did, 2 for a bad parameter.",
     ),
     ActionCommand(
         "summary",

@@ -141,6 +141,6 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         if action.choices is not None and "%(choices)" not in text and not isinstance(action, argparse._SubParsersAction):
             text += "; one of: %(choices)s"
         default = action.default
-        if default not in (None, False, argparse.SUPPRESS, []) and "%(default)" not in text:
+        if default is not None and default is not False and default not in (argparse.SUPPRESS, []) and "%(default)" not in text:
             text += " (default: %(default)s)"
         return text
