@@ -11,8 +11,8 @@ import sys
 from jsonbench.checks.library import load_library
 from jsonbench.dataset.measurement import HOST_SUITE
 from jsonbench.history import hostspeed
-from jsonbench.tools import record as R
-from jsonbench.tools.recheck import folders_to_check
+from jsonbench_dev import record as R
+from jsonbench_dev.recheck import folders_to_check
 
 scale = sys.argv[1] if len(sys.argv) > 1 else "laptop"
 lib = load_library()

@@ -2,17 +2,17 @@
 
 Rooms, by what they hold (a room imports only from those listed after it, and from the base):
 
-* :mod:`jsonbench.cli`: every command, from a shell (``python -m jsonbench.cli --help``).
-* :mod:`jsonbench.tools`: the maintainers' commands (handchecks, overheads, calibration, the checks' own
-  check, the report's benchmark, reruns); nothing a nightly run imports reaches them.
+* :mod:`jsonbench.cli`: the user's command line, ``jsonbench`` (its commands declared in ``cli/config.py``).
+  The maintainers' instruments are not here: ``dev/jsonbench_dev`` (``./bin/jsonbench-dev``), which the product
+  never imports.
 * :mod:`jsonbench.orchestration`: planning and driving a run: the run plan, the DAG's task callables,
-  costs, deployments.
+  costs, deployments, a run from the command line (``dagtest``) and a run again in place (``rerun``).
 * :mod:`jsonbench.report`: the static HTML report (templates under ``report/templates/``).
 * :mod:`jsonbench.checks`: Great Expectations checks (sanity, reproduction, drift) and alerts.
 * :mod:`jsonbench.suites`: the suite contract (:mod:`~jsonbench.suites.base`) and one module per seed.
 * :mod:`jsonbench.dataset`: measurements, staging files, the Parquet schema and publishing (the results dataset).
 * :mod:`jsonbench.engines`: the engine contract (:mod:`~jsonbench.engines.base`) and one adapter per backend.
-* :mod:`jsonbench.host`: the benchmark host's lease, load and facts.
+* :mod:`jsonbench.host`: the benchmark host's lease, load and facts, and the engines alive on it (``census``).
 * The base: :mod:`~jsonbench.matrix` (the matrix file, loaded and checked), :mod:`~jsonbench.cell` (the
   typed values tasks pass on), :mod:`~jsonbench.pgbench`, :mod:`~jsonbench.sqlfiles`,
   :mod:`~jsonbench.paths`, :mod:`~jsonbench.errors`, :mod:`~jsonbench.dataset.fsio` (durable writes, which

@@ -12,7 +12,7 @@ INCLUDE_DIR = PROJECT_ROOT / "include"
 SQL_DIR = INCLUDE_DIR / "sql"
 EXPECTATIONS_DIR = INCLUDE_DIR / "expectations"
 MATRIX_FILE = INCLUDE_DIR / "matrix.yaml"
-#: Honest recorded runs of hosts of the reference type, which ``jsonbench recheck`` judges every band on.
+#: Honest recorded runs of hosts of the reference type, which ``jsonbench-dev recheck`` judges every band on.
 RECORDED_DIR = PROJECT_ROOT / "recorded"
 
 

@@ -45,7 +45,7 @@ def smoke_run(tmp_path_factory, airflow_env, scratch_dir: Path) -> dict:
     import subprocess
     import sys
 
-    from jsonbench.tools.census import Census
+    from jsonbench.host.census import Census
     from tests.conftest import _FINISHED
 
     results = tmp_path_factory.mktemp("dagrun") / "results"

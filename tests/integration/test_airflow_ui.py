@@ -29,7 +29,6 @@ from typing import Any
 
 import pytest
 
-from jsonbench.tools.scheduler_trial import free_port
 from tests.browser import CHROMIUM, Page
 from tests.unit.report_synth import build_once
 
@@ -41,6 +40,15 @@ if CHROMIUM is None:  # under CI this skip fails the run (tests/conftest.py)
     pytestmark = pytest.mark.skip(reason="chromium not installed (./bin/setup installs it as root)")
 
 DAG = "jsonb_benchmark_matrix"
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now (the OS picks it)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

@@ -129,8 +129,8 @@ def test_the_summary_figures_equal_the_published_rows(sample_run: dict[str, Any]
 
 
 def test_the_command_line_and_the_report_print_the_answer(sample_run: dict[str, Any], results: Path) -> None:
-    from jsonbench.cli import summary
     from jsonbench.report import build_report
+    from jsonbench.report.summary import summary
 
     text = summary(str(results), "documents_sample")
     found = answers(sample_run["rows"].to_dict("records"))

@@ -1,9 +1,9 @@
-"""Every command the README and docs/ print runs as printed, from a fresh shell (issue 29).
+"""Every command the README and docs/ print runs as printed, from a fresh shell.
 
 A fresh shell here is a clean environment: ``PATH`` the system's only, no ``AIRFLOW_HOME``, no
 ``PYTHONPATH``, no ``JSONBENCH_*``, started in the project folder. Each ``.venv/bin/jsonbench`` command
-printed (in a code block or inline) answers ``--help`` there; each ``./bin/`` script printed exists, is
-executable and parses; and the quick start itself, narrowed to one SQLite cell at smoke, sets up and runs
+and each ``./bin/jsonbench-dev`` instrument printed (in a code block or inline) answers ``--help`` there;
+each ``./bin/`` script printed exists, is executable and parses; and the quick start itself, narrowed to one SQLite cell at smoke, sets up and runs
 the real DAG there to the end, with its run judged by :func:`tests.runcheck.assert_run_correct`'s rules
 on the stored validation rows (never by the run's state, which includes timing bands).
 """
@@ -57,7 +57,7 @@ def test_every_printed_jsonbench_command_answers_help_from_a_fresh_shell(tmp_pat
     subcommands = sorted(
         {c.split()[1] for _, c in _printed() if c.startswith(".venv/bin/jsonbench ") and re.fullmatch(r"[a-z][a-z-]*", c.split()[1])}
     )
-    assert "run" in subcommands and "figures" in subcommands
+    assert "run" in subcommands and "report" in subcommands
     env = _fresh_env(tmp_path)
     failed = {}
     for sub in [*subcommands, "--help"]:
@@ -69,6 +69,23 @@ def test_every_printed_jsonbench_command_answers_help_from_a_fresh_shell(tmp_pat
     # The module form works from a fresh shell too.
     got = subprocess.run([str(ROOT / ".venv/bin/python"), "-m", "jsonbench.cli", "plan", "--help"], cwd=ROOT, env=env, capture_output=True)
     assert got.returncode == 0, got.stderr
+
+
+@pytest.mark.integration
+def test_every_printed_instrument_answers_help_from_a_fresh_shell(tmp_path: Path) -> None:
+    """``./bin/jsonbench-dev CMD``: each instrument printed answers ``--help`` there, from another folder too."""
+    subcommands = sorted(
+        {c.split()[1] for _, c in _printed() if c.startswith("./bin/jsonbench-dev ") and re.fullmatch(r"[a-z][a-z-]*", c.split()[1])}
+    )
+    assert "noise-levels" in subcommands and "calibrate" in subcommands
+    env = _fresh_env(tmp_path)
+    failed = {}
+    for sub in [*subcommands, "--help"]:
+        argv = [str(ROOT / "bin/jsonbench-dev"), *([sub, "--help"] if sub != "--help" else [sub])]
+        got = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+        if got.returncode != 0 or "Traceback" in got.stderr or f"usage: jsonbench-dev {sub if sub != '--help' else ''}" not in got.stdout:
+            failed[sub] = (got.returncode, got.stderr[-500:])
+    assert not failed, failed
 
 
 @pytest.mark.integration

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import pytest
 
 from jsonbench.report import build_report
-from jsonbench.tools.report_bench import external_references
+from jsonbench.report.vendor import external_references
 from tests.unit.report_synth import build_once
 
 LAST = "scheduled__2026-11-05T02:00:00+00:00"

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from jsonbench.tools.census import live_engines
+from jsonbench.host.census import live_engines
 
 
 def _worker(folder: Path) -> subprocess.Popen[bytes]:

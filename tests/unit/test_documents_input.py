@@ -254,7 +254,7 @@ SAMPLE_SHA256 = "64e42d6e1661d0ef6b7e0758f0da877f8d23a5a419ea777e10138457e399d0b
 def test_the_sample_is_what_the_generator_writes() -> None:
     import hashlib
 
-    from jsonbench.tools.sample_documents import COUNT, lines
+    from jsonbench.suites.documents.sample import COUNT, lines
 
     made = "".join(line + "\n" for line in lines(COUNT)).encode("utf-8")
     assert hashlib.sha256(made).hexdigest() == SAMPLE_SHA256, "the generator no longer writes the sample's bytes"

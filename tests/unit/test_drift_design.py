@@ -1,7 +1,7 @@
 """Drift's history is tonight's design only: rows measured under other server settings or another ASLR are not it.
 
-Issue 37's arms on ``2de39d7f`` (huge pages, no timed checkpoint, ASLR on and off) sat in one history with its default
-nights, and a version 1.25x slower was caught in 10 of the 30 series whose noise allowed it there (sitting 55).
+The experiment's arms on ``2de39d7f`` (huge pages, no timed checkpoint, ASLR on and off) sat in one history with its default
+nights, and a version 1.25x slower was caught in 10 of the 30 series whose noise allowed it there.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def test_recorded_default_nights_of_two_hosts_and_code_versions_share_a_design_a
 
 
 def test_reads_taken_in_another_order_are_another_design() -> None:
-    """json_vs_jsonb's interleaved reads (sitting 57) never share a history with the seed's order; rows written before
+    """json_vs_jsonb's interleaved reads never share a history with the seed's order; rows written before
     the parameter existed are of the seed's order (their default); the starts stay a design of their own beside it."""
     old = json.dumps({"small_rows": 40000})
     seq = json.dumps({"small_rows": 40000, READ_ORDER_KEY: "sequential"})
@@ -110,7 +110,7 @@ def test_an_unknown_read_order_fails_naming_the_field() -> None:
 
 def test_a_history_that_restarts_says_why() -> None:
     """Tonight's design differs from the engine's earlier runs: the note says how many runs were set aside and what
-    changed, so that "not enough history" after a settings change is not a mystery (issue 37)."""
+    changed, so that "not enough history" after a settings change is not a mystery."""
     before = {"settings": _settings(), "engine_facts": _facts("on"), "scale_params": json.dumps({READ_ORDER_KEY: "sequential"})}
     after = {
         "settings": _settings(huge_pages="on"),
@@ -158,28 +158,3 @@ def test_the_report_says_why_a_history_restarted() -> None:
     )
     ctx = drift_context(v, [])
     assert ctx is not None and ctx["restarts"] == [why] and ctx["insufficient"] == 2
-
-
-def test_the_noise_record_reads_the_default_design_only() -> None:
-    """The record's levels are of the design most runs were measured under, per suite and engine
-    (``record.other_designs``): the arms (huge pages, ASLR on, interleaved reads) are left out as an ``--exclude``
-    would; a run that recorded no ASLR (the first hosts') is of unknown ASLR, not of another design."""
-    from jsonbench.tools.record import other_designs
-
-    seq, inter = json.dumps({READ_ORDER_KEY: "sequential"}), json.dumps({READ_ORDER_KEY: "interleaved"})
-    rows = [
-        ("n1", "catalogue", _settings(), _facts("off"), seq),
-        ("n2", "catalogue", _settings(port="5433"), _facts("off"), seq),  # where it listens is no design
-        ("n3", "catalogue", _settings(), _facts(None), "{}"),  # before ASLR and the read order were recorded
-        ("hp", "catalogue", _settings(huge_pages="on"), _facts("off"), seq),
-        ("aslr", "catalogue", _settings(), _facts("on"), seq),
-        ("n1", "json_vs_jsonb", _settings(), _facts("off"), seq),
-        ("n2", "json_vs_jsonb", _settings(), _facts("off"), seq),
-        ("int", "json_vs_jsonb", _settings(), _facts("off"), inter),
-    ]
-    df = pd.DataFrame(rows, columns=["run_id", "suite", "settings", "engine_facts", "scale_params"]).assign(engine_id="postgres-17")
-    assert other_designs(df) == {"hp": {"catalogue"}, "aslr": {"catalogue"}, "int": {"json_vs_jsonb"}}
-    # per engine: 16's own settings are its default, not 17's
-    sixteen = df.assign(engine_id="postgres-16", settings=_settings(jit="off"))
-    assert other_designs(pd.concat([df, sixteen])) == {"hp": {"catalogue"}, "aslr": {"catalogue"}, "int": {"json_vs_jsonb"}}
-    assert other_designs(df.iloc[0:0]) == {}

@@ -4,7 +4,7 @@ the same way, calls the series of it that went along; one night's excursion, or 
 Fixed inputs, no timing: three engines of one suite, ten series each, eight quiet earlier runs with a small
 deterministic jitter, noisy series (15 % between starts, so no series passes its own test at the family's level) in
 quiet families (5 % against the engines beside them, so a 25 % move of a whole family stands out by five of its
-sigmas). The real test of the rule is `jsonbench drift-recheck` on recorded hosts (tests/unit/test_driftcheck.py).
+sigmas). The real test of the rule is `jsonbench-dev drift-recheck` on recorded hosts (tests/unit/test_driftcheck.py).
 """
 
 from __future__ import annotations

@@ -2,9 +2,11 @@
 
 Three properties a move or a new import could break without any other test noticing:
 
-* nothing a nightly run imports reaches the maintainers' tools (``jsonbench.tools``): the roots are what
-  the DAG files import (at parse time and inside their task callables) and the classes the matrix file
-  names (engine adapters, suites), which are loaded by import path and so never appear as an import;
+* the product never imports the maintainers' instruments (``jsonbench_dev``, outside ``plugins/``): no module of
+  ``plugins/`` and no DAG file names it, nor does a product test (``tests/`` outside ``tests/dev/``); and the
+  command line is reached by nothing a nightly run imports: the roots are what the DAG files import (at parse time and
+  inside their task callables) and the classes the matrix file names (engine adapters, suites), which are loaded by
+  import path and so never appear as an import;
 * no import cycle between modules;
 * no upward import: a module imports only from its own room or from rooms below it (the order below).
 
@@ -36,11 +38,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("jsonbench.checks",),
     ("jsonbench.report",),
     ("jsonbench.orchestration",),
+    # an A/B comparison of two arms: the nightly driver measures each start
+    ("jsonbench.compare",),
     ("jsonbench.setup",),
-    ("jsonbench.tools",),
     ("jsonbench.cli",),
 ]
-TOOLS = "jsonbench.tools"
+DEV = "jsonbench_dev"
 
 
 def _modules() -> dict[str, Path]:
@@ -134,10 +137,42 @@ def test_the_roots_are_found() -> None:
         assert needed in reached
 
 
-def test_nothing_nightly_reaches_the_tools() -> None:
+def _names_dev(path: Path) -> bool:
+    """Whether ``path`` imports ``jsonbench_dev`` anywhere in it (inside a function too)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
+        if any(n == DEV or n.startswith(DEV + ".") for n in names):
+            return True
+    return False
+
+
+def test_the_product_never_imports_the_instruments() -> None:
+    product = [*sorted(PLUGINS.rglob("*.py")), *sorted((ROOT / "dags").rglob("*.py"))]
+    tests = [f for f in sorted((ROOT / "tests").rglob("*.py")) if "dev" not in f.relative_to(ROOT / "tests").parts[:1]]
+    assert len(product) > 50 and len(tests) > 50
+    bad = [str(f.relative_to(ROOT)) for f in product + tests if _names_dev(f)]
+    assert bad == [], "the product (plugins/, dags/) and its tests import nothing of dev/jsonbench_dev"
+
+
+def test_the_detector_sees_an_import_of_the_instruments(tmp_path: Path) -> None:
+    """The test above would pass on nothing if its reader missed an import inside a function."""
+    f = tmp_path / "m.py"
+    f.write_text("def f():\n    from jsonbench_dev.record import build_record\n", encoding="utf-8")
+    assert _names_dev(f)
+    f.write_text("import jsonbench.cli\n", encoding="utf-8")
+    assert not _names_dev(f)
+
+
+def test_nothing_nightly_reaches_the_command_line() -> None:
     reached = _closure(_nightly_roots())
-    bad = {m: via for m, via in reached.items() if m == TOOLS or m.startswith(TOOLS + ".")}
-    assert bad == {}, f"a nightly module imports the maintainers' tools (module: imported by): {bad}"
+    bad = {m: via for m, via in reached.items() if m == "jsonbench.cli" or m.startswith("jsonbench.cli.")}
+    assert bad == {}, f"a nightly module imports the command line (module: imported by): {bad}"
 
 
 def test_no_upward_import() -> None:

@@ -1,4 +1,4 @@
-"""`jsonbench run` parses a DAG of its own engines only: what `airflow dags test` walks for a one-cell run (issue 35).
+"""`jsonbench run` parses a DAG of its own engines only: what `airflow dags test` walks for a one-cell run.
 
 The environment it gives `airflow dags test` names the run's engines in ``$JSONBENCH_HOST_ENGINES`` (a caller's own
 list is kept), and the real DAG file parsed under it holds those engines' groups and no other. Nothing here times.
@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from jsonbench.cli import _narrowed_env
+from jsonbench.orchestration.dagtest import narrowed_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_run_names_its_engines_and_keeps_a_callers_list(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("JSONBENCH_HOST_ENGINES", raising=False)
-    env = _narrowed_env({"scale": "smoke", "engines": ["postgres-17", "sqlite-3.54.1"], "suites": ["catalogue"]})
+    env = narrowed_env({"scale": "smoke", "engines": ["postgres-17", "sqlite-3.54.1"], "suites": ["catalogue"]})
     assert env["JSONBENCH_HOST_ENGINES"] == "postgres-17,sqlite-3.54.1"
     monkeypatch.setenv("JSONBENCH_HOST_ENGINES", "postgres-16,postgres-17")
-    assert _narrowed_env({"scale": "smoke", "engines": ["postgres-17"]})["JSONBENCH_HOST_ENGINES"] == "postgres-16,postgres-17"
+    assert narrowed_env({"scale": "smoke", "engines": ["postgres-17"]})["JSONBENCH_HOST_ENGINES"] == "postgres-16,postgres-17"
 
 
 def test_a_bad_engine_fails_before_airflow_starts_naming_the_field(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -31,12 +31,12 @@ def test_a_bad_engine_fails_before_airflow_starts_naming_the_field(monkeypatch: 
 
     monkeypatch.delenv("JSONBENCH_HOST_ENGINES", raising=False)
     with pytest.raises(ConfigError, match="engines"):
-        _narrowed_env({"scale": "smoke", "engines": ["postgres-99"]})
+        narrowed_env({"scale": "smoke", "engines": ["postgres-99"]})
 
 
 def test_the_dag_parsed_in_that_environment_holds_the_runs_groups_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("JSONBENCH_HOST_ENGINES", raising=False)
-    env = _narrowed_env({"scale": "smoke", "engines": ["postgres-17"], "suites": ["large_document_update"]})
+    env = narrowed_env({"scale": "smoke", "engines": ["postgres-17"], "suites": ["large_document_update"]})
     env["PYTHONPATH"] = str(ROOT / "plugins")
     probe = (
         "import json\n"

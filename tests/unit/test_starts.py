@@ -141,7 +141,7 @@ def test_a_figure_of_several_starts_is_the_geometric_mean_of_each_start_s_best()
 
 
 def test_the_noise_table_reads_a_two_start_figure_as_drift_does() -> None:
-    """`jsonbench noise-levels` splits a row's samples by start for the repetitions' spread, and takes between runs the
+    """`jsonbench-dev noise-levels` splits a row's samples by start for the repetitions' spread, and takes between runs the
     figure drift judges (each start's best, averaged), not the row's median over both starts."""
     from jsonbench.history.noise import start_groups
 

@@ -49,9 +49,9 @@ RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 
--- The shapes, fitted to seed 001's published statistics (issue 28; docs/seed-001-documents.md has the
--- measured table and the arithmetic, `python -m jsonbench.tools.fit_documents` measures them again).
--- What was fitted, to which seed figure, is said at each knob.
+-- The shapes, fitted to seed 001's published statistics (docs/seed-001-documents.md has the measured
+-- table and the arithmetic, `python -m jsonbench.tools.fit_documents` measures them again).
+-- What each knob is fitted to, which seed figure, is said at the knob.
 
 -- Shape "small": a customer record of 11 scalar members. Fitted to: compact 203.4 bytes (the string
 -- lengths: first 6, last 9, email 31, city 9, tag 6 letters, id 8 digits; 60 % of rows "active":

@@ -31,7 +31,7 @@ nothing). Deterministic facts are not this module's: they are checked exactly (`
 A measured value that depends on no host property (a WAL ratio over a fixed count of updates, ANALYZE's
 sample) is banded by its own mechanism, named in ``mechanism`` likewise, and this rule leaves it alone.
 
-``jsonbench bands`` (:mod:`jsonbench.tools.bands`) writes the computed bands into the reproduction files;
+``jsonbench-dev bands`` (:mod:`jsonbench_dev.bands`) writes the computed bands into the reproduction files;
 :func:`jsonbench.checks.library.validate_library` refuses a file whose timing band differs from the rule's.
 """
 

@@ -460,7 +460,7 @@ def findings_per_run(df: pd.DataFrame, lib: Any, suites: list[str] | None, scale
     """The findings frame of each run and suite asked for (with the run's id and logical date), as the check computes it.
 
     ``lib`` is the :class:`jsonbench.checks.library.Library` (not imported: the library imports this module).
-    Here, below the check and the tools, because the calibration command (:mod:`jsonbench.tools.calibrate`)
+    Here, below the check and the tools, because the calibration command (:mod:`jsonbench_dev.calibrate`)
     and the nightly noise model (:mod:`jsonbench.history.noise`, read by drift) both need it.
     """
     frames = []

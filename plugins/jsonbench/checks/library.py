@@ -482,7 +482,7 @@ def _check_bands(path: Path, field: str, finding: dict[str, Any], runs: list[str
             )
         if governed(finding):
             why = differs(spec, band_spec(finding, scale, spec, arithmetic or {}))
-            _need(why is None, path, sf, f"not the band rule's (jsonbench.checks.bandrule): {why}; run `jsonbench bands --write`")
+            _need(why is None, path, sf, f"not the band rule's (jsonbench.checks.bandrule): {why}; run `jsonbench-dev bands --write`")
 
 
 def _check_derivation(path: Path, field: str, spec: dict[str, Any], runs: list[str]) -> None:

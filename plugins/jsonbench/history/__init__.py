@@ -18,6 +18,6 @@ This room asks the other question: did tonight move beyond this host's own histo
 Two neighbours finish the story. A drift verdict is a *suspect* until its cell is measured again in the same
 DAG run: :mod:`jsonbench.checks.confirm` does that, beside reproduction, because it re-runs both checks. The
 record is built by a maintainers' tool from recorded honest runs of several hosts
-(:mod:`jsonbench.tools.record`, ``jsonbench calibrate --record``), never by a night. Nothing here imports
+(:mod:`jsonbench_dev.record`, ``jsonbench-dev calibrate --record``), never by a night. Nothing here imports
 the checks, the report or the tools: they import this.
 """

@@ -37,7 +37,7 @@ DURATION_UNITS = {"ms", "s", "us", "ns", "ns/row"}
 
 #: The canary component of a timing when the policy names none for its workload.
 DEFAULT_COMPONENT = "cpu_single"
-#: The components a timing may follow: the record's fit (:func:`jsonbench.tools.record.canary_fits`) takes out the
+#: The components a timing may follow: the record's fit (:func:`jsonbench_dev.record.canary_fits`) takes out the
 #: one that explains a workload's moves, and the report reads the host's speed from them. ``wakeup`` (a sleeping
 #: process woken, as a pgbench client wakes its backend) joined in sitting 65: until a host's history holds it, no
 #: fit can choose it, and the policy's CPU component decides as before. ``memory`` and ``fsync`` moved more than the

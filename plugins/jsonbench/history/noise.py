@@ -1,7 +1,7 @@
 """The noise model: how much honest runs of one hardware label, scale and engine build move, per series and per finding.
 
 This module holds what a night's drift check reads: the statistics of a threshold and the calibration record
-as a file. The record is built by a maintainers' tool, :mod:`jsonbench.tools.record` (``jsonbench calibrate
+as a file. The record is built by a maintainers' tool, :mod:`jsonbench_dev.record` (``jsonbench-dev calibrate
 --record``), from recorded honest runs.
 
 A drift threshold of one size for every timing (``min_magnitude`` 0.5, a 1.5x change) is blind to a
@@ -12,9 +12,9 @@ that exists:
 
 * label ``local`` (this project's machine type): ``include/calibration/local/<scale>.json``,
   committed; any other label: ``<results>/calibration/<label>/<scale>.json``.
-* ``jsonbench calibrate --scale S --results-dir D --record`` writes it (``--exclude
+* ``jsonbench-dev calibrate --scale S --results-dir D --record`` writes it (``--exclude
   RUN[::SUITE,...]`` leaves a known disturbed run, or some of its suites, out, with ``--why``);
-  ``jsonbench campaign`` runs N honest reruns and then does the same.
+  ``jsonbench-dev campaign`` runs N honest reruns and then does the same.
 
 What one series holds (a series is suite, engine id, workload, variant and metric of a ``timed`` or
 ``sampled`` metric, over every build of the engine id it ran on (``engine_builds``), its starts compared
@@ -144,7 +144,7 @@ DEFAULT_TAIL = {"z0": 3.0, "beta": 2.0, "share": 0.05, "residuals": 0, "fitted":
 
 def canary_component(fits: dict[str, dict[str, Any]] | None, suite: str, workload: str, policy: str) -> tuple[str, float] | None:
     """(component, share of its move) of the canary taken out of ``suite/workload``'s timings whose ``drift.json``
-    component is ``policy``: what the record's fit chose (``canary_fit``, :func:`jsonbench.tools.record.canary_fits`);
+    component is ``policy``: what the record's fit chose (``canary_fit``, :func:`jsonbench_dev.record.canary_fits`);
     None where no component explains them (judged as measured); ``(policy, 1.0)`` where the record has no fit."""
     fit = (fits or {}).get(f"{suite}/{workload}/{policy}")
     if not fit:

@@ -25,7 +25,7 @@ before the window). The share is that CPU over the window's capacity (its span t
 The earlier count (``/proc/stat`` busy time minus the engine's and the harness's) read clock ticks
 (10 ms) over windows of 5-30 ms: one stray tick in a 7 ms window on 2 cores is 70 % of the machine,
 and the engine's own ticks are sampled per process, so the difference was mostly counting error.
-Measured with ``python -m jsonbench.cli quiet-check`` (which prints this breakdown) on the 2-core
+Measured with ``jsonbench-dev quiet-check`` (which prints this breakdown) on the 2-core
 machine type, around real updates and reads of an embedded PostgreSQL: the tick count's own error
 (it minus the same windows counted in nanoseconds) alone exceeded the 10 % threshold in most
 windows; the kernel threads used a fraction of a percent of the machine; the ancestors nothing

@@ -462,7 +462,7 @@ def noise_figures(root: Path, labels: list[str]) -> dict[str, Any]:
     """Per hardware label and scale: is it calibrated, from how many runs, when; and the latest checks-of-the-checks figures.
 
     The calibration records come from :func:`jsonbench.history.noise.status`; the figures from the
-    latest ``python -m jsonbench.cli checkcheck`` saved under ``<results>/checkcheck/`` (planted
+    latest ``jsonbench-dev checkcheck`` saved under ``<results>/checkcheck/`` (planted
     slowdowns caught per size and level, false alarms of honest reruns).
     """
     import json

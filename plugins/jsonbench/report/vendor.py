@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 
 from jsonbench.dataset.fsio import write_text_atomic
@@ -67,3 +68,16 @@ def _dist_version(name: str) -> str:
     from importlib.metadata import version
 
     return version(name)
+
+
+#: A resource the page would fetch from the network: a script, stylesheet, image or frame by URL, a CSS ``url()`` or
+#: ``@import`` of one. The report must hold none (it opens offline); ``jsonbench-dev report-bench`` and the tests check it.
+EXTERNAL = re.compile(
+    r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*['"]?\s*(?:https?:)?//|url\(\s*['"]?(?:https?:)?//|@import\s+['"]?(?:https?:)?//""",
+    re.I,
+)
+
+
+def external_references(html: str) -> list[str]:
+    """Resources the page would fetch from the network (links a reader clicks are not resources)."""
+    return [m.group(0) for m in EXTERNAL.finditer(html)]

@@ -104,7 +104,7 @@ def start_rounds(cell: Cell, repetition_params: tuple[str, ...]) -> list[Cell]:
 
     One start (the default) is the cell itself. The order is fixed, the same every night: the first start of a cell's
     first workload follows the load and runs slower than the restarts after it (-5 % to -6 % on ``2de39d7f``,
-    ``jsonbench restart-check``), a shift every night's figures then share alike.
+    ``jsonbench-dev restart-check``), a shift every night's figures then share alike.
     """
     k = cell.starts
     if k <= 1:

@@ -2,7 +2,7 @@
 
 Six document shapes, generated deterministically in SQL (``include/sql/json_vs_jsonb/setup.sql``)
 and fitted to seed 001's published statistics (``docs/seed-001-documents.md``; measured again by
-``python -m jsonbench.tools.fit_documents``): small (a customer record of 203.4 bytes compact),
+``./bin/jsonbench-dev fit-documents``): small (a customer record of 203.4 bytes compact),
 small with long keys (422.4), medium (an order of 12 items, 1,527 bytes compact: compact json stays
 under the ~2 kB TOAST threshold, its 2,060-byte jsonb form crosses it), large (an order of 210
 items, 20.5 kB), flat (780 random strings of 16-17 characters, 21,130 bytes) and an array of 3,500

@@ -23,7 +23,7 @@ How the numbers are made defensible (issue 10):
   indexes) first, and ``fat_update`` prewarms its copy before the read of one stock value.
   Updates start, as the seed's did, right after the table was written and a CHECKPOINT.
 * **An invisible harness**: pgbench's per-transaction log is sampled (about 10,000 transactions a
-  run) and only its percentiles come from it; ``python -m jsonbench.cli pgbench-overhead`` compares
+  run) and only its percentiles come from it; ``jsonbench-dev pgbench-overhead`` compares
   pipeline and hand runs of the same scripts on one server. Progress goes to the task log (``-P``).
 * **Quiet windows**: every timed block is a measure window. Reads, plans, scans, index builds and
   JSON_TABLE timings are taken once more when their window was disturbed (they change nothing);

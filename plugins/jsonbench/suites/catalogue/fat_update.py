@@ -46,7 +46,7 @@ The documents are generated inside each server, not shared between versions: a c
 servers would stream the same 800 MB (at ``full``) that the server generates from md5 in about the
 time it takes to parse it, and would have to outlive the cell that made it.
 
-``python -m jsonbench.cli fat-update-handcheck`` compares this workload's tps, run as a matrix task,
+``jsonbench-dev fat-update-handcheck`` compares this workload's tps, run as a matrix task,
 with the seed's pgbench command line by hand on the same server and the same fresh copies.
 """
 

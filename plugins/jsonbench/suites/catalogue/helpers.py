@@ -13,7 +13,7 @@
   before its read tests);
 * small arithmetic: :func:`ratios`, :func:`safe_ratio`.
 
-``jsonbench.tools.pgbench_overhead`` and ``jsonbench.tools.handcheck`` call these (and the workloads' own
+``jsonbench_dev.pgbench_overhead`` and ``jsonbench_dev.handcheck`` call these (and the workloads' own
 public functions), so that what they compare against a hand run is what the matrix runs.
 """
 

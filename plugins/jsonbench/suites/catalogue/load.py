@@ -6,7 +6,7 @@ seed's temporary table), then each table by ``INSERT ... SELECT`` in id order, t
 secondary indexes built after the load, and one ``VACUUM ANALYZE`` per table. Each step is its own
 ``load`` window and its time a ``load_time`` / ``foreign_key_time`` / ``index_time`` /
 ``vacuum_analyze_time`` sample (``load_time`` variant ``source`` is the generation alone).
-``python -m jsonbench.cli load-handcheck`` runs the same SQL files by hand with psql on the same
+``jsonbench-dev load-handcheck`` runs the same SQL files by hand with psql on the same
 server and prints pipeline time / hand time.
 
 **Generated data is not shared between versions.** The source is generated inside each server by

@@ -1,0 +1,1 @@
+"""Statistics over plain numbers for judging benchmark results: no files, no frames, no engines."""
