@@ -47,7 +47,7 @@ from airflow.sdk import Asset, Param, TaskGroup, dag, get_current_context, task
 
 from jsonbench.cell import cell_id_of, cell_label_of
 from jsonbench.matrix import load_matrix
-from jsonbench.orchestration.deployment import BenchmarkDag, benchmark_dags, host_engines, retry_delay_s, schedule
+from jsonbench.orchestration.deployment import BenchmarkDag, benchmark_dags, dag_engines, retry_delay_s, schedule
 from jsonbench.orchestration.plan import cell_slots, params_schema
 from jsonbench.suites import get_suite
 
@@ -60,7 +60,9 @@ HOST_WAIT_LIMIT = timedelta(hours=12)
 HOST_RECHECK = timedelta(seconds=20)
 
 MATRIX = load_matrix()
-SLOTS = cell_slots(MATRIX, host_engines())
+#: The engines this DAG carries task groups for: the matrix's scheduled ones, or $JSONBENCH_HOST_ENGINES.
+ENGINES = dag_engines(MATRIX)
+SLOTS = cell_slots(MATRIX, ENGINES)
 WORKLOADS = {suite: get_suite(suite).workloads for suite in MATRIX.suites}
 #: Every task id of each cell's group: what ``select`` skips of the cells a run does not measure.
 GROUPS = {
@@ -106,7 +108,7 @@ def build(spec: BenchmarkDag) -> Any:
             ctx = get_current_context()
             logical = ctx.get("logical_date") or ctx["dag_run"].run_after
             try:
-                return tasks.plan(dict(ctx["params"]), ctx["run_id"], logical.isoformat(), bound_label=spec.label)
+                return tasks.plan(dict(ctx["params"]), ctx["run_id"], logical.isoformat(), bound_label=spec.label, served=ENGINES)
             except BenchmarkError as exc:  # bad input or a machine too small: no retry can fix it
                 raise AirflowFailException(str(exc)) from exc
 
@@ -251,7 +253,7 @@ def build(spec: BenchmarkDag) -> Any:
             # cell, whatever became of it. Every one, not the previous alone: select skips an unselected cell's teardown
             # at once, so a chain through the last teardown would let this cell start beside a running one. No empty
             # link between the groups: the scheduler completes an empty task in a loop of its own (about a second, one
-            # after another along a chain), and every run walked the links of all 30 groups (issue 35).
+            # after another along a chain), and every run would walk the links of all its groups.
             for earlier in teardowns:
                 earlier >> handle
             teardowns.append(stop)

@@ -383,7 +383,7 @@ COMMANDS: tuple[ActionCommand, ...] = (
                 type=Path,
                 metavar="DIR",
             ),
-            Arg(("--build",), "start a throwaway server of a pinned build (pg16, pg17, pg18)", exclusive="where"),
+            Arg(("--build",), "start a throwaway server of a pinned build (npm alias: pg16, pg17.9, ...)", exclusive="where"),
             Arg(
                 ("--from-json",),
                 "report a result written by --json-out again, without a server",

@@ -107,7 +107,9 @@ def _facts_at(conn: Connection[tuple[Any, ...]], n: int) -> dict[str, Any]:
 def derive(build: str, counts: list[int]) -> dict[str, Any]:
     import psycopg
 
-    bindir = paths.ENGINES_DIR / "postgres" / "node_modules" / build / "native" / "bin"
+    from jsonbench.engines.npm_builds import npm_build
+
+    bindir = npm_build(build).bin_dir
     env = {**os.environ, "LD_LIBRARY_PATH": str(bindir.parent / "lib")}
     work = Path(tempfile.mkdtemp(prefix="jbfacts-", dir="/tmp"))
     os.chmod(work, 0o777)

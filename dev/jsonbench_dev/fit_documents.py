@@ -2,8 +2,8 @@
 
 ``./bin/jsonbench-dev fit-documents --dsn "host=/tmp/sock user=postgres dbname=postgres"``
 connects to a server (a libpq conninfo or URI; ``$JSONBENCH_FIT_DSN`` when ``--dsn`` is left out),
-or, with ``--bin-dir /usr/lib/postgresql/15/bin`` (or ``--build pg17``, one of the pinned builds in
-``engines/postgres/node_modules``), starts a throwaway server of its own (data checksums on, unix
+or, with ``--bin-dir /usr/lib/postgresql/15/bin`` (or ``--build pg17``, the npm alias of a pinned build
+fetched by ``./bin/setup``), starts a throwaway server of its own (data checksums on, unix
 socket only, as the unprivileged ``postgres`` user when run as root) and removes it afterwards.
 
 It loads ``include/sql/json_vs_jsonb/setup.sql`` and measures each shape exactly as the suite does,
@@ -37,6 +37,7 @@ from typing import Any
 
 from jsonbench import paths
 from jsonbench.cli import UsageError
+from jsonbench.engines.npm_builds import npm_build
 from jsonbench.sqlfiles import compose, load_sql, statements
 
 SUITE = "json_vs_jsonb"
@@ -361,7 +362,7 @@ def main(args: argparse.Namespace) -> int:
     if args.from_json:
         result = from_json(args.from_json.read_text(encoding="utf-8"))
     elif args.bin_dir or args.build:
-        bin_dir = args.bin_dir or paths.ENGINES_DIR / "postgres" / "node_modules" / args.build / "native" / "bin"
+        bin_dir = args.bin_dir or npm_build(args.build).bin_dir
         with throwaway_server(bin_dir) as dsn:
             result = run(dsn)
     elif args.dsn or os.environ.get("JSONBENCH_FIT_DSN"):

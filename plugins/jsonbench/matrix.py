@@ -38,6 +38,11 @@ class Matrix:
         return self.raw["engines"]
 
     @property
+    def scheduled_engines(self) -> list[str]:
+        """The engines the deployment's DAGs carry task groups for by default: all but those marked ``on_demand``."""
+        return [eid for eid, eng in self.engines.items() if not eng.get("on_demand")]
+
+    @property
     def families(self) -> dict[str, dict[str, Any]]:
         return self.raw["families"]
 
@@ -115,7 +120,7 @@ _TOP_LEVEL = (
     "memory_caps",
 )
 _SCALAR = (str, int, float, bool)
-#: What a suite may read besides the matrix (``input:`` of its block): ``documents``, the user's documents (issue 36).
+#: What a suite may read besides the matrix (``input:`` of its block): ``documents``, the user's documents.
 SUITE_INPUTS = ("documents",)
 
 
@@ -202,6 +207,11 @@ def _check_engines(c: _FileCheck, raw: dict[str, Any], families: dict[str, Any])
             f"matrix.engines.{eid}.version",
             f"must be a version like 17 or 3.46.1, got {eng['version']!r}",
         )
+        c.need(
+            isinstance(eng.get("on_demand", False), bool),
+            f"matrix.engines.{eid}.on_demand",
+            f"must be true or false, got {eng.get('on_demand')!r}",
+        )
         for bname, options in c.mapping(eng["backends"], f"matrix.engines.{eid}.backends").items():
             c.need(
                 bname in families[eng["family"]]["backends"],
@@ -281,6 +291,12 @@ def _check_defaults(c: _FileCheck, raw: dict[str, Any], engines: dict[str, Any],
         c.need(isinstance(value, list) and bool(value), f"matrix.{key}", f"must be a non-empty list, got {value!r}")
         for i, name in enumerate(value):
             c.need(name in known, f"matrix.{key}[{i}]", f"{name!r} is not declared under {key.removeprefix('default_')}")
+    for i, name in enumerate(raw["default_engines"]):
+        c.need(
+            not engines[name].get("on_demand"),
+            f"matrix.default_engines[{i}]",
+            f"{name!r} is on_demand (no task group in the nightly DAG), so it cannot be a default engine",
+        )
     c.need(raw["default_scale"] in scales, "matrix.default_scale", f"{raw['default_scale']!r} is not one of the scales {list(scales)}")
     if "default_backend" in raw:
         backends = list(_backends(raw))

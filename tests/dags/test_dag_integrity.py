@@ -29,23 +29,26 @@ def test_every_dag_is_documented_tagged_and_not_catching_up(dagbag) -> None:
 
 
 def test_benchmark_dag_shape(dagbag) -> None:
-    """One task group per cell the matrix can run; a cell's provision waits for the teardown of every earlier cell, and
-    no empty link stands between the groups (the scheduler spent a loop on each, along the chain: issue 35)."""
+    """One task group per cell the matrix can run on its scheduled engines; a cell's provision waits for the teardown of
+    every earlier cell, and no empty link stands between the groups (the scheduler would spend a loop on each, along the
+    chain)."""
     from jsonbench.cell import cell_id_of
     from jsonbench.matrix import load_matrix
+    from jsonbench.orchestration.deployment import dag_engines
     from jsonbench.orchestration.plan import cell_slots
     from jsonbench.suites import get_suite
 
+    slots = cell_slots(load_matrix(), dag_engines(load_matrix()))
     dag = dagbag.dags["jsonb_benchmark_matrix"]
     ids = set(dag.task_ids)
     assert {"plan", "select", "sweep", "publish", "check", "checked", "outcome"} <= ids
     # select (after plan) names the cells this attempt measures and marks the other groups' tasks skipped at once
     select = dag.get_task("select")
     assert select.upstream_task_ids == {"plan"} and {t for t in select.downstream_task_ids} == {
-        f"{cell_id_of(s, e)}.provision" for s, e in cell_slots(load_matrix())
+        f"{cell_id_of(s, e)}.provision" for s, e in slots
     }
     earlier: set[str] = set()
-    for suite, engine in cell_slots(load_matrix()):
+    for suite, engine in slots:
         group = cell_id_of(suite, engine)
         for name in ("provision", "teardown", *get_suite(suite).workloads):
             assert f"{group}.{name}" in ids, f"missing task {group}.{name}"

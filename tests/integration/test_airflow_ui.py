@@ -140,11 +140,12 @@ def test_the_trigger_form_shows_every_parameter(ui: dict[str, Any], page: Page, 
 
 def test_the_dag_page_shows_its_task_groups(ui: dict[str, Any], page: Page, tmp_path: Path, airflow_env: dict[str, str]) -> None:
     from jsonbench.cell import cell_label_of
-    from jsonbench.orchestration.deployment import host_engines
+    from jsonbench.matrix import load_matrix
+    from jsonbench.orchestration.deployment import dag_engines
     from jsonbench.orchestration.plan import cell_slots
 
     # Each group by the name it shows (engine first: the grid cuts long names), not by its id.
-    groups = [cell_label_of(suite, engine) for suite, engine in cell_slots(None, host_engines(airflow_env))]
+    groups = [cell_label_of(suite, engine) for suite, engine in cell_slots(None, dag_engines(load_matrix(), airflow_env))]
     assert groups, "the DAG has no cell group on this host"
     page.goto(f"{ui['url']}/dags/{DAG}")
     text = page.wait_for(

@@ -67,7 +67,7 @@ def _state(pid: int) -> str:
 
 
 def test_a_restart_keeps_the_data_and_starts_new_processes_without_randomisation(make_cells, scratch_dir: Path, leak_check) -> None:
-    """Issue 37, item 3: a restart is a second start of one cell (new postmaster, new shared memory) on the same data."""
+    """A restart is a second start of one cell (new postmaster, new shared memory) on the same data."""
     from jsonbench.engines import postgres_embedded as pe
 
     cell = make_cells("large_document_update", ["postgres-17"])[0]
@@ -98,7 +98,7 @@ def test_a_restart_keeps_the_data_and_starts_new_processes_without_randomisation
 
 def test_a_restart_s_prewarm_loads_the_visibility_map_an_index_only_scan_reads(make_cells, scratch_dir: Path, leak_check) -> None:
     """After a restart, pg_prewarm of the main forks leaves the visibility map out: an index-only scan reads one buffer
-    of it (the catalogue's ``full_rel`` plan split 7 + 1 in a restarted start, 8 + 0 in a first one, sitting 61). With the
+    of it (the catalogue's ``full_rel`` plan split 7 + 1 in a restarted start, 8 + 0 in a first one). With the
     map prewarmed too, every buffer the plan touches is a hit, as after the load's VACUUM in a first start."""
     cell = make_cells("catalogue", ["postgres-17"])[0]
     engine = engine_for(cell)
@@ -133,7 +133,7 @@ def test_a_restart_s_prewarm_loads_the_visibility_map_an_index_only_scan_reads(m
 def test_aslr_off_by_default_starts_every_server_process_without_randomisation(
     make_cells, scratch_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 37: by default (and with JSONBENCH_PG_ASLR=off) the postmaster carries ADDR_NO_RANDOMIZE; with on it does not; the facts say which."""
+    """By default (and with JSONBENCH_PG_ASLR=off) the postmaster carries ADDR_NO_RANDOMIZE; with on it does not; the facts say which."""
     from jsonbench.engines import postgres_embedded as pe
 
     def personality(pid: int) -> int:
@@ -225,7 +225,10 @@ def test_scratch_the_server_user_cannot_enter_is_named(make_cells, scratch_dir: 
 
 def test_missing_build_is_a_clear_error_before_anything_starts(make_cells, results_dir: Path) -> None:
     cell = dataclasses.replace(make_cells("large_document_update", ["postgres-16"])[0], backend_options={"build": "pg-does-not-exist"})
-    with pytest.raises(EngineUnavailable, match="missing initdb, pg_ctl, postgres .*run ./bin/setup"):
+    with pytest.raises(EngineUnavailable, match="build 'pg-does-not-exist' is declared in none of engines/postgres/package.json"):
+        engine_for(cell).check()
+    cell = dataclasses.replace(cell, backend_options={"bin_dir": str(results_dir / "no-build")})
+    with pytest.raises(EngineUnavailable, match="missing initdb, pg_ctl, postgres in .*no-build"):
         engine_for(cell).check()
 
 
@@ -260,7 +263,7 @@ def test_killed_setup_is_swept(make_cells, leak_check) -> None:
 def test_a_cell_of_two_starts_restarts_between_them_and_splits_its_repetitions(
     make_cells, results_dir: Path, scratch_dir: Path, leak_check
 ) -> None:
-    """Issue 37, item 3: with ``starts=2`` a workload runs in two starts of a real server (a restart between: a new
+    """With ``starts=2`` a workload runs in two starts of a real server (a restart between: a new
     postmaster), its repetitions split (smoke: 5 reads as 3 + 2, 2 loads as 1 + 1), and one staged record holds both
     starts' samples; the plan gives SQLite, which cannot restart, one start."""
     from jsonbench.dataset.staging import Staging
@@ -312,7 +315,7 @@ def test_a_cell_of_two_starts_restarts_between_them_and_splits_its_repetitions(
 def test_a_source_is_made_once_and_kept_across_the_starts_of_a_cell(
     suite_name: str, workload: str, relation: str, once: str, make_cells, results_dir: Path, leak_check
 ) -> None:
-    """The fixed work a start would repeat is shared (issue 37, item 3): the source table a workload generates (json_vs_jsonb's
+    """The fixed work a start would repeat is shared: the source table a workload generates (json_vs_jsonb's
     documents, fat_update's 8 kB originals) is made in the first of three starts and found, the same relation, by the
     second after a restart; the last start drops it. What only the source's making measures is recorded once."""
     from jsonbench.suites import get_suite

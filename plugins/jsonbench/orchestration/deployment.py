@@ -12,11 +12,12 @@ The nightly schedule is ``0 2 * * *`` unless ``$JSONBENCH_SCHEDULE`` says otherw
 expression, or ``none`` for a deployment that only runs what it is asked to: unpausing a DAG with
 ``catchup=False`` starts the latest interval's run at once).
 
-The engines a deployment's DAGs carry a task group for are every engine of the matrix unless
-``$JSONBENCH_HOST_ENGINES`` lists fewer (comma-separated engine ids): a host without Docker need not
-carry the Docker-only engines' groups, and each group a run does not select still costs a skip (in
-``airflow dags test`` about 2.5 s: Airflow's test loop sleeps a second per scheduling pass that finds
-nothing to run). A run selecting an engine outside that list is refused by its plan task.
+The engines a deployment's DAGs carry a task group for are every engine of the matrix but those it marks
+``on_demand`` (builds fetched on request, run for a comparison, not nightly), unless ``$JSONBENCH_HOST_ENGINES``
+lists them (comma-separated engine ids): a host without Docker need not carry the Docker-only engines' groups,
+and each group a run does not select still costs a skip (in ``airflow dags test`` about 2.5 s: Airflow's test
+loop sleeps a second per scheduling pass that finds nothing to run). A run selecting an engine outside that
+list is refused by its plan task.
 
 Read at parse time: environment only, no I/O.
 """
@@ -26,6 +27,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jsonbench.matrix import Matrix
 
 DAG_ID = "jsonb_benchmark_matrix"
 _LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -66,10 +71,15 @@ def benchmark_dags(env: dict[str, str] | None = None) -> list[BenchmarkDag]:
 
 
 def host_engines(env: dict[str, str] | None = None) -> list[str] | None:
-    """The engine ids of ``$JSONBENCH_HOST_ENGINES`` (None: every engine of the matrix)."""
+    """The engine ids of ``$JSONBENCH_HOST_ENGINES`` (None: not set)."""
     value = dict(os.environ if env is None else env).get("JSONBENCH_HOST_ENGINES") or ""
     engines = [e.strip() for e in value.split(",") if e.strip()]
     return engines or None
+
+
+def dag_engines(matrix: Matrix, env: dict[str, str] | None = None) -> list[str]:
+    """The engines the DAGs carry task groups for: ``$JSONBENCH_HOST_ENGINES``, else the matrix's scheduled engines."""
+    return host_engines(env) or matrix.scheduled_engines
 
 
 def retry_delay_s(env: dict[str, str] | None = None) -> float:

@@ -103,7 +103,7 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
             "title": "Engine starts per cell",
             "description": (
                 "On how many engine starts each cell's timings rest: each workload runs once per start, a server restart between, "
-                "its repetitions split across them (issue 37: most of a night's noise enters between engine starts). Empty: the scale "
+                "its repetitions split across them (most of a night's noise enters between engine starts). Empty: the scale "
                 "profile's (include/matrix.yaml); engines that cannot restart (an existing server, SQLite) take one."
             ),
         },
@@ -362,7 +362,7 @@ def cell_slots(matrix: Matrix | None = None, engines: list[str] | None = None) -
     at a time runs on the host; a run's parameters select a subset, and the others are skipped.
     Suites in matrix order, and within a suite its engines in matrix order (so a suite's versions
     are measured back to back, close in time). ``engines`` keeps only those engines (the host's,
-    :func:`jsonbench.orchestration.deployment.host_engines`); an id the matrix does not declare is an error.
+    :func:`jsonbench.orchestration.deployment.dag_engines`); an id the matrix does not declare is an error.
     """
     m = matrix or load_matrix()
     unknown = sorted(set(engines or []) - set(m.engines))

@@ -100,14 +100,21 @@ def completed_cells(staging: Staging, cells: list[Cell]) -> list[str]:
     return done
 
 
-def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, bound_label: str | None = None) -> dict[str, Any]:
+def plan(
+    params: dict[str, Any] | None,
+    run_id: str,
+    logical_date: str | None,
+    bound_label: str | None = None,
+    served: list[str] | None = None,
+) -> dict[str, Any]:
     """Validate the run's parameters and plan its cells, before any engine starts.
 
     Returns ``{"run": {...}, "cells": [cell, ...], "resumed": [cell ids], "costs": {...}}`` (JSON).
     Raises ``ConfigError`` naming the field, ``EngineUnavailable`` when a build is missing, or
     ``RunTooBig`` when the machine cannot hold the run. A new attempt of the same run keeps the
     staged work of cells an earlier attempt completed (they are not measured again) and forgets
-    everything else.
+    everything else. ``served``: the engines the calling DAG has task groups for (else ``$JSONBENCH_HOST_ENGINES``
+    when set); a selected engine outside it is refused.
     """
     from jsonbench.orchestration import costs
 
@@ -118,11 +125,13 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, b
         # line's --resume cannot reuse the Airflow run id: the run it finishes is named by the parameter instead.
         log.info("run %s finishes run %s: its completed cells are kept, its rows published under %s", run_id, cfg.resume_of, cfg.resume_of)
         run_id = cfg.resume_of
-    hosted = host_engines()
+    hosted = served if served is not None else host_engines()
     outside = [e for e in cfg.engines if hosted is not None and e not in hosted]
     if outside:
         raise ConfigError(
-            "engines", f"{', '.join(outside)} not served by this deployment's DAGs (JSONBENCH_HOST_ENGINES={','.join(hosted or [])})"
+            "engines",
+            f"{', '.join(outside)} not served by this deployment's DAGs (they carry the groups of {','.join(hosted or [])}): "
+            f"list it in JSONBENCH_HOST_ENGINES, or run it with `jsonbench run --engines {','.join(outside)}`",
         )
     run = RunRef(
         run_id=run_id,
@@ -155,7 +164,7 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None, b
     lap("costs")
     log.info("%s", costs.describe(estimate, resumed))
     costs.refuse_if_too_big(estimate)
-    log.info("plan's own time (issue 35: where a first look's plan task goes): %s", lap.said())
+    log.info("plan's own time, by step: %s", lap.said())
     log.info(
         "run %s: %d cells at scale %s on %s: %s", run_id, len(cells), cfg.scale, cfg.hardware_label, ", ".join(c.cell_id for c in cells)
     )

@@ -2,7 +2,8 @@
 
 The ``@embedded-postgres`` packages carry their libraries as ``libfoo.so.X.Y`` and a
 ``pg-symlinks.json`` naming the ``libfoo.so.X`` links the binaries load; npm cannot ship symlinks,
-so ``./bin/setup`` makes them once, before the first ``initdb``.
+so ``./bin/setup`` makes them once, before the first ``initdb``, in every npm project it has fetched
+(:mod:`jsonbench.engines.npm_builds`: the default builds, and the older minors when asked for).
 """
 
 from __future__ import annotations
@@ -11,23 +12,26 @@ import json
 import os
 
 from jsonbench import paths
+from jsonbench.engines.npm_builds import fetched_dirs
 
 
 def link_engines() -> str:
     """Create the missing links of every fetched build; return a one-line report (raises if none is fetched)."""
-    root = paths.ENGINES_DIR / "postgres" / "node_modules"
-    if not root.exists():
-        raise SystemExit(f"no engine builds in {root}; run ./bin/setup")
+    roots = fetched_dirs()
+    if not roots:
+        raise SystemExit(f"no engine builds under {paths.ENGINES_DIR}; run ./bin/setup")
     made = 0
-    for listing in sorted(root.glob("*/native/pg-symlinks.json")):
-        pkg = listing.parent.parent
-        for link in json.loads(listing.read_text()):
-            source, target = pkg / link["source"], pkg / link["target"]
-            if target.is_symlink() or target.exists():
-                continue
-            target.symlink_to(os.path.relpath(source, target.parent))
-            made += 1
-        for tool in ("initdb", "pg_ctl", "postgres"):
-            (pkg / "native" / "bin" / tool).chmod(0o755)
-    builds = sorted(p.parent.parent.name for p in root.glob("*/native/pg-symlinks.json"))
+    builds = []
+    for root in roots:
+        for listing in sorted(root.glob("*/native/pg-symlinks.json")):
+            pkg = listing.parent.parent
+            builds.append(pkg.name)
+            for link in json.loads(listing.read_text()):
+                source, target = pkg / link["source"], pkg / link["target"]
+                if target.is_symlink() or target.exists():
+                    continue
+                target.symlink_to(os.path.relpath(source, target.parent))
+                made += 1
+            for tool in ("initdb", "pg_ctl", "postgres"):
+                (pkg / "native" / "bin" / tool).chmod(0o755)
     return f"engine builds: {', '.join(builds)} ({made} library links created)"
