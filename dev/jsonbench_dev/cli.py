@@ -370,6 +370,22 @@ COMMANDS: tuple[ActionCommand, ...] = (
         ),
     ),
     ActionCommand(
+        "readme-examples",
+        "write the README's examples from a recorded run: the summary's text (docs/examples, README) and the report's first screen",
+        f"{_M}.readme_examples:main",
+        (
+            Arg(
+                ("--results-dir",),
+                "the results folder whose latest run is shown (default: recorded/local-b1dda63-76df4b9f)",
+                dest="results_dir",
+                metavar="DIR",
+            ),
+            Arg(("--out",), "the folder written (default: docs/examples)", metavar="DIR"),
+            Arg(("--no-screenshot",), "write the summary only (no Chromium)", action="store_true", dest="no_screenshot"),
+        ),
+        doc_of=f"{_M}.readme_examples",
+    ),
+    ActionCommand(
         "fit-documents",
         "the json_vs_jsonb documents measured on a server against seed 001's published sizes and compression",
         f"{_M}.fit_documents:main",

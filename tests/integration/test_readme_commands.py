@@ -3,7 +3,8 @@
 A fresh shell here is a clean environment: ``PATH`` the system's only, no ``AIRFLOW_HOME``, no
 ``PYTHONPATH``, no ``JSONBENCH_*``, started in the project folder. Each ``.venv/bin/jsonbench`` command
 and each ``./bin/jsonbench-dev`` instrument printed (in a code block or inline) answers ``--help`` there;
-each ``./bin/`` script printed exists, is executable and parses; and the quick start itself, narrowed to one SQLite cell at smoke, sets up and runs
+each ``./bin/`` script printed exists, is executable and parses (README.md, docker/README.md and every page
+under docs/, its subfolders too); and the quick start itself, narrowed to one SQLite cell at smoke, sets up and runs
 the real DAG there to the end, with its run judged by :func:`tests.runcheck.assert_run_correct`'s rules
 on the stored validation rows (never by the run's state, which includes timing bands).
 """
@@ -20,7 +21,7 @@ import pytest
 from jsonbench import paths
 
 ROOT = paths.PROJECT_ROOT
-DOCS = [ROOT / "README.md", ROOT / "docker" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", ROOT / "docker" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"```(?:bash|sh|console)?\n(.*?)```", re.S)
 INLINE = re.compile(r"`(\.venv/bin/jsonbench [^`]+|\./bin/[\w-]+[^`]*)`")
 
