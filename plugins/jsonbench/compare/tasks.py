@@ -237,7 +237,7 @@ def run_start(planned: dict[str, Any], hint: dict[str, Any], map_index: int = -1
 
 def staged_starts(planned: dict[str, Any]) -> tuple[list[StartResult], dict[int, list[str]], dict[str, dict[str, Any]]]:
     """What the completed starts measured, the pairs of every stage that ran (pair -> order), and each arm's engine facts."""
-    from jsonbench.dataset.measurement import CANARY_RECORDS
+    from jsonbench.dataset.measurement import CANARY_RECORDS, CELL_RECORD
     from jsonbench.dataset.staging import SETUP_RECORD
 
     run = driver.run_of(planned)
@@ -262,8 +262,9 @@ def staged_starts(planned: dict[str, Any]) -> tuple[list[StartResult], dict[int,
                 ms = [
                     m
                     for r in staging.records(cell_id)
-                    if r.workload not in CANARY_RECORDS and r.workload != SETUP_RECORD
+                    if r.workload not in CANARY_RECORDS
                     for m in r.measurements
+                    if m.workload not in (SETUP_RECORD, CELL_RECORD)  # as the published rows' ``judged`` says
                 ]
                 engine = staging.read_engine(cell_id) or {}
                 f = facts[arm]
@@ -278,6 +279,35 @@ def staged_starts(planned: dict[str, Any]) -> tuple[list[StartResult], dict[int,
     for f in facts.values():
         f["builds"] = ", ".join(sorted(b for b in f["builds"] if b)) or None
     return results, ran, facts
+
+
+def start_index(planned: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per cell of every start of the stages that ran: its arm, pair, stage, place in its pair and in the planned
+    order, whether it completed and its data's fingerprint (what the ``comparison_starts`` rows carry)."""
+    run = driver.run_of(planned)
+    staging = Staging(run.results_dir, run.run_id)
+    out = []
+    sequence = 0
+    for starts in planned["stages"]:
+        for x in starts:
+            for suite in planned["comparison"]["suites"]:
+                cell_id = start_cell_id(suite, int(x["pair"]), str(x["arm"]))
+                if (staging.root / cell_id).is_dir():
+                    marker = _done(staging, cell_id)
+                    out.append(
+                        {
+                            "cell_id": cell_id,
+                            "arm": x["arm"],
+                            "pair": int(x["pair"]),
+                            "stage": int(x["stage"]),
+                            "order_position": list(x["order"]).index(x["arm"]),
+                            "sequence": sequence,
+                            "completed": marker is not None,
+                            "fingerprint": None if marker is None else marker.get("fingerprint"),
+                        }
+                    )
+            sequence += 1
+    return out
 
 
 def _stages(planned: dict[str, Any]) -> list[Stage]:
@@ -312,9 +342,10 @@ def decide(planned: dict[str, Any], stage: int) -> list[dict[str, Any]]:
 
 
 def publish(planned: dict[str, Any]) -> dict[str, Any]:
-    """Judge every staged start, publish the ``comparisons`` rows and the page; return the verdicts (JSON)."""
+    """Judge every staged start, publish the ``comparison_starts`` rows, the ``comparisons`` rows and the page; return
+    the verdicts (JSON)."""
     from jsonbench.compare.page import write_page
-    from jsonbench.compare.publish import publish_comparison, rows
+    from jsonbench.compare.publish import publish_comparison, publish_starts, rows, start_rows
 
     run = driver.run_of(planned)
     cmp = planned["comparison"]
@@ -335,6 +366,8 @@ def publish(planned: dict[str, Any]) -> dict[str, Any]:
     )
     if not table_rows:
         raise RuntimeError(f"comparison {run.run_id}: no metric could be compared ({len(pairs.usable)} usable pairs of {len(ran)})")
+    starts = start_rows(Staging(run.results_dir, run.run_id), run.run_id, start_index(planned))
+    starts_path = publish_starts(run.results_dir, run, starts)  # first: the verdicts' data is published before them
     target = publish_comparison(run.results_dir, run, table_rows)
     page = write_page(run.results_dir, run.run_id, a, b, table_rows)
     text = table(result)
@@ -344,6 +377,8 @@ def publish(planned: dict[str, Any]) -> dict[str, Any]:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     return {
         "path": str(target),
+        "starts_path": str(starts_path),
+        "start_rows": len(starts),
         "page": str(page),
         "rows": len(table_rows),
         "pairs_planned": len(ran),
