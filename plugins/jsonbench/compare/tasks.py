@@ -30,6 +30,7 @@ from jsonbench.cell import Cell, HostFacts, PostgresOptions, RunRef
 from jsonbench.compare.judge import Judged, Pairs, StartResult, judge, table, undecided
 from jsonbench.compare.params import DEFAULT_MARGIN, Arm, ComparisonConfig, resolve_comparison
 from jsonbench.dataset.staging import Staging, write_json_atomic
+from jsonbench.errors import BenchmarkError, ConfigError
 from jsonbench.history.stats.paired import Stage, pair_order
 from jsonbench.host import facts as hostfacts
 from jsonbench.orchestration import tasks as driver
@@ -155,6 +156,73 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None) -
         "stages": stages,
         "margins": margins,
     }
+
+
+def check_cells(planned: dict[str, Any]) -> list[tuple[Arm, Cell]]:
+    """The throwaway cells of the settings check: one per arm with settings of its own (one when both arms are alike),
+    its first suite's start cell under the id ``<suite>__check<arm>`` (its own engine folder and host lease)."""
+    cmp = planned["comparison"]
+    suite = cmp["suites"][0]
+    out: list[tuple[Arm, Cell]] = []
+    for arm in (Arm.from_json(cmp["a"]), Arm.from_json(cmp["b"])):
+        if not arm.settings or any(arm.engine == o.engine and arm.settings == o.settings for o, _ in out):
+            continue
+        first = next(x for starts in planned["stages"] for x in starts if x["arm"] == arm.name)
+        cell = driver.cell_of(planned, start_cell_id(suite, int(first["pair"]), arm.name))
+        assert cell is not None
+        out.append((arm, replace(cell, cell_id=f"{suite}__check{arm.name.lower()}")))
+    return out
+
+
+def _refused(arm: Arm, exc: BaseException) -> ConfigError:
+    """The error of an arm whose settings the server refused, naming the setting where the server's words name one."""
+    said = str(exc)
+    named = [k for k in sorted(arm.settings) if f'"{k}"' in said or f"'{k}'" in said]
+    lines = [ln.strip() for ln in said.splitlines() if any(f'"{k}"' in ln for k in named) or "FATAL" in ln or "ERROR" in ln]
+    where = f"{arm.name.lower()}.settings" + (f".{named[0]}" if len(named) == 1 else "")
+    shown = ", ".join(f"{k}={arm.settings[k]}" for k in (named or sorted(arm.settings)))
+    return ConfigError(
+        where,
+        f"arm {arm.name} ({arm.engine}): the server refused {shown}: " + ("; ".join(dict.fromkeys(lines)) or said[-1500:]),
+    )
+
+
+def check_settings(planned: dict[str, Any]) -> list[str]:
+    """Start each arm's engine once with its settings, before any pair runs, and stop it; return the arms checked.
+
+    What a server refuses (an unknown parameter, a value it cannot parse, a value out of range) fails here as a
+    :class:`~jsonbench.errors.ConfigError` naming the arm, the setting and the server's own message, rather than
+    failing every start of that arm and dropping every pair. Holds the host lease while the engine runs (raises
+    :class:`~jsonbench.host.lease.HostBusy` while another run's engine holds the host).
+    """
+    from jsonbench.engines.base import engine_for
+    from jsonbench.host import lease as hostlease
+
+    run = driver.run_of(planned)
+    checked = []
+    for arm, cell in check_cells(planned):
+        engine = engine_for(cell)
+        hostlease.acquire(run.run_id, cell.cell_id, engine.workdir)
+        hostlease.stop_waiting(run.run_id, cell.cell_id)
+        try:
+            if engine.workdir.exists():  # a killed earlier check
+                engine.teardown(engine.handle_for())
+            try:
+                handle = engine.provision()
+            except BenchmarkError as exc:
+                raise _refused(arm, exc) from exc
+            try:
+                with engine.session(handle):  # a backend that applies settings per session applies them here
+                    pass
+            except Exception as exc:
+                raise _refused(arm, exc) from exc
+            finally:
+                engine.teardown(handle)
+        finally:
+            hostlease.release(run.run_id, cell.cell_id)
+        log.info("arm %s: %s starts with its settings", arm.name, arm.label)
+        checked.append(arm.name)
+    return checked
 
 
 def _done(staging: Staging, cell_id: str) -> dict[str, Any] | None:
@@ -403,5 +471,13 @@ def check(planned: dict[str, Any]) -> dict[str, Any]:
 
 
 def sweep(planned: dict[str, Any]) -> list[str]:
-    """Remove any engine a killed start left behind and give the host lease back (the nightly sweep)."""
-    return driver.sweep(planned)
+    """Remove any engine a killed start or settings check left behind and give the host lease back (the nightly sweep)."""
+    from jsonbench.engines.base import engine_for
+
+    swept = []
+    for _, cell in check_cells(planned):
+        engine = engine_for(cell)
+        if engine.workdir.exists():
+            engine.teardown(engine.handle_for())
+            swept.append(cell.cell_id)
+    return swept + driver.sweep(planned)
