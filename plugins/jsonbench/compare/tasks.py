@@ -8,9 +8,11 @@ arm's settings, the suite's load; :func:`~jsonbench.orchestration.tasks.run_work
 night's are; a start whose every suite completed is marked done (``.start.json`` in its cell's folder, hidden
 from the staging reader) and a task run again (cleared, resumed) keeps it and measures only what is missing.
 
-The data's fingerprint is that of what generates it: the suite, its scale parameters (a user's documents
-carry their sha256 there) and the SQL files of the suite, which generate the same rows from the same
-parameters in every server. Each start records it; the judge drops a pair whose starts differ.
+Each start records the fingerprint of its data (:func:`start_fingerprint`): what generates it (the suite, its
+scale parameters, where a user's documents carry their sha256, and the suite's SQL files) and, per workload, a
+content hash of the rows as loaded, which the workload's context takes before its first measurement
+(:attr:`jsonbench.suites.base.WorkloadContext.fingerprint`, asked for by the plan's ``fingerprint_data``). The
+judge drops a pair whose two arms' fingerprints differ.
 """
 
 from __future__ import annotations
@@ -56,6 +58,16 @@ def fingerprint(cell: Cell) -> str:
         if f.is_file():
             h.update(f.relative_to(folder).as_posix().encode())
             h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def start_fingerprint(cell: Cell, staging: Staging) -> str:
+    """The start's data fingerprint: :func:`fingerprint` of the generator and each staged workload's content hashes
+    of the rows as loaded (in workload order), hashed together."""
+    h = hashlib.sha256(fingerprint(cell).encode())
+    for record in sorted(staging.records(cell.cell_id), key=lambda r: r.workload):
+        if record.fingerprints:
+            h.update(f"{record.workload}:{','.join(record.fingerprints)}\n".encode())
     return h.hexdigest()
 
 
@@ -152,6 +164,7 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None) -
         "run": run.to_json(),
         "cells": [c.to_json() for c in cells],
         "resumed": [],
+        driver.FINGERPRINT_DATA: True,
         "comparison": comparison,
         "stages": stages,
         "margins": margins,
@@ -297,7 +310,15 @@ def run_start(planned: dict[str, Any], hint: dict[str, Any], map_index: int = -1
                 driver.run_workload(planned, cell_id, handle, workload)
         finally:
             driver.teardown(planned, cell_id, handle)
-        marker = {"pair": pair, "arm": arm, "suite": suite, "fingerprint": fingerprint(cell), "started_at": started}
+        loaded = {r.workload: r.fingerprints for r in staging.records(cell_id) if r.fingerprints}
+        marker = {
+            "pair": pair,
+            "arm": arm,
+            "suite": suite,
+            "fingerprint": start_fingerprint(cell, staging),
+            "loaded": loaded,
+            "started_at": started,
+        }
         write_json_atomic(folder / DONE, marker)
         done.append(cell_id)
     return {"pair": pair, "arm": arm, "cells": done}
