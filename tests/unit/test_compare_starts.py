@@ -141,3 +141,34 @@ def test_an_incomplete_start_is_published_unjudged_and_its_pair_dropped(planned:
     assert "3" in out["dropped"] and "did not complete" in out["dropped"]["3"]
     rows = [r for r in _parquet(tmp_path, COMPARISON_STARTS) if r["pair"] == 3 and r["arm"] == "b"]
     assert rows and not any(r["judged"] or r["start_completed"] for r in rows)
+
+
+STAGED: dict[str, Any] = {**PARAMS, "workloads": ["rel_small", "json_small"], "pairs": [8, 16]}
+
+
+def test_a_later_stage_runs_only_the_workloads_with_an_undecided_metric(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rel_small's metrics decide at the first look; json_small's update_time is too noisy to: stage 2 runs json_small
+    alone, every start of it, and a start of a stage runs the workloads its hint names, no other."""
+    planned = tasks.plan({**STAGED, "results_dir": str(tmp_path)}, "manual__staged", "2026-12-01T00:00:00+00:00")
+    rng = np.random.default_rng(6)
+    for start in planned["stages"][0]:
+        stage_start(planned, start, 0.10, rng)
+        cell = tasks.driver.cell_of(planned, tasks.start_cell_id(SUITE, start["pair"], start["arm"]))
+        assert cell is not None
+        noisy = [Measurement.of("json_small", "default", "update_time", "ms", (10 * np.exp(rng.normal(0, 0.5, 3))).tolist(), kind="timed")]
+        t = "2026-12-01T00:00:00+00:00"
+        Staging(tmp_path, "manual__staged").write_workload(WorkloadRecord(cell, "json_small", noisy, {}, t, t))
+    nxt = tasks.decide(planned, 0)
+    assert [(x["pair"], x["arm"]) for x in nxt] == [(x["pair"], x["arm"]) for x in planned["stages"][1]]
+    assert all(x["workloads"] == {SUITE: ["json_small"]} for x in nxt)
+
+    ran: list[str] = []
+    monkeypatch.setattr(tasks.driver, "provision", lambda planned, cell_id: {})
+    monkeypatch.setattr(tasks.driver, "run_workload", lambda planned, cell_id, handle, workload: ran.append(workload))
+    monkeypatch.setattr(tasks.driver, "teardown", lambda planned, cell_id, handle: None)
+    tasks.run_start(planned, nxt[0], 0)
+    assert ran == ["json_small"]
+    tasks.run_start(planned, {**nxt[1], "workloads": {SUITE: []}}, 1)
+    assert ran == ["json_small"], "a suite with nothing undecided starts no engine"
+    marker = tasks._done(Staging(tmp_path, "manual__staged"), tasks.start_cell_id(SUITE, nxt[1]["pair"], nxt[1]["arm"]))
+    assert marker is not None and marker["measured"] is False

@@ -110,7 +110,7 @@ def usable_pairs(starts: Sequence[StartResult], planned: Mapping[int, Sequence[s
             dropped[pair] = f"its arms saw different data (fingerprint differs): {', '.join(other)}"
             continue
         usable.append(pair)
-        times = {arm: min(by[(pair, arm, s)].started_at for s in suites) for arm in ("A", "B")}
+        times = {arm: min((t for s in suites if (t := by[(pair, arm, s)].started_at)), default="") for arm in ("A", "B")}
         first[pair] = (min(times, key=lambda k: times[k]) if all(times.values()) else planned[pair][0]) or "A"
     return Pairs(tuple(usable), first, dropped)
 
@@ -190,7 +190,8 @@ def judge(
             continue
         a = [v for p in pairs.usable if (v := s.a.get(p)) is not None]
         b = [v for p in pairs.usable if (v := s.b.get(p)) is not None]
-        missing = tuple(sorted({p for p in pairs.usable if s.a.get(p) is None or s.b.get(p) is None} | set(pairs.dropped)))
+        # A pair where neither arm measured it (a later stage ran only undecided workloads) left nothing out.
+        missing = tuple(sorted({p for p in pairs.usable if (s.a.get(p) is None) != (s.b.get(p) is None)} | set(pairs.dropped)))
         if not a or not b:
             continue  # not applicable on either arm's build: nothing to compare
         fact = exact_difference(n, [_fact(v) for v in a], [_fact(v) for v in b])

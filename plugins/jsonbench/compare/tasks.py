@@ -275,15 +275,22 @@ def claim(planned: dict[str, Any], hint: dict[str, Any], map_index: int) -> dict
     return dict(hint)  # every start claimed (as many instances as starts: only by hand)
 
 
+def cmp_workloads(planned: dict[str, Any]) -> dict[str, list[str]]:
+    """Every workload the comparison measures, per suite (what stage 1 runs)."""
+    return {str(s): list(w) for s, w in planned["comparison"]["workloads"].items()}
+
+
 def run_start(planned: dict[str, Any], hint: dict[str, Any], map_index: int = -1) -> dict[str, Any]:
     """One start of one arm: each suite's cell provisioned, measured and torn down by the nightly driver.
 
-    Which start is :func:`claim`'s (``hint``, the instance's own planned start, only when it cannot claim). A
+    Which start is :func:`claim`'s (``hint``, the instance's own planned start, only when it cannot claim); which
+    workloads, the hint's ``workloads`` (a later stage's: those with an undecided metric), else every one. A
     suite this start completed in an earlier attempt is kept; a partial one is measured again from a fresh engine
     (its staged files are forgotten first). Raises what the driver raises (``HostBusy`` while another run's engine
     holds the host: the DAG reschedules the task).
     """
     start = claim(planned, hint, map_index) if map_index >= 0 else dict(hint)
+    workloads = hint.get("workloads") or cmp_workloads(planned)  # a later stage's: only the undecided ones
     run = driver.run_of(planned)
     staging = Staging(run.results_dir, run.run_id)
     cmp = planned["comparison"]
@@ -299,6 +306,14 @@ def run_start(planned: dict[str, Any], hint: dict[str, Any], map_index: int = -1
         cell = driver.cell_of(planned, cell_id)
         assert cell is not None, cell_id
         folder = staging.root / cell_id
+        if not workloads.get(suite):  # every metric of the suite decided: no engine start for nothing
+            write_json_atomic(folder / ATTEMPT, {**start, "map_index": map_index, "started_at": datetime.now(UTC).isoformat()})
+            write_json_atomic(
+                folder / DONE,
+                {"pair": pair, "arm": arm, "suite": suite, "fingerprint": fingerprint(cell), "started_at": "", "measured": False},
+            )
+            done.append(cell_id)
+            continue
         for stale in folder.iterdir() if folder.is_dir() else []:  # a partial earlier attempt: measured again
             if stale.name != ATTEMPT:
                 shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
@@ -306,7 +321,7 @@ def run_start(planned: dict[str, Any], hint: dict[str, Any], map_index: int = -1
         write_json_atomic(folder / ATTEMPT, {**start, "map_index": map_index, "started_at": started})
         handle = driver.provision(planned, cell_id)
         try:
-            for workload in cmp["workloads"][suite]:
+            for workload in workloads.get(suite, []):
                 driver.run_workload(planned, cell_id, handle, workload)
         finally:
             driver.teardown(planned, cell_id, handle)
@@ -412,7 +427,11 @@ def judged(planned: dict[str, Any]) -> tuple[list[Judged], Pairs, dict[int, list
 
 
 def decide(planned: dict[str, Any], stage: int) -> list[dict[str, Any]]:
-    """After stage ``stage`` (0-based): the next stage's starts while a metric is undecided, else none (it is skipped)."""
+    """After stage ``stage`` (0-based): the next stage's starts while a metric is undecided, else none (it is skipped).
+
+    Each start carries ``workloads`` (suite -> workloads): only those with an undecided metric run again; a decided
+    metric keeps the verdict of its look, so measuring it again would cost time and change nothing.
+    """
     stages = planned["stages"]
     if stage >= len(stages):
         return []  # the DAG holds more stages than this comparison planned
@@ -426,8 +445,16 @@ def decide(planned: dict[str, Any], stage: int) -> list[dict[str, Any]]:
     log.info("after %d pairs (%d usable): %d of %d metrics undecided", len(ran), len(pairs.usable), len(left), len(result))
     if stage + 1 >= len(stages) or not left:
         return []
-    log.info("undecided: %s; stage %d runs %d more pairs", ", ".join(j.name for j in left[:20]), stage + 2, len(stages[stage + 1]) // 2)
-    return list(stages[stage + 1])
+    cmp = planned["comparison"]
+    workloads = {s: [w for w in cmp["workloads"][s] if any(j.suite == s and j.workload == w for j in left)] for s in cmp["suites"]}
+    log.info(
+        "undecided: %s; stage %d runs %d more pairs of %s",
+        ", ".join(j.name for j in left[:20]),
+        stage + 2,
+        len(stages[stage + 1]) // 2,
+        "; ".join(f"{s}: {', '.join(w) or 'none'}" for s, w in workloads.items()),
+    )
+    return [{**x, "workloads": workloads} for x in stages[stage + 1]]
 
 
 def publish(planned: dict[str, Any]) -> dict[str, Any]:
