@@ -238,6 +238,16 @@ def check_settings(planned: dict[str, Any]) -> list[str]:
     return checked
 
 
+def begin(planned: dict[str, Any]) -> list[dict[str, Any]]:
+    """Before any pair: remove what a killed earlier attempt of this run left (its engine, its host lease: nothing of
+    this run runs yet), check the arms' settings (:func:`check_settings`), and hand stage 1 its starts."""
+    left = sweep(planned)
+    if left:
+        log.warning("removed the engines a killed earlier attempt of this run left: %s", ", ".join(left))
+    check_settings(planned)
+    return list(planned["stages"][0])
+
+
 def _done(staging: Staging, cell_id: str) -> dict[str, Any] | None:
     path = staging.root / cell_id / DONE
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
