@@ -8,7 +8,9 @@ fresh engine start of A and one of B on the same generated data, in an order bal
 so that the host's drift falls on both arms alike.
 
 * **plan** validates the parameters (a bad one fails here, naming the field, before any engine starts) and
-  plans every start of every stage; **begin** hands stage 1 its starts.
+  plans every start of every stage; **begin** removes what a killed earlier attempt of the run left, starts
+  each arm that has settings of its own once (a setting the server refuses fails here, naming the arm, the
+  setting and the server's message, before any pair runs) and hands stage 1 its starts.
 * **stage_1 .. stage_4**: one dynamically mapped task group per stage of `pairs` (`[10, 20, 40]`: totals
   after each stage; one number: one stage), mapped over the stage's starts in their order. Each **start** is
   one arm's engine start (each instance takes the next start of the planned order when it runs, whatever
@@ -80,9 +82,22 @@ def compare() -> None:
         except BenchmarkError as exc:  # a bad parameter or a missing build: no retry can fix it
             raise AirflowFailException(str(exc)) from exc
 
-    @task(retries=0)
+    # In the host's pool: it starts each arm's engine once, to fail on a setting the server refuses before any pair runs.
+    @task(pool=POOL, retries=0)
     def begin(planned: dict[str, Any]) -> list[dict[str, Any]]:
-        return list(planned["stages"][0])
+        from airflow.sdk.exceptions import AirflowFailException, AirflowRescheduleException
+
+        from jsonbench.compare import tasks
+        from jsonbench.errors import BenchmarkError
+        from jsonbench.host import lease as hostlease
+
+        try:
+            return tasks.begin(planned)
+        except hostlease.HostBusy as exc:
+            print(f"{exc}; waiting (rescheduled)")
+            raise AirflowRescheduleException(datetime.now(UTC) + HOST_RECHECK) from None
+        except BenchmarkError as exc:  # a setting the server refuses: no retry can fix it
+            raise AirflowFailException(str(exc)) from exc
 
     # Never retried: a start that failed may have left its engine half changed; clear it to measure it again.
     @task(pool=POOL, retries=0, execution_timeout=timedelta(hours=6))

@@ -1,6 +1,6 @@
 """Faults injected into real processes of a real DAG run: a run in the background, and ways to find its parts.
 
-* :class:`DagRun` runs ``airflow dags test jsonb_benchmark_matrix <logical date> -c CONF`` in a
+* :class:`DagRun` runs ``airflow dags test jsonb_benchmark_matrix <logical date> -c CONF`` (or another DAG) in a
   background process (or, with ``again=RUN_ID``, ``python -m jsonbench.cli rerun RUN_ID``: the same run
   cleared and run again), keeps its log, and tells which tasks started and how each ended.
 * :func:`postmasters` finds this session's PostgreSQL postmasters by executable and parent (never
@@ -40,6 +40,7 @@ class DagRun:
     logical_date: str
     log_path: Path
     again: str | None = None  # run this earlier run id again, as the same run (python -m jsonbench.cli rerun)
+    dag_id: str = DAG_ID
     proc: subprocess.Popen[str] | None = None
     lines: list[str] = field(default_factory=list)
     _reader: threading.Thread | None = None
@@ -47,9 +48,9 @@ class DagRun:
 
     def start(self) -> DagRun:
         airflow = str(Path(sys.executable).parent / "airflow")
-        argv = [airflow, "dags", "test", DAG_ID, self.logical_date, "-c", json.dumps(self.conf)]
+        argv = [airflow, "dags", "test", self.dag_id, self.logical_date, "-c", json.dumps(self.conf)]
         if self.again:
-            argv = [sys.executable, "-m", "jsonbench.cli", "rerun", self.again]
+            argv = [sys.executable, "-m", "jsonbench.cli", "rerun", self.again, "--dag-id", self.dag_id]
         env = dict(self.env)
         if self.conf.get("engines"):  # the run's engines' task groups only: each other one is a skip, ~2.5 s of dags test
             env["JSONBENCH_HOST_ENGINES"] = ",".join(self.conf["engines"])
@@ -80,7 +81,7 @@ class DagRun:
         """Every task's state in the metadata database (mapped tasks as ``id[index]``), from ``airflow tasks states-for-dag-run``."""
         airflow = str(Path(sys.executable).parent / "airflow")
         res = subprocess.run(
-            [airflow, "tasks", "states-for-dag-run", DAG_ID, self.run_id, "-o", "json"],
+            [airflow, "tasks", "states-for-dag-run", self.dag_id, self.run_id, "-o", "json"],
             env=self.env,
             capture_output=True,
             text=True,

@@ -222,3 +222,19 @@ def test_install_all_is_idempotent_and_starts_nothing_when_present(
     out = capsys.readouterr().out
     for eid in VERSIONS:
         assert f"{eid}: " in out and "ready" in out
+
+
+def test_the_fingerprint_follows_the_rows_not_their_order(make_cells: Callable[..., list[Any]], scratch_dir: Path) -> None:
+    (cell,) = make_cells("sqlite_jsonb", engines=["sqlite-3.46.1"])
+    engine = engine_for(cell)
+    handle = engine.provision()
+    try:
+        with engine.session(handle) as s:
+            s.execute("CREATE TABLE t (k INTEGER, doc BLOB); INSERT INTO t VALUES (1, jsonb('{\"a\": 1}')), (2, jsonb('{\"a\": 2}'))")
+            one = s.fingerprint()
+            s.execute("DELETE FROM t; INSERT INTO t VALUES (2, jsonb('{\"a\": 2}')), (1, jsonb('{\"a\": 1}'))")
+            assert s.fingerprint() == one, "the same rows in another order"
+            s.execute("UPDATE t SET doc = jsonb('{\"a\": 3}') WHERE k = 2")
+            assert s.fingerprint() != one, "one changed value"
+    finally:
+        engine.teardown(handle)

@@ -33,6 +33,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("jsonbench.pgbench",),
     ("jsonbench.dataset",),
     ("jsonbench.suites",),
+    # which builds a compared build inherits its noise from (pure): below the drift that reads it
+    ("jsonbench.compare.inherit",),
     # how a night is judged against its history (drift, noise, the canary, change points): below the checks that call it
     ("jsonbench.history",),
     ("jsonbench.checks",),

@@ -66,3 +66,29 @@ def test_load_windows_are_timed_not_sampled() -> None:
     ctx = _ctx([])
     assert ctx.timed(lambda: None, base.LOAD) >= 0
     assert ctx.windows == [] and "load" in ctx.phases
+
+
+def test_the_loaded_data_is_fingerprinted_once_before_the_first_measurement_after_a_load() -> None:
+    state = {"rows": 0}
+    seen: list[str] = []
+
+    def fingerprint() -> str:
+        seen.append(f"rows={state['rows']}")
+        return seen[-1]
+
+    ctx = WorkloadContext(cell=None, session=None, workload="w", fingerprint=fingerprint)  # type: ignore[arg-type]  # unused here
+    ctx.timed(lambda: None, base.MEASURE)
+    assert ctx.fingerprints == [], "no load yet: nothing loaded to fingerprint"
+    ctx.timed(lambda: state.update(rows=10), base.LOAD)
+    ctx.timed(lambda: state.update(rows=5), base.MEASURE)  # the measurement changes the rows; the hash came before it
+    ctx.timed(lambda: state.update(rows=10), base.LOAD)
+    ctx.timed(lambda: None, base.MEASURE)
+    assert ctx.fingerprints == ["rows=10"] and seen == ["rows=10"], "once, the rows as loaded"
+    assert "fingerprint" not in ctx.phases, "outside every window"
+
+
+def test_without_a_fingerprinter_nothing_is_fingerprinted() -> None:
+    ctx = WorkloadContext(cell=None, session=None, workload="w")  # type: ignore[arg-type]  # unused here
+    ctx.timed(lambda: None, base.LOAD)
+    ctx.timed(lambda: None, base.MEASURE)
+    assert ctx.fingerprints == []

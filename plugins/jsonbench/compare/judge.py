@@ -1,9 +1,10 @@
 """What a comparison's starts say, per metric: the paired statistics of :mod:`jsonbench.history.stats.paired`.
 
 Pure: it takes what each start measured (:class:`StartResult`) and returns one :class:`Judged` per metric. A
-pair is usable when both of its starts completed and saw the same data (the same fingerprint); a failed start
-drops its whole pair, and the reason is kept. Per metric each arm's value in a pair is its repetitions' median
-(the suite's own summary where it declares another: a best-of-N timing keeps its best), and
+pair is usable when both of its starts completed and saw the same data (the same fingerprint of the rows they
+loaded); a failed start, or arms that saw different data, drop the whole pair, and the reason is kept. Per metric
+each arm's value in a pair is its repetitions' median (the suite's own summary where it declares another: a
+best-of-N timing keeps its best), and
 
 * timed and sampled metrics are judged by :func:`~jsonbench.history.stats.paired.compare_metrics` on the per-pair
   log ratios B/A, with the false discovery rate held across the metrics of one look; with staged pairs, look k
@@ -90,29 +91,28 @@ class Pairs:
 
 
 def usable_pairs(starts: Sequence[StartResult], planned: Mapping[int, Sequence[str]], suites: Sequence[str]) -> Pairs:
-    """The pairs whose every start (each arm, each suite) completed on the same data; ``planned`` is pair -> its
+    """The pairs whose every start (each arm, each suite) completed, both arms on the same data; ``planned`` is pair -> its
     start order (("A", "B") or ("B", "A")). The first arm is the one whose first start began first (as run);
     without start times, the planned one."""
     by = {(s.pair, s.arm, s.suite): s for s in starts}
     usable, dropped, first = [], {}, {}
-    common = {suite: _most_common([x.fingerprint for x in starts if x.suite == suite]) for suite in suites}
     for pair in sorted(planned):
         missing = [f"{arm}/{suite}" for arm in ("A", "B") for suite in suites if (pair, arm, suite) not in by]
         if missing:
             dropped[pair] = f"start {', '.join(missing)} did not complete"
             continue
-        other = [f"{arm}/{suite}" for arm in ("A", "B") for suite in suites if by[(pair, arm, suite)].fingerprint != common[suite]]
+        other = [
+            f"{suite} (A {by[(pair, 'A', suite)].fingerprint[:12]}, B {by[(pair, 'B', suite)].fingerprint[:12]})"
+            for suite in suites
+            if by[(pair, "A", suite)].fingerprint != by[(pair, "B", suite)].fingerprint
+        ]
         if other:
-            dropped[pair] = f"start {', '.join(other)} saw other data (fingerprint differs)"
+            dropped[pair] = f"its arms saw different data (fingerprint differs): {', '.join(other)}"
             continue
         usable.append(pair)
-        times = {arm: min(by[(pair, arm, s)].started_at for s in suites) for arm in ("A", "B")}
+        times = {arm: min((t for s in suites if (t := by[(pair, arm, s)].started_at)), default="") for arm in ("A", "B")}
         first[pair] = (min(times, key=lambda k: times[k]) if all(times.values()) else planned[pair][0]) or "A"
     return Pairs(tuple(usable), first, dropped)
-
-
-def _most_common(values: list[str]) -> str:
-    return max(dict.fromkeys(values), key=values.count) if values else ""
 
 
 def _value(m: Measurement) -> float | None:
@@ -190,7 +190,8 @@ def judge(
             continue
         a = [v for p in pairs.usable if (v := s.a.get(p)) is not None]
         b = [v for p in pairs.usable if (v := s.b.get(p)) is not None]
-        missing = tuple(sorted({p for p in pairs.usable if s.a.get(p) is None or s.b.get(p) is None} | set(pairs.dropped)))
+        # A pair where neither arm measured it (a later stage ran only undecided workloads) left nothing out.
+        missing = tuple(sorted({p for p in pairs.usable if (s.a.get(p) is None) != (s.b.get(p) is None)} | set(pairs.dropped)))
         if not a or not b:
             continue  # not applicable on either arm's build: nothing to compare
         fact = exact_difference(n, [_fact(v) for v in a], [_fact(v) for v in b])

@@ -1,7 +1,11 @@
-"""The ``comparisons`` table of the Parquet dataset, its Great Expectations check, and the A/A margins it lends.
+"""The ``comparisons`` and ``comparison_starts`` tables of the Parquet dataset, the check, and the A/A margins.
 
-One row per metric of one comparison, beside ``measurements`` under the results folder and partitioned the same
-way (``comparisons/hardware_label=/run_date=/run_key=/part-0.parquet``), written by the same atomic swap
+``comparisons`` holds one row per metric of one comparison (its verdict); ``comparison_starts`` every measurement
+row of every start the comparison made (the nightly schema, :data:`~jsonbench.dataset.schema.MEASUREMENT_SCHEMA`,
+with the comparison id, the arm, the pair, the start's position and the fingerprint of the data it loaded), so that
+every verdict can be recomputed from published data (the rows marked ``judged`` are the ones the judge read) and two
+arms of one engine id are told apart. Both sit beside ``measurements`` under the results folder, partitioned the same
+way (``<table>/hardware_label=/run_date=/run_key=/part-0.parquet``), each written by the same atomic swap
 (:func:`jsonbench.dataset.publish.replace_run`): a reader sees the comparison's earlier file or its new one.
 
 The check (:func:`check_comparison`) validates the rows through the results folder's GX context
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,10 +28,14 @@ import pyarrow.parquet as pq
 from jsonbench.cell import HostFacts, RunRef
 from jsonbench.compare.judge import Judged, Pairs
 from jsonbench.compare.params import Arm, arm_key
-from jsonbench.dataset.publish import partition_dir, replace_run
+from jsonbench.dataset.measurement import CELL_RECORD, HOST_SUITE
+from jsonbench.dataset.publish import partition_dir, replace_run, staged_rows
 from jsonbench.dataset.read import FILE_NAME
+from jsonbench.dataset.schema import MEASUREMENT_SCHEMA
+from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
 
 COMPARISONS = "comparisons"
+COMPARISON_STARTS = "comparison_starts"
 _TS = pa.timestamp("us", tz="UTC")
 COMPARISON_SCHEMA = pa.schema(
     [
@@ -79,6 +87,77 @@ COMPARISON_SCHEMA = pa.schema(
         ("published_at", _TS),
     ]
 )
+
+
+#: The measurement rows of every start: the nightly columns after the start's own.
+START_SCHEMA = pa.schema(
+    [
+        ("comparison_id", pa.string()),
+        ("arm", pa.string()),  # a | b
+        ("pair", pa.int32()),  # the pair's index (0-based, across stages)
+        ("stage", pa.int32()),  # 0-based
+        ("order_position", pa.int32()),  # 0: the pair's first start, 1: its second
+        ("sequence", pa.int32()),  # the start's place in the comparison's planned order (0-based)
+        ("start_completed", pa.bool_()),  # every workload of the start's suites ran; an incomplete start drops its pair
+        ("data_fingerprint", pa.string()),  # the start's data fingerprint (the judge drops a pair whose arms differ)
+        ("judged", pa.bool_()),  # a row the judge reads: the start completed, a suite's workload (no canary, setup, _cell)
+        *MEASUREMENT_SCHEMA,
+    ]
+)
+
+
+class _CellStaging(Staging):
+    """One cell's view of a run's staging folder (what :func:`jsonbench.dataset.publish.staged_rows` flattens)."""
+
+    def __init__(self, staging: Staging, cell_id: str) -> None:
+        self.run_id, self.root, self.cell_id = staging.run_id, staging.root, cell_id
+
+    def records(self, cell_id: str | None = None) -> Iterator[WorkloadRecord]:
+        return super().records(self.cell_id)
+
+
+def judged_row(row: dict[str, Any]) -> bool:
+    """Whether a measurement row of a completed start is one the judge reads (a suite's workload, not the host's
+    canary, the setup step's load nor the per-cell resource rows)."""
+    return row["suite"] != HOST_SUITE and row["workload"] not in (SETUP_RECORD, CELL_RECORD)
+
+
+def start_rows(staging: Staging, comparison_id: str, starts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every staged measurement row of the comparison's starts, each with its start's columns.
+
+    ``starts`` holds one entry per cell of a start: ``cell_id``, ``arm`` (``A``/``B``), ``pair``, ``stage``,
+    ``order_position``, ``sequence``, ``completed`` and ``fingerprint`` (None when the start did not complete).
+    """
+    out = []
+    for s in starts:
+        head = {
+            "comparison_id": comparison_id,
+            "arm": str(s["arm"]).lower(),
+            "pair": int(s["pair"]),
+            "stage": int(s["stage"]),
+            "order_position": int(s["order_position"]),
+            "sequence": int(s["sequence"]),
+            "start_completed": bool(s["completed"]),
+            "data_fingerprint": s.get("fingerprint"),
+        }
+        for row in staged_rows(_CellStaging(staging, str(s["cell_id"]))):
+            out.append({**head, "judged": bool(s["completed"]) and judged_row(row), **row})
+    return out
+
+
+def publish_starts(results_dir: str | Path, run: RunRef, rows_: list[dict[str, Any]]) -> Path:
+    """Write the comparison's start rows as its one file of ``comparison_starts`` (atomic; replaces an earlier attempt's)."""
+    table = pa.Table.from_pylist(rows_, schema=START_SCHEMA)
+    return replace_run(partition_dir(results_dir, COMPARISON_STARTS, run.hardware_label, run.logical_date, run.run_id), table)
+
+
+def read_starts(results_dir: str | Path, comparison_id: str, hardware_label: str | None = None) -> list[dict[str, Any]]:
+    """The published start rows of one comparison (empty when it has none)."""
+    from jsonbench.dataset.schema import run_key
+
+    root = Path(results_dir) / COMPARISON_STARTS
+    glob = f"hardware_label={hardware_label or '*'}/*/run_key={run_key(comparison_id)}/{FILE_NAME}"
+    return [r for path in sorted(root.glob(glob)) for r in pq.read_table(path, schema=START_SCHEMA).to_pylist()]
 
 
 def _finite(v: float | None) -> float | None:

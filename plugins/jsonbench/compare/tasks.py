@@ -8,9 +8,11 @@ arm's settings, the suite's load; :func:`~jsonbench.orchestration.tasks.run_work
 night's are; a start whose every suite completed is marked done (``.start.json`` in its cell's folder, hidden
 from the staging reader) and a task run again (cleared, resumed) keeps it and measures only what is missing.
 
-The data's fingerprint is that of what generates it: the suite, its scale parameters (a user's documents
-carry their sha256 there) and the SQL files of the suite, which generate the same rows from the same
-parameters in every server. Each start records it; the judge drops a pair whose starts differ.
+Each start records the fingerprint of its data (:func:`start_fingerprint`): what generates it (the suite, its
+scale parameters, where a user's documents carry their sha256, and the suite's SQL files) and, per workload, a
+content hash of the rows as loaded, which the workload's context takes before its first measurement
+(:attr:`jsonbench.suites.base.WorkloadContext.fingerprint`, asked for by the plan's ``fingerprint_data``). The
+judge drops a pair whose two arms' fingerprints differ.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from jsonbench.cell import Cell, HostFacts, PostgresOptions, RunRef
 from jsonbench.compare.judge import Judged, Pairs, StartResult, judge, table, undecided
 from jsonbench.compare.params import DEFAULT_MARGIN, Arm, ComparisonConfig, resolve_comparison
 from jsonbench.dataset.staging import Staging, write_json_atomic
+from jsonbench.errors import BenchmarkError, ConfigError
 from jsonbench.history.stats.paired import Stage, pair_order
 from jsonbench.host import facts as hostfacts
 from jsonbench.orchestration import tasks as driver
@@ -55,6 +58,16 @@ def fingerprint(cell: Cell) -> str:
         if f.is_file():
             h.update(f.relative_to(folder).as_posix().encode())
             h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def start_fingerprint(cell: Cell, staging: Staging) -> str:
+    """The start's data fingerprint: :func:`fingerprint` of the generator and each staged workload's content hashes
+    of the rows as loaded (in workload order), hashed together."""
+    h = hashlib.sha256(fingerprint(cell).encode())
+    for record in sorted(staging.records(cell.cell_id), key=lambda r: r.workload):
+        if record.fingerprints:
+            h.update(f"{record.workload}:{','.join(record.fingerprints)}\n".encode())
     return h.hexdigest()
 
 
@@ -151,10 +164,88 @@ def plan(params: dict[str, Any] | None, run_id: str, logical_date: str | None) -
         "run": run.to_json(),
         "cells": [c.to_json() for c in cells],
         "resumed": [],
+        driver.FINGERPRINT_DATA: True,
         "comparison": comparison,
         "stages": stages,
         "margins": margins,
     }
+
+
+def check_cells(planned: dict[str, Any]) -> list[tuple[Arm, Cell]]:
+    """The throwaway cells of the settings check: one per arm with settings of its own (one when both arms are alike),
+    its first suite's start cell under the id ``<suite>__check<arm>`` (its own engine folder and host lease)."""
+    cmp = planned["comparison"]
+    suite = cmp["suites"][0]
+    out: list[tuple[Arm, Cell]] = []
+    for arm in (Arm.from_json(cmp["a"]), Arm.from_json(cmp["b"])):
+        if not arm.settings or any(arm.engine == o.engine and arm.settings == o.settings for o, _ in out):
+            continue
+        first = next(x for starts in planned["stages"] for x in starts if x["arm"] == arm.name)
+        cell = driver.cell_of(planned, start_cell_id(suite, int(first["pair"]), arm.name))
+        assert cell is not None
+        out.append((arm, replace(cell, cell_id=f"{suite}__check{arm.name.lower()}")))
+    return out
+
+
+def _refused(arm: Arm, exc: BaseException) -> ConfigError:
+    """The error of an arm whose settings the server refused, naming the setting where the server's words name one."""
+    said = str(exc)
+    named = [k for k in sorted(arm.settings) if f'"{k}"' in said or f"'{k}'" in said]
+    lines = [ln.strip() for ln in said.splitlines() if any(f'"{k}"' in ln for k in named) or "FATAL" in ln or "ERROR" in ln]
+    where = f"{arm.name.lower()}.settings" + (f".{named[0]}" if len(named) == 1 else "")
+    shown = ", ".join(f"{k}={arm.settings[k]}" for k in (named or sorted(arm.settings)))
+    return ConfigError(
+        where,
+        f"arm {arm.name} ({arm.engine}): the server refused {shown}: " + ("; ".join(dict.fromkeys(lines)) or said[-1500:]),
+    )
+
+
+def check_settings(planned: dict[str, Any]) -> list[str]:
+    """Start each arm's engine once with its settings, before any pair runs, and stop it; return the arms checked.
+
+    What a server refuses (an unknown parameter, a value it cannot parse, a value out of range) fails here as a
+    :class:`~jsonbench.errors.ConfigError` naming the arm, the setting and the server's own message, rather than
+    failing every start of that arm and dropping every pair. Holds the host lease while the engine runs (raises
+    :class:`~jsonbench.host.lease.HostBusy` while another run's engine holds the host).
+    """
+    from jsonbench.engines.base import engine_for
+    from jsonbench.host import lease as hostlease
+
+    run = driver.run_of(planned)
+    checked = []
+    for arm, cell in check_cells(planned):
+        engine = engine_for(cell)
+        hostlease.acquire(run.run_id, cell.cell_id, engine.workdir)
+        hostlease.stop_waiting(run.run_id, cell.cell_id)
+        try:
+            if engine.workdir.exists():  # a killed earlier check
+                engine.teardown(engine.handle_for())
+            try:
+                handle = engine.provision()
+            except BenchmarkError as exc:
+                raise _refused(arm, exc) from exc
+            try:
+                with engine.session(handle):  # a backend that applies settings per session applies them here
+                    pass
+            except Exception as exc:
+                raise _refused(arm, exc) from exc
+            finally:
+                engine.teardown(handle)
+        finally:
+            hostlease.release(run.run_id, cell.cell_id)
+        log.info("arm %s: %s starts with its settings", arm.name, arm.label)
+        checked.append(arm.name)
+    return checked
+
+
+def begin(planned: dict[str, Any]) -> list[dict[str, Any]]:
+    """Before any pair: remove what a killed earlier attempt of this run left (its engine, its host lease: nothing of
+    this run runs yet), check the arms' settings (:func:`check_settings`), and hand stage 1 its starts."""
+    left = sweep(planned)
+    if left:
+        log.warning("removed the engines a killed earlier attempt of this run left: %s", ", ".join(left))
+    check_settings(planned)
+    return list(planned["stages"][0])
 
 
 def _done(staging: Staging, cell_id: str) -> dict[str, Any] | None:
@@ -194,15 +285,22 @@ def claim(planned: dict[str, Any], hint: dict[str, Any], map_index: int) -> dict
     return dict(hint)  # every start claimed (as many instances as starts: only by hand)
 
 
+def cmp_workloads(planned: dict[str, Any]) -> dict[str, list[str]]:
+    """Every workload the comparison measures, per suite (what stage 1 runs)."""
+    return {str(s): list(w) for s, w in planned["comparison"]["workloads"].items()}
+
+
 def run_start(planned: dict[str, Any], hint: dict[str, Any], map_index: int = -1) -> dict[str, Any]:
     """One start of one arm: each suite's cell provisioned, measured and torn down by the nightly driver.
 
-    Which start is :func:`claim`'s (``hint``, the instance's own planned start, only when it cannot claim). A
+    Which start is :func:`claim`'s (``hint``, the instance's own planned start, only when it cannot claim); which
+    workloads, the hint's ``workloads`` (a later stage's: those with an undecided metric), else every one. A
     suite this start completed in an earlier attempt is kept; a partial one is measured again from a fresh engine
     (its staged files are forgotten first). Raises what the driver raises (``HostBusy`` while another run's engine
     holds the host: the DAG reschedules the task).
     """
     start = claim(planned, hint, map_index) if map_index >= 0 else dict(hint)
+    workloads = hint.get("workloads") or cmp_workloads(planned)  # a later stage's: only the undecided ones
     run = driver.run_of(planned)
     staging = Staging(run.results_dir, run.run_id)
     cmp = planned["comparison"]
@@ -218,6 +316,14 @@ def run_start(planned: dict[str, Any], hint: dict[str, Any], map_index: int = -1
         cell = driver.cell_of(planned, cell_id)
         assert cell is not None, cell_id
         folder = staging.root / cell_id
+        if not workloads.get(suite):  # every metric of the suite decided: no engine start for nothing
+            write_json_atomic(folder / ATTEMPT, {**start, "map_index": map_index, "started_at": datetime.now(UTC).isoformat()})
+            write_json_atomic(
+                folder / DONE,
+                {"pair": pair, "arm": arm, "suite": suite, "fingerprint": fingerprint(cell), "started_at": "", "measured": False},
+            )
+            done.append(cell_id)
+            continue
         for stale in folder.iterdir() if folder.is_dir() else []:  # a partial earlier attempt: measured again
             if stale.name != ATTEMPT:
                 shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
@@ -225,11 +331,19 @@ def run_start(planned: dict[str, Any], hint: dict[str, Any], map_index: int = -1
         write_json_atomic(folder / ATTEMPT, {**start, "map_index": map_index, "started_at": started})
         handle = driver.provision(planned, cell_id)
         try:
-            for workload in cmp["workloads"][suite]:
+            for workload in workloads.get(suite, []):
                 driver.run_workload(planned, cell_id, handle, workload)
         finally:
             driver.teardown(planned, cell_id, handle)
-        marker = {"pair": pair, "arm": arm, "suite": suite, "fingerprint": fingerprint(cell), "started_at": started}
+        loaded = {r.workload: r.fingerprints for r in staging.records(cell_id) if r.fingerprints}
+        marker = {
+            "pair": pair,
+            "arm": arm,
+            "suite": suite,
+            "fingerprint": start_fingerprint(cell, staging),
+            "loaded": loaded,
+            "started_at": started,
+        }
         write_json_atomic(folder / DONE, marker)
         done.append(cell_id)
     return {"pair": pair, "arm": arm, "cells": done}
@@ -237,7 +351,7 @@ def run_start(planned: dict[str, Any], hint: dict[str, Any], map_index: int = -1
 
 def staged_starts(planned: dict[str, Any]) -> tuple[list[StartResult], dict[int, list[str]], dict[str, dict[str, Any]]]:
     """What the completed starts measured, the pairs of every stage that ran (pair -> order), and each arm's engine facts."""
-    from jsonbench.dataset.measurement import CANARY_RECORDS
+    from jsonbench.dataset.measurement import CANARY_RECORDS, CELL_RECORD
     from jsonbench.dataset.staging import SETUP_RECORD
 
     run = driver.run_of(planned)
@@ -262,8 +376,9 @@ def staged_starts(planned: dict[str, Any]) -> tuple[list[StartResult], dict[int,
                 ms = [
                     m
                     for r in staging.records(cell_id)
-                    if r.workload not in CANARY_RECORDS and r.workload != SETUP_RECORD
+                    if r.workload not in CANARY_RECORDS
                     for m in r.measurements
+                    if m.workload not in (SETUP_RECORD, CELL_RECORD)  # as the published rows' ``judged`` says
                 ]
                 engine = staging.read_engine(cell_id) or {}
                 f = facts[arm]
@@ -280,6 +395,35 @@ def staged_starts(planned: dict[str, Any]) -> tuple[list[StartResult], dict[int,
     return results, ran, facts
 
 
+def start_index(planned: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per cell of every start of the stages that ran: its arm, pair, stage, place in its pair and in the planned
+    order, whether it completed and its data's fingerprint (what the ``comparison_starts`` rows carry)."""
+    run = driver.run_of(planned)
+    staging = Staging(run.results_dir, run.run_id)
+    out = []
+    sequence = 0
+    for starts in planned["stages"]:
+        for x in starts:
+            for suite in planned["comparison"]["suites"]:
+                cell_id = start_cell_id(suite, int(x["pair"]), str(x["arm"]))
+                if (staging.root / cell_id).is_dir():
+                    marker = _done(staging, cell_id)
+                    out.append(
+                        {
+                            "cell_id": cell_id,
+                            "arm": x["arm"],
+                            "pair": int(x["pair"]),
+                            "stage": int(x["stage"]),
+                            "order_position": list(x["order"]).index(x["arm"]),
+                            "sequence": sequence,
+                            "completed": marker is not None,
+                            "fingerprint": None if marker is None else marker.get("fingerprint"),
+                        }
+                    )
+            sequence += 1
+    return out
+
+
 def _stages(planned: dict[str, Any]) -> list[Stage]:
     return [Stage(int(s["pairs"]), float(s["alpha"]), float(s["level"])) for s in planned["comparison"]["stages"]]
 
@@ -293,7 +437,11 @@ def judged(planned: dict[str, Any]) -> tuple[list[Judged], Pairs, dict[int, list
 
 
 def decide(planned: dict[str, Any], stage: int) -> list[dict[str, Any]]:
-    """After stage ``stage`` (0-based): the next stage's starts while a metric is undecided, else none (it is skipped)."""
+    """After stage ``stage`` (0-based): the next stage's starts while a metric is undecided, else none (it is skipped).
+
+    Each start carries ``workloads`` (suite -> workloads): only those with an undecided metric run again; a decided
+    metric keeps the verdict of its look, so measuring it again would cost time and change nothing.
+    """
     stages = planned["stages"]
     if stage >= len(stages):
         return []  # the DAG holds more stages than this comparison planned
@@ -307,14 +455,23 @@ def decide(planned: dict[str, Any], stage: int) -> list[dict[str, Any]]:
     log.info("after %d pairs (%d usable): %d of %d metrics undecided", len(ran), len(pairs.usable), len(left), len(result))
     if stage + 1 >= len(stages) or not left:
         return []
-    log.info("undecided: %s; stage %d runs %d more pairs", ", ".join(j.name for j in left[:20]), stage + 2, len(stages[stage + 1]) // 2)
-    return list(stages[stage + 1])
+    cmp = planned["comparison"]
+    workloads = {s: [w for w in cmp["workloads"][s] if any(j.suite == s and j.workload == w for j in left)] for s in cmp["suites"]}
+    log.info(
+        "undecided: %s; stage %d runs %d more pairs of %s",
+        ", ".join(j.name for j in left[:20]),
+        stage + 2,
+        len(stages[stage + 1]) // 2,
+        "; ".join(f"{s}: {', '.join(w) or 'none'}" for s, w in workloads.items()),
+    )
+    return [{**x, "workloads": workloads} for x in stages[stage + 1]]
 
 
 def publish(planned: dict[str, Any]) -> dict[str, Any]:
-    """Judge every staged start, publish the ``comparisons`` rows and the page; return the verdicts (JSON)."""
+    """Judge every staged start, publish the ``comparison_starts`` rows, the ``comparisons`` rows and the page; return
+    the verdicts (JSON)."""
     from jsonbench.compare.page import write_page
-    from jsonbench.compare.publish import publish_comparison, rows
+    from jsonbench.compare.publish import publish_comparison, publish_starts, rows, start_rows
 
     run = driver.run_of(planned)
     cmp = planned["comparison"]
@@ -335,6 +492,8 @@ def publish(planned: dict[str, Any]) -> dict[str, Any]:
     )
     if not table_rows:
         raise RuntimeError(f"comparison {run.run_id}: no metric could be compared ({len(pairs.usable)} usable pairs of {len(ran)})")
+    starts = start_rows(Staging(run.results_dir, run.run_id), run.run_id, start_index(planned))
+    starts_path = publish_starts(run.results_dir, run, starts)  # first: the verdicts' data is published before them
     target = publish_comparison(run.results_dir, run, table_rows)
     page = write_page(run.results_dir, run.run_id, a, b, table_rows)
     text = table(result)
@@ -344,6 +503,8 @@ def publish(planned: dict[str, Any]) -> dict[str, Any]:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     return {
         "path": str(target),
+        "starts_path": str(starts_path),
+        "start_rows": len(starts),
         "page": str(page),
         "rows": len(table_rows),
         "pairs_planned": len(ran),
@@ -368,5 +529,13 @@ def check(planned: dict[str, Any]) -> dict[str, Any]:
 
 
 def sweep(planned: dict[str, Any]) -> list[str]:
-    """Remove any engine a killed start left behind and give the host lease back (the nightly sweep)."""
-    return driver.sweep(planned)
+    """Remove any engine a killed start or settings check left behind and give the host lease back (the nightly sweep)."""
+    from jsonbench.engines.base import engine_for
+
+    swept = []
+    for _, cell in check_cells(planned):
+        engine = engine_for(cell)
+        if engine.workdir.exists():
+            engine.teardown(engine.handle_for())
+            swept.append(cell.cell_id)
+    return swept + driver.sweep(planned)

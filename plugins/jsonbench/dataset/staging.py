@@ -48,6 +48,8 @@ class WorkloadRecord:
     ended_at: str
     windows: list[dict[str, Any]] = field(default_factory=list)
     resources: dict[str, float] = field(default_factory=dict)
+    #: Content hashes of the data the task measured, as loaded (an A/B comparison's cells only; else empty).
+    fingerprints: list[str] = field(default_factory=list)
 
 
 class Staging:
@@ -97,6 +99,7 @@ class Staging:
                 "ended_at": record.ended_at,
                 "windows": record.windows,
                 "resources": record.resources,
+                **({"fingerprints": record.fingerprints} if record.fingerprints else {}),
             },
         )
         return path
@@ -118,4 +121,5 @@ class Staging:
                 ended_at=d["ended_at"],
                 windows=list(d.get("windows") or []),
                 resources=dict(d.get("resources") or {}),
+                fingerprints=list(d.get("fingerprints") or []),
             )

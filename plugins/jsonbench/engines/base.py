@@ -85,6 +85,12 @@ class Session(abc.ABC):
     def close(self) -> None:
         """Release the connection."""
 
+    def fingerprint(self) -> str | None:
+        """A content hash of every table the session's database holds now, the same for the same rows whatever their
+        physical order or the engine build; None when the family has none. What an A/B comparison records of the data
+        each start loaded, to drop a pair whose arms saw different data."""
+        return None
+
 
 S = TypeVar("S", bound=Session)
 

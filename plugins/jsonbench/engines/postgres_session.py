@@ -171,6 +171,25 @@ class PostgresSession(Session):
         )[0]
         return RelationSizes(int(heap), int(toast), int(indexes), int(total))
 
+    def fingerprint(self) -> str:
+        """Per table of the session's schema (by name): its row count and the sum of its rows' ``hashtext`` (order-free),
+        all hashed together (sha256). One sequential scan per table, its TOAST read."""
+        import hashlib
+
+        h = hashlib.sha256()
+        tables = self.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = %s AND c.relkind IN ('r', 'p', 'm') ORDER BY c.relname",
+            (self.schema,),
+        )
+        for (name,) in tables:
+            query = sql.SQL("SELECT count(*), coalesce(sum(hashtext(t::text)::bigint), 0) FROM {} AS t").format(
+                sql.Identifier(self.schema, name)
+            )
+            count, total = self.execute(query)[0]
+            h.update(f"{name}\t{count}\t{total}\n".encode())
+        return h.hexdigest()
+
     def flush_stats(self) -> None:
         """Make this backend's pending table statistics visible to every session (PostgreSQL 15+)."""
         if int(self.scalar("SHOW server_version_num")) >= 150000:

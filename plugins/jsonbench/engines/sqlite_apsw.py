@@ -164,6 +164,18 @@ class SqliteSession(Session):
     ) -> tuple[list[float], list[tuple[Any, ...]]]:
         return self.time(self.sql(suite, name, **identifiers), params, repeat=repeat, rollback=rollback)
 
+    def fingerprint(self) -> str:
+        """Per table of the main database (by name): its rows, sorted as text, all hashed together (sha256). SQLite has
+        no hash function of its own, so the rows cross to this process once."""
+        import hashlib
+
+        h = hashlib.sha256()
+        for (name,) in self.execute("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"):
+            h.update(f"{name}\n".encode())
+            for row in sorted(repr(r) for r in self.execute(f"SELECT * FROM {_quote_identifier(str(name))}")):
+                h.update(row.encode())
+        return h.hexdigest()
+
     def file_path(self, name: str) -> str:
         """A path in the engine's private folder, for a file-backed database (removed at teardown)."""
         return str(self.workdir / name)

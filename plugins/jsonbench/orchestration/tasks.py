@@ -40,6 +40,9 @@ from jsonbench.suites.base import WorkloadContext, start_rounds
 
 log = logging.getLogger(__name__)
 
+#: The plan key that asks each workload task to fingerprint the data it loaded (an A/B comparison's plan sets it).
+FINGERPRINT_DATA = "fingerprint_data"
+
 #: How often the resource sampler reads an engine's memory and disk while a task runs (seconds).
 SAMPLE_EVERY_S = 2.0
 
@@ -371,6 +374,7 @@ def run_workload(planned: dict[str, Any], cell_id: str, handle_json: dict[str, A
     phases: dict[str, float] = {}
     windows: list[Any] = []
     peaks: dict[str, float] = {}
+    fingerprints: list[str] = []
     for i, round_cell in enumerate(start_rounds(cell, suite.repetition_params)):
         restart_s = 0.0
         if i:
@@ -386,11 +390,13 @@ def run_workload(planned: dict[str, Any], cell_id: str, handle_json: dict[str, A
                 sampler=_sampler_factory(engine, handle, cell),
                 kinds=suite.metric_kind,
                 start=i,
+                fingerprint=session.fingerprint if planned.get(FINGERPRINT_DATA) else None,
             )
             t0 = time.perf_counter()
             suite.run(workload, ctx)
             ctx.phases["task"] = time.perf_counter() - t0
         rounds.append(ctx.measurements)
+        fingerprints.extend(ctx.fingerprints)
         windows.extend(w.to_json() for w in ctx.windows)
         for phase, seconds in ctx.phases.items():
             phases[phase] = phases.get(phase, 0.0) + seconds
@@ -402,7 +408,7 @@ def run_workload(planned: dict[str, Any], cell_id: str, handle_json: dict[str, A
                 peaks[key] = max(peaks.get(key, 0.0), value)
     measurements = planted(merge_starts(rounds), cell, workload)
     staging = Staging(cell.run.results_dir, cell.run.run_id)
-    path = staging.write_workload(WorkloadRecord(cell, workload, measurements, phases, started, _now(), windows, peaks))
+    path = staging.write_workload(WorkloadRecord(cell, workload, measurements, phases, started, _now(), windows, peaks, fingerprints))
     disturbed = sum(1 for w in windows if w.get("quiet") is False)
     log.info(
         "%s/%s: %d measurements staged in %s (%d of %d measure windows disturbed by other load%s)",

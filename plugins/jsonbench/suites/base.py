@@ -172,6 +172,12 @@ class WorkloadContext(Generic[S]):
     #: A workload may leave what only repeats a fact (a size measured again) to the first start: the driver keeps the
     #: first start's facts (:func:`jsonbench.dataset.measurement.merge_starts`).
     start: int = 0
+    #: Hashes the session's tables (:meth:`jsonbench.engines.base.Session.fingerprint`), or None (the driver sets it
+    #: for an A/B comparison's cells only). Called once, before the first measure window that follows a load window,
+    #: outside both: the rows as loaded, whichever suite loaded them and however. Its hash lands in :attr:`fingerprints`.
+    fingerprint: Callable[[], str | None] | None = None
+    fingerprints: list[str] = field(default_factory=list)
+    _loaded: bool = field(default=False, repr=False)
 
     @property
     def last_start(self) -> bool:
@@ -199,6 +205,10 @@ class WorkloadContext(Generic[S]):
         A ``measure`` window is also sampled for what else used the machine; the yielded
         :class:`Window` says afterwards whether it was disturbed, so a suite may repeat it.
         """
+        if phase == MEASURE and self._loaded and self.fingerprint is not None and not self.fingerprints:
+            digest = self.fingerprint()
+            if digest:
+                self.fingerprints.append(digest)
         win = Window(phase)
         sampler = self.sampler() if (phase == MEASURE and self.sampler is not None) else None
         if sampler is not None:
@@ -208,6 +218,7 @@ class WorkloadContext(Generic[S]):
             yield win
         finally:
             win.seconds = time.perf_counter() - t0
+            self._loaded = self._loaded or phase == LOAD
             self.phases[phase] = self.phases.get(phase, 0.0) + win.seconds
             if sampler is not None:
                 win.load = sampler.stop()
