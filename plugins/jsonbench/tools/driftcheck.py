@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonbench.history.noise import HOST_MIN_FAMILIES
+from jsonbench.history.stats import HOST_MIN_FAMILIES
 
 
 @dataclass
@@ -115,7 +115,7 @@ def drift_recheck(
 
     from jsonbench.checks.library import load_library
     from jsonbench.history.cleared import read_as_history
-    from jsonbench.history.noise import family_mds
+    from jsonbench.history.stats import family_mds
     from jsonbench.tools import plants
     from jsonbench.tools.record import build_record, read_runs
 
