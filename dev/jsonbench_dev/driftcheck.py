@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonbench.cli import UsageError
-from jsonbench.history.noise import HOST_MIN_FAMILIES
+from jsonbench.history.stats import HOST_MIN_FAMILIES
 
 
 @dataclass
@@ -116,7 +116,7 @@ def drift_recheck(
 
     from jsonbench.checks.library import load_library
     from jsonbench.history.cleared import read_as_history
-    from jsonbench.history.noise import family_mds
+    from jsonbench.history.stats import family_mds
     from jsonbench_dev import plants
     from jsonbench_dev.record import build_record, read_runs
 

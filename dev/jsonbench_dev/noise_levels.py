@@ -67,8 +67,8 @@ def levels(folders: list[tuple[Path, dict[str, Any]]], label: str = "local", des
     import pandas as pd
 
     from jsonbench.dataset.measurement import HOST_SUITE
-    from jsonbench.history.noise import levels as split
     from jsonbench.history.noise import start_groups, statistic
+    from jsonbench.history.stats import levels as split
     from jsonbench_dev.record import read_runs
 
     out: list[SeriesNoise] = []
@@ -324,7 +324,7 @@ def quotients(series: list[SeriesNoise], reproduction: dict[str, Any]) -> list[Q
     A finding that reads one published ratio (the catalogue's ``tps_ratio``, SQLite's per-position ratios) is that
     ratio's series already, and is not listed."""
     from jsonbench.checks.findings import term_key
-    from jsonbench.history.noise import levels as split
+    from jsonbench.history.stats import levels as split
 
     by = {s.series: s for s in series}
     scales = sorted({s.series.rsplit("/", 1)[-1] for s in series})

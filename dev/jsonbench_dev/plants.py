@@ -123,7 +123,7 @@ def family_reference_runs(frame: pd.DataFrame) -> dict[SeriesKey, int]:
     of the suite were judged count; elsewhere its whole reference."""
     import json
 
-    from jsonbench.history.noise import HOST_MIN_FAMILIES
+    from jsonbench.history.stats import HOST_MIN_FAMILIES
 
     whole = reference_runs(frame)
     if frame.empty:
@@ -159,7 +159,8 @@ def noise_allows(record: dict[str, Any], key: SeriesKey, ref_runs: int, nights: 
     noise hides, which drift cannot test at that level. ``family_ref`` is the reference of its family's way
     (:func:`family_reference_runs`; ``ref_runs`` when not given).
     """
-    from jsonbench.history.noise import family_mds, tail_of, thresholds
+    from jsonbench.history.noise import tail_of
+    from jsonbench.history.stats import family_mds, thresholds
 
     series = (record.get("series") or {}).get("/".join(key)) or {}
     family = (record.get("families") or {}).get(f"{key[0]}/{key[1]}") or {}

@@ -100,7 +100,8 @@ def measure(engine_id: str, suite: str, scale: str, fresh: int, restarts: int) -
 
 def summarize(data: dict[str, Any]) -> dict[str, Any]:
     """Per timed series the two levels; their medians, and each round's mean log shift against round 0."""
-    from jsonbench.history.noise import levels, log_of, statistic
+    from jsonbench.history.noise import statistic
+    from jsonbench.history.stats import levels, log_of
 
     by: dict[tuple[str, str, str], dict[tuple[int, int], float]] = {}
     for row in data["rows"]:

@@ -102,7 +102,7 @@ def test_a_series_reference_is_its_history_since_its_last_change_point() -> None
 
 def test_a_familys_reference_beside_the_other_versions_is_the_runs_they_shared() -> None:
     """Where tonight judged three engines of a suite, drift compares a family with the versions beside it on the runs they
-    all ran in (``history.drift._beside``), and the claim counts those: 17's runs alone (``a1``, ``a2``) are in its own
+    all ran in (``history.drift.beside``), and the claim counts those: 17's runs alone (``a1``, ``a2``) are in its own
     reference, not its family's. With fewer engines tonight the family's way has its whole reference (a stand-in frame)."""
     from jsonbench_dev.plants import family_reference_runs
 

@@ -1,6 +1,6 @@
 """`jsonbench-dev noise-levels` on the real recorded runs: the table of where noise enters, by the record's own definition.
 
-The levels are split by the very function the calibration record uses (`jsonbench.history.noise.levels`), so the
+The levels are split by the very function the calibration record uses (`jsonbench.history.stats.levels`), so the
 docs' table and the thresholds a night is judged with cannot say two different things. Nothing here measures a timing.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from jsonbench.history import noise
+from jsonbench.history import noise, stats
 from jsonbench_dev.noise_levels import levels, render
 from jsonbench_dev.recheck import folders_to_check
 
@@ -29,7 +29,7 @@ def test_the_levels_table_splits_recorded_runs_as_the_record_does() -> None:
 
 def test_the_split_is_the_records_own() -> None:
     # two hosts, two starts each: the starts' sd pooled inside each host, the hosts' beyond what the starts explain
-    start, start_df, host, host_df = noise.levels([0.0, 0.1, 0.5, 0.6], ["a", "a", "b", "b"])
+    start, start_df, host, host_df = stats.levels([0.0, 0.1, 0.5, 0.6], ["a", "a", "b", "b"])
     assert start_df == 2 and math.isclose(start or 0.0, math.sqrt(0.01 / 2))
     assert host_df == 1 and host is not None and host > 0.3
 
@@ -143,7 +143,7 @@ def test_a_quotient_keeps_what_its_inputs_do_not_share_and_cancels_what_they_do(
 
     def series(name: str, own: float, shared: bool) -> SeriesNoise:
         figs = {r: (start[r] if shared else 0.0) + rng.gauss(0, own) for r in runs}
-        sd, _, _, _ = noise.levels(list(figs.values()), list(hosts.values()))
+        sd, _, _, _ = stats.levels(list(figs.values()), list(hosts.values()))
         return SeriesNoise("s", f"pg/{name}/laptop", None, None, sd, None, 20, 2, figs, hosts)
 
     findings = {

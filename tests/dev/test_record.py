@@ -17,7 +17,7 @@ import pytest
 from jsonbench.cell import RunRef
 from jsonbench.checks.library import load_library
 from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
-from jsonbench.history import noise
+from jsonbench.history import noise, stats
 from jsonbench.history.drift import drift_frame
 from jsonbench_dev import record
 from tests.unit.checks_synth import make_run, replace_metric, stage_and_publish
@@ -52,7 +52,7 @@ def test_the_record_names_its_runs_and_holds_each_series_noise(make_cells: Any, 
     s = rec["series"]["large_document_update/postgres-16/json_big/default/update_time"]
     assert s["kind"] == "timed" and s["runs"] == 4 and s["run_df"] == 3 and s["engine_build"] == "synthetic-postgres-16"
     assert s["within_df"] == 4 and s["within_sd"] > 0, "2 repetitions in each of 4 runs"
-    assert s["sigma"] >= noise.SIGMA_FLOOR and s["threshold"] >= noise.MIN_EFFECT and s["mds"] >= s["threshold"]
+    assert s["sigma"] >= noise.SIGMA_FLOOR and s["threshold"] >= stats.MIN_EFFECT and s["mds"] >= s["threshold"]
     assert s["mds_family_3"] <= s["mds_family"], "three nights of a shift are easier to see than one"
     # Deterministic metrics have no noise to model: sizes and counts are not series of the record.
     assert not any(k.endswith("/heap_bytes_before") for k in rec["series"])
@@ -399,7 +399,7 @@ def test_a_lone_series_null_divides_by_the_sigma_a_new_host_would_read() -> None
     want = []
     for j in range(len(logs)):
         others = [x for i, x in enumerate(logs) if i != j and hosts[i] == hosts[j]]
-        start, df, _, _ = noise.levels([x for i, x in enumerate(logs) if hosts[i] != hosts[j]], [h for h in hosts if h != hosts[j]])
+        start, df, _, _ = stats.levels([x for i, x in enumerate(logs) if hosts[i] != hosts[j]], [h for h in hosts if h != hosts[j]])
         sig = record._shrink(start, df, prior, noise.SAMPLED_FLOOR)
         want.append((logs[j] - sum(others) / len(others)) / (sig * math.sqrt(1 + 1 / len(others))))
     assert got == pytest.approx(want)
@@ -421,11 +421,11 @@ def test_counts_are_judged_under_their_own_kinds_tail() -> None:
     assert noise.tail_of({"s": {"z0": 1}, "*": {"z0": 2}}, "s", "sampled") == {"z0": 1}, "a record from before tails per kind"
     from jsonbench_dev.driftcheck import NEAR_EXACT
 
-    se = NEAR_EXACT * math.sqrt(1 + 1 / noise.REF_RUNS)
-    need = noise.FDR_Q / 1500
-    assert noise.tail_z(need, noise.tail_of(tails, "s", "sampled")) * se < math.log(1.03)
+    se = NEAR_EXACT * math.sqrt(1 + 1 / stats.REF_RUNS)
+    need = stats.FDR_Q / 1500
+    assert stats.tail_z(need, noise.tail_of(tails, "s", "sampled")) * se < math.log(1.03)
     both = record._fit_tails({("s", "any"): timed + sampled})["*"]
-    assert noise.tail_z(need, both) * se > math.log(1.03)
+    assert stats.tail_z(need, both) * se > math.log(1.03)
 
 
 def test_a_record_entry_serves_its_builds_up_to_the_interpreters_patch_release() -> None:

@@ -9,7 +9,8 @@ import pytest
 
 from jsonbench.checks.findings import finding_value
 from jsonbench.checks.library import expectation, load_library, row_condition
-from jsonbench.history.drift import Rule, drift_frame, rule_for
+from jsonbench.history.drift import drift_frame
+from jsonbench.history.rules import Rule, rule_for
 from jsonbench.matrix import load_matrix
 from jsonbench.suites import get_suite
 

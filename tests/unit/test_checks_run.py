@@ -274,18 +274,17 @@ def test_a_damaged_history_file_fails_the_check_naming_it_and_everything_else_st
 def test_a_busy_first_night_is_still_building_history_not_disturbed() -> None:
     """With too few earlier runs a series could not be judged busy or not: it stays insufficient_history (the note
     says it was busy too), so a new label's first night is not read as unjudged; with history, busy is disturbed."""
-    from jsonbench.history.drift import _judgeable
+    from jsonbench.history.drift import not_judgeable
 
     def row(quiet: bool) -> dict:
         return {"verdict": "insufficient_history", "note": "", "quiet": quiet, "host_other_cpu": 0.4}
 
-    first = row(False)
-    assert not _judgeable(first, 0, 1, "a calibrated series")
-    assert first["verdict"] == "insufficient_history" and "also measured while the host was busy" in first["note"]
-    later = row(False)
-    assert not _judgeable(later, 3, 1, "a calibrated series") and later["verdict"] == "disturbed"
-    quiet = row(True)
-    assert _judgeable(quiet, 3, 1, "a calibrated series") and quiet["verdict"] == "insufficient_history"
+    first = not_judgeable(row(False), 0, 1, "a calibrated series")
+    assert first is not None and "verdict" not in first, "still building history: insufficient_history, not disturbed"
+    assert "also measured while the host was busy" in first["note"]
+    later = not_judgeable(row(False), 3, 1, "a calibrated series")
+    assert later is not None and later["verdict"] == "disturbed"
+    assert not_judgeable(row(True), 3, 1, "a calibrated series") is None
 
 
 def test_a_planned_cell_that_published_nothing_is_missed_by_completeness(make_cells, results_dir: Path) -> None:

@@ -81,7 +81,9 @@ def test_no_option_lacks_help() -> None:
         for a in p._actions
         if not isinstance(a, argparse._SubParsersAction) and not (a.help and a.help.strip() and a.help != argparse.SUPPRESS)
     ]
-    assert len(parsers) == 1 + len(USER_COMMANDS) + len(SETUP_STEPS) and sum(len(p._actions) for p in parsers.values()) >= 50, "the walk reaches every command's options"
+    assert len(parsers) == 1 + len(USER_COMMANDS) + len(SETUP_STEPS) and sum(len(p._actions) for p in parsers.values()) >= 50, (
+        "the walk reaches every command's options"
+    )
     assert bare == []
 
 

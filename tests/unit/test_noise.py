@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from jsonbench.history import noise
-from jsonbench.history.drift import benjamini_hochberg
+from jsonbench.history import noise, stats
+from jsonbench.history.drift import harness_words
+from jsonbench.history.stats import benjamini_hochberg, host_mix
 
 LABEL = "synth"
 
@@ -38,13 +39,13 @@ def test_benjamini_hochberg_matches_the_step_up_by_hand() -> None:
 def test_tail_and_thresholds_are_consistent() -> None:
     tail = {"z0": 3.0, "beta": 2.0, "share": 0.05}
     for p in (0.05, 1e-3, 1e-6):
-        assert noise.tail_p(noise.tail_z(p, tail), tail) == pytest.approx(p)
-    assert noise.tail_z(1e-6, tail) > noise.tail_z(1e-6, None), "the honest runs' tail is heavier than the normal one"
-    thr, mds = noise.thresholds(0.03, 1000)
-    assert noise.MIN_EFFECT <= thr < mds
-    assert noise.thresholds(0.03, 1000, nights=3)[1] < mds
-    assert noise.shift_for(1e6, 1.0) == pytest.approx(99.0), "quoted shifts stop at 100x"
-    assert math.isclose(noise.norm_sf(0.0), 0.5)
+        assert stats.tail_p(stats.tail_z(p, tail), tail) == pytest.approx(p)
+    assert stats.tail_z(1e-6, tail) > stats.tail_z(1e-6, None), "the honest runs' tail is heavier than the normal one"
+    thr, mds = stats.thresholds(0.03, 1000)
+    assert stats.MIN_EFFECT <= thr < mds
+    assert stats.thresholds(0.03, 1000, nights=3)[1] < mds
+    assert stats.shift_for(1e6, 1.0) == pytest.approx(99.0), "quoted shifts stop at 100x"
+    assert math.isclose(stats.norm_sf(0.0), 0.5)
 
 
 ENGINES3 = ["postgres-16", "postgres-17", "postgres-18"]
@@ -57,22 +58,20 @@ def test_the_host_move_is_its_suites_median_engine_or_every_familys() -> None:
         ("catalogue", "postgres-18"): 0.30,  # one version regressed on top: the median is another's
         ("sqlite_jsonb", "sqlite-3.46.1"): 0.02,  # one engine of its suite: the run's median family
     }
-    assert noise.host_move(moves) == {"catalogue": 0.09, "sqlite_jsonb": pytest.approx((0.08 + 0.09) / 2)}
-    assert noise.host_move({("catalogue", "postgres-16"): 0.5, ("catalogue", "postgres-17"): 0.4}) == {"catalogue": 0.0}
+    assert stats.host_move(moves) == {"catalogue": 0.09, "sqlite_jsonb": pytest.approx((0.08 + 0.09) / 2)}
+    assert stats.host_move({("catalogue", "postgres-16"): 0.5, ("catalogue", "postgres-17"): 0.4}) == {"catalogue": 0.0}
     # Where the move was read from engines beside a family (a contrast can be judged), and where it is the 0 of too few.
-    assert noise.host_seen(moves) == {"catalogue", "sqlite_jsonb"}
-    assert noise.host_seen({("catalogue", "postgres-16"): 0.5, ("catalogue", "postgres-17"): 0.4}) == set()
+    assert stats.host_seen(moves) == {"catalogue", "sqlite_jsonb"}
+    assert stats.host_seen({("catalogue", "postgres-16"): 0.5, ("catalogue", "postgres-17"): 0.4}) == set()
 
 
 def test_a_move_of_every_engine_is_worded_by_the_harness_revisions() -> None:
     """The data cannot tell a harness regression from a host that moved every engine unseen by the canary; the runs'
     revisions narrow it: a night past a revision change names it, one at its reference's revision says what else it can
     be, and runs without a revision say neither."""
-    from jsonbench.history.drift import _Calibrated, _harness_words
 
     def words(revisions: list[str], nights: int = 1, base: int = 0) -> str:
-        c = _Calibrated(0, [0.0] * (len(revisions) - 1), 0.0, 0.1, {}, revisions=revisions, nights=nights, base=base)
-        return _harness_words(c)
+        return harness_words(revisions, nights, base)
 
     old, new = "354bed3" + "0" * 33, "95bbde1" + "0" * 33
     assert words([old, old, new]).startswith(
@@ -89,17 +88,15 @@ def test_a_move_of_every_engine_is_worded_by_the_harness_revisions() -> None:
 
 def test_levels_split_the_starts_inside_a_host_from_the_hosts() -> None:
     """Two hosts, two starts each: between starts is pooled inside each host, between hosts is what the means add."""
-    start, start_df, host, host_df = noise.levels([0.0, 0.1, 0.5, 0.6], ["a", "a", "b", "b"])
+    start, start_df, host, host_df = stats.levels([0.0, 0.1, 0.5, 0.6], ["a", "a", "b", "b"])
     assert start_df == 2 and start == pytest.approx(math.sqrt(0.005))
     # the means 0.05 and 0.55: variance 0.125, less what two starts put into each mean (0.005 / 2)
     assert host_df == 1 and host == pytest.approx(math.sqrt(0.125 - 0.0025))
-    assert noise.levels([0.0, 0.1, 0.2], ["a", "a", "a"])[2:] == (None, 0), "one host has no between-hosts level"
-    assert noise.levels([0.0, 0.3], ["a", "b"])[:2] == (None, 0), "one start per host has no between-starts level"
+    assert stats.levels([0.0, 0.1, 0.2], ["a", "a", "a"])[2:] == (None, 0), "one host has no between-hosts level"
+    assert stats.levels([0.0, 0.3], ["a", "b"])[:2] == (None, 0), "one start per host has no between-starts level"
 
 
 def test_a_history_of_other_hosts_pays_the_between_hosts_level() -> None:
-    from jsonbench.history.drift import host_mix
-
     assert host_mix(["a"], ["a", "a", "a"]) == 0.0, "a host against its own history: starts only"
     assert host_mix(["b"], ["a"]) == 2.0, "two hosts' effects differ by twice the variance of one"
     assert host_mix(["b"], ["a", "b"]) == pytest.approx(0.5)
@@ -110,8 +107,6 @@ def test_a_night_under_a_cpu_quota_is_a_host_of_its_own() -> None:
     """The canary cannot take a quota out of every timing (the tail latency of four clients queueing on 1.2 cores), so a
     quota night is judged against its full-speed history with the between-hosts level too."""
     from types import SimpleNamespace
-
-    from jsonbench.history.drift import host_mix
 
     full = SimpleNamespace(host_boot_id="ed7b53fa", host_cpu_quota=None)
     slow = SimpleNamespace(host_boot_id="ed7b53fa", host_cpu_quota=1.2)

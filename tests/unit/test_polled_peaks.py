@@ -20,8 +20,7 @@ from jsonbench.checks.library import load_library
 from jsonbench.checks.verdicts import can_be_suspect
 from jsonbench.dataset.measurement import PLAN_MARGIN, PLAN_SLACK_BYTES
 from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report
-from jsonbench.history import drift
-from jsonbench.history.drift import drift_frame
+from jsonbench.history.drift import Settings, drift_frame, judge_polled_peak
 
 FOLDER = paths.RECORDED_DIR / "local-fcb0a6f-2de39d7f"
 NIGHT_1 = "manual__2026-12-03T13:27:58.097912+00:00"
@@ -93,11 +92,9 @@ def test_a_cells_own_row_sends_no_cell_to_be_measured_again() -> None:
 
 def _judge_small(history: list[float], tonight: float) -> dict[str, Any]:
     """The polled-peak rule alone, on a cell of about a megabyte (no recorded cell is that small)."""
-    row: dict[str, Any] = {}
     g = [SimpleNamespace(run_id=f"r{i}", value=v) for i, v in enumerate(history)]
-    s = drift._Settings(min_history=1, det_min_history=1, window=10, recent=3, mode="calibrated", include=None, exclude=set())
-    drift._judge_polled_peak(row, g, "disk_peak", tonight, s)
-    return row
+    s = Settings(min_history=1, det_min_history=1, window=10, recent=3, mode="calibrated", include=None, exclude=set())
+    return judge_polled_peak(g, "disk_peak", tonight, s)
 
 
 def test_a_small_cells_transient_is_within_the_plans_slack() -> None:
@@ -114,11 +111,9 @@ def test_a_small_cell_that_grew_beyond_the_slack_fails() -> None:
 
 
 def _judge_typed(history: list[float], tonight: float, typical: float | None) -> dict[str, Any]:
-    row: dict[str, Any] = {}
     g = [SimpleNamespace(run_id=f"r{i}", value=v) for i, v in enumerate(history)]
-    s = drift._Settings(min_history=1, det_min_history=1, window=10, recent=3, mode="calibrated", include=None, exclude=set())
-    drift._judge_polled_peak(row, g, "peak_rss", tonight, s, typical, 8)
-    return row
+    s = Settings(min_history=1, det_min_history=1, window=10, recent=3, mode="calibrated", include=None, exclude=set())
+    return judge_polled_peak(g, "peak_rss", tonight, s, typical, 8)
 
 
 def test_a_host_whose_polls_miss_the_peak_is_judged_against_the_types_figure() -> None:

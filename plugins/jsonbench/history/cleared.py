@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from jsonbench.cell import CONFIRMATION_SUFFIX
+from jsonbench.dataset.read import CONFIRMATIONS, VALIDATIONS, read_dataset_report
 
 log = logging.getLogger(__name__)
 
@@ -127,8 +128,6 @@ def read_as_history(
 
     A damaged validation or confirmation file is skipped and named in the result: what it cleared stays as measured
     (the check that reads it reports the file as damaged, too)."""
-    from jsonbench.dataset.read import CONFIRMATIONS, VALIDATIONS, read_dataset_report
-
     val = read_dataset_report(results_dir, VALIDATIONS, check_kind="drift", verdict="cleared", **filters)
     conf = read_dataset_report(results_dir, CONFIRMATIONS, **filters) if val.table.num_rows else None
     frame, out = as_history(

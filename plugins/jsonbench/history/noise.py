@@ -1,8 +1,9 @@
 """The noise model: how much honest runs of one hardware label, scale and engine build move, per series and per finding.
 
-This module holds what a night's drift check reads: the statistics of a threshold and the calibration record
-as a file. The record is built by a maintainers' tool, :mod:`jsonbench_dev.record` (``jsonbench-dev calibrate
---record``), from recorded honest runs.
+This module holds what a night's drift check reads of the calibration record: where it lives, which of its entries
+serve a series, and the one statistic a run contributes to a series. The arithmetic of thresholds, tails and minimum
+detectable shifts is :mod:`jsonbench.history.stats`'s (plain numbers). The record is built by a maintainers' tool,
+:mod:`jsonbench_dev.record` (``jsonbench-dev calibrate --record``), from recorded honest runs.
 
 A drift threshold of one size for every timing (``min_magnitude`` 0.5, a 1.5x change) is blind to a
 1.25x regression of a series that moves 2 % between runs, and too eager for one that moves 30 %.
@@ -34,7 +35,8 @@ inside one host and one build; deterministic ones have no noise to model):
   ``SIGMA_FLOOR`` (timer resolution and rounding);
 * ``threshold``: the smallest relative change that reaches significance for a lone series (at
   the Benjamini-Hochberg level of one discovery among the run's ``m`` series, ``q / m``, two-sided),
-  one night against ``REF_RUNS`` earlier runs, and never below ``MIN_EFFECT``;
+  one night against ``REF_RUNS`` earlier runs, and never below ``MIN_EFFECT``
+  (:func:`jsonbench.history.stats.thresholds`);
 * ``mds``: the minimum detectable shift: the change caught with probability ``POWER`` under the
   same conditions; ``mds_3`` the same for a shift that has lasted three nights (drift tests the
   mean of the last 1, 2 and 3 runs).
@@ -44,10 +46,6 @@ spread of the log of its observed ratio, shrunk to the suite's median the same w
 ``mds`` (a lone test among the run's timing findings). The summary gives the median ``mds`` per
 suite.
 
-Test statistics use the normal distribution, not Student's t at the few degrees of freedom the
-runs give: t at 3 to 10 df would demand 8-70 sigma at ``q / m`` and make every threshold useless;
-the shrinkage towards a prior pooled over hundreds of series, the floor, and the confirmation of
-a failed verdict by a second measurement (contract C3) carry the uncertainty instead.
 """
 
 from __future__ import annotations
@@ -62,48 +60,13 @@ from typing import Any
 
 from jsonbench import paths
 from jsonbench.history.hostspeed import DURATION_UNITS, RATE_UNITS
+from jsonbench.suites import get_suite
 
 FORMAT = 1
-#: The significance level of the run's false-discovery control (Benjamini-Hochberg).
-FDR_Q = 0.01
-#: The probability of catching a shift of the minimum detectable size.
-POWER = 0.8
-#: How many earlier runs a threshold and mds are quoted against (drift needs one; three is the usual history).
-REF_RUNS = 3
-#: How many families (engine x suite) a run needs before their common move is read as the host's: the median of three
-#: is one that did not move when one engine regressed; of two it would be half the regression.
-HOST_MIN_FAMILIES = 3
-
-
-def host_move(moves: dict[tuple[str, str], float]) -> dict[str, float]:
-    """The host's own move, per suite, from each family's (suite, engine) median change of one night or window.
-
-    A host that slows moves every engine together, and moves each suite by its own sensitivity (on the
-    2-core laptop reruns of 2026-12-01 the catalogue's pgbench workloads moved +8 to +11 % on all three
-    PostgreSQL versions while json_vs_jsonb moved +2 %). So the host's move for a suite is the median of
-    that suite's engines when it has ``HOST_MIN_FAMILIES`` of them; otherwise the median of every family
-    of the run when there are that many; otherwise 0 (one engine alone cannot be told from the host).
-    """
-    every = list(moves.values())
-    overall = statistics.median(every) if len(every) >= HOST_MIN_FAMILIES else 0.0
-    out: dict[str, float] = {}
-    for suite in {sx for sx, _ in moves}:
-        mine = [v for (sx, _), v in moves.items() if sx == suite]
-        out[suite] = statistics.median(mine) if len(mine) >= HOST_MIN_FAMILIES else overall
-    return out
-
-
-def host_seen(moves: dict[tuple[str, str], float]) -> set[str]:
-    """The suites whose :func:`host_move` was read from engines measured beside them (not the 0 of too few families):
-    where a family can be judged against the others, its contrast (:data:`CONTRAST` in the record's families)."""
-    every = len(moves) >= HOST_MIN_FAMILIES
-    return {s for s in {sx for sx, _ in moves} if every or sum(1 for sx, _ in moves if sx == s) >= HOST_MIN_FAMILIES}
-
-
-#: The record's field of a family's spread *against its suite's other engines the same night* (its move less the host's,
-#: :func:`host_move`), over the runs where that move was seen (:func:`host_seen`). A version's own change sets it apart
-#: from the versions measured beside it; what every engine shares that night (an hour of the host that the canary does
-#: not feel) cancels in it.
+#: The record's field of a family's spread *against its suite's other engines the same night* (its move less the
+#: host's, :func:`jsonbench.history.stats.host_move`), over the runs where that move was seen
+#: (:func:`~jsonbench.history.stats.host_seen`). A version's own change sets it apart from the versions measured beside
+#: it; what every engine shares that night (an hour of the host that the canary does not feel) cancels in it.
 CONTRAST = "contrast_sigma"
 
 
@@ -114,27 +77,15 @@ PRIOR_DF = 4
 #: quietest suite over the recorded smoke runs (sqlite_jsonb).
 SIGMA_FLOOR = 0.02
 #: The floor of a sampled series (a count or a volume: WAL bytes, HOT counts): its own spread decides, down to
-#: 0.1 %. Seed 004's WAL bytes move 0.002 % between runs; a 2 % floor let a planted +3 % pass (issue 25).
+#: 0.1 %. Seed 004's WAL bytes move 0.002 % between runs; a 2 % floor let a planted +3 % pass.
 SAMPLED_FLOOR = 0.001
 #: No family (an engine's suite) is modelled as moving less than this as a whole between runs: the recorded smoke
 #: runs moved whole families by up to 5.5 % (catalogue) and 9 % (large_document_update) between honest runs.
 FAMILY_FLOOR = 0.025
-#: No change smaller than this alarms, however quiet the series (Nyrkioe ignores < 5 %).
-MIN_EFFECT = 0.05
 #: Units whose values are durations (smaller is better) or rates (larger is better), said once in hostspeed; drift takes
 #: their best repetition.
-#: Fallback for rows without a metric kind (the kinds contract C1 not yet in the data): these units are timed.
+#: Fallback for rows without a metric kind (rows published before the kinds existed): these units are timed.
 TIMED_UNITS = RATE_UNITS | DURATION_UNITS | {"x"}
-
-
-def norm_isf(p: float) -> float:
-    """The upper ``p`` quantile of the standard normal distribution."""
-    return -statistics.NormalDist().inv_cdf(p)
-
-
-def norm_sf(z: float) -> float:
-    """The upper tail probability of the standard normal distribution at ``z``."""
-    return 0.5 * math.erfc(z / math.sqrt(2.0))
 
 
 #: The tail of a lone series' null when the record cannot fit one (fewer than 3 runs per series) and no record of the
@@ -175,23 +126,13 @@ def load_record(hardware_label: str, scale: str, results_dir: str | Path | None 
     return rec
 
 
-def shift_for(z: float, se: float) -> float:
-    """The relative change whose log is ``z`` standard errors ``se``: symmetric in log space, quoted upwards (at most 100x)."""
-    return math.exp(min(z * se, math.log(100.0))) - 1.0
-
-
-def lone_z(m: int, q: float = FDR_Q) -> float:
-    """The two-sided critical z of one discovery among ``m`` tests under Benjamini-Hochberg at ``q``."""
-    return norm_isf(q / (2 * max(m, 1)))
-
-
 def build_family(build: Any) -> str:
     """An engine build without its interpreter's patch release: what a record entry's noise holds for.
 
     The same apsw and SQLite built for Python 3.11.2 on one host and 3.11.7 on another (the SQLite adapter names the
     Python in its build) is one build for its noise; another package, image or Python minor release is not, nor are the
-    tests' synthetic builds. Until sitting 65 an entry served only its very build, and this machine type's hosts of
-    Python 3.11.2 had no calibrated SQLite series at all.
+    tests' synthetic builds. An entry that served only its very build left this machine type's hosts of Python 3.11.2
+    without any calibrated SQLite series.
     """
     return re.sub(r"(Python \d+\.\d+)\.\d+", r"\1", str(build or ""))
 
@@ -214,42 +155,8 @@ def tail_of(tails: dict[str, Any] | None, suite: str, kind: str | None) -> dict[
     return t.get(f"{suite}:{kind}") or t.get(f"*:{kind}") or t.get(suite) or t.get("*")
 
 
-def tail_z(p: float, tail: dict[str, Any] | None) -> float:
-    """The |z| whose two-sided p-value is ``p`` under the record's tail (``tail``), or the normal one without."""
-    if not tail:
-        return norm_isf(p / 2)
-    return float(tail["z0"]) + float(tail["beta"]) * max(0.0, math.log(float(tail["share"]) / p))
-
-
-def tail_p(z: float, tail: dict[str, Any] | None) -> float:
-    """The two-sided p-value of ``z`` under the honest runs' tail (peaks over threshold, exponential excess); normal without."""
-    if not tail:
-        return 2 * norm_sf(abs(z))
-    return min(1.0, float(tail["share"]) * math.exp(-(abs(z) - float(tail["z0"])) / float(tail["beta"])))
-
-
-#: The level a series of a selected family (an engine's suite that moved as a whole) is tested at when a whole
-#: engine version moves: Benjamini-Bogomolov's q * R / F with R about 3 of F about 12 families, two-sided.
-FAMILY_LEVEL = FDR_Q / 4
-
-
-def thresholds(
-    sigma: float, m: int, ref_runs: int = REF_RUNS, nights: int = 1, q: float = FDR_Q, tail: dict[str, Any] | None = None
-) -> tuple[float, float]:
-    """(threshold, mds) of a lone series: the change that is significant, and the change caught with probability ``POWER``."""
-    se = sigma * math.sqrt(1.0 / nights + 1.0 / max(ref_runs, 1))
-    z = tail_z(q / max(m, 1), tail)
-    return max(MIN_EFFECT, shift_for(z, se)), max(MIN_EFFECT, shift_for(z + norm_isf(1 - POWER), se))
-
-
-def family_mds(sigma: float, ref_runs: int = REF_RUNS, nights: int = 1) -> float:
-    """The mds of a series when its whole family (suite and engine) moved: tested at ``FAMILY_LEVEL``, normal."""
-    se = sigma * math.sqrt(1.0 / nights + 1.0 / max(ref_runs, 1))
-    return max(MIN_EFFECT, shift_for(norm_isf(FAMILY_LEVEL / 2) + norm_isf(1 - POWER), se))
-
-
 def kind_of(suite: str, workload: str, metric: str, unit: str, declared: Any = None, deterministic: bool | None = None) -> str:
-    """The metric's kind (C1): the row's ``metric_kind``, else the suite's declaration, else a fallback by unit.
+    """The metric's kind: the row's ``metric_kind``, else the suite's declaration, else a fallback by unit.
 
     The fallback serves rows published before the kinds existed and suites that do not declare them
     yet: ``deterministic`` when the drift policy says so, ``timed`` for duration, rate and speed-up
@@ -258,12 +165,10 @@ def kind_of(suite: str, workload: str, metric: str, unit: str, declared: Any = N
     if isinstance(declared, str) and declared in ("deterministic", "sampled", "timed"):
         return declared
     try:
-        from jsonbench.suites import get_suite
-
         k = get_suite(suite).metric_kind(workload, metric)
         if k in ("deterministic", "sampled", "timed"):
             return str(k)
-    except Exception:  # a suite without declared kinds (contract C1 not merged): the fallback below
+    except Exception:  # an unknown suite, or one without declared kinds: the fallback below
         pass
     if deterministic:
         return "deterministic"
@@ -321,20 +226,15 @@ def _start_bests(samples: Any, extra: Any, way: Any) -> list[float] | None:
     return [way(g) for g in groups]
 
 
-def log_of(x: float | None) -> float | None:
-    """Noise is modelled in log space (a 10 % slowdown is the same shift on a 1 ms and a 1 s series); non-positive values have none."""
-    return math.log(x) if x is not None and x > 0 else None
-
-
 def host_of(r: Any) -> str:
     """The host a row was measured on: the ``host`` a record's reader set (the boot id, or the manifest's name for rows
     from before the column), else the row's boot id, else "" (one unknown host); a row measured under a CPU quota
     (``host_cpu_quota``) is a host of its own, ``<boot id>+quota<cores>``.
 
     A quota does more to a night than the canary can take out: on ``ed7b53fa`` under ``./bin/cpu-quota 0.6`` the
-    catalogue's p99 latency of four clients on 1.2 cores rose 3.8x while ``cpu_all`` moved 1.45x (sitting 40): queueing
+    catalogue's p99 latency of four clients on 1.2 cores rose 3.8x while ``cpu_all`` moved 1.45x: queueing
     is not linear in the CPU's speed. Such a night is judged with the between-hosts level too
-    (:func:`jsonbench.history.drift.host_mix`), as a night on another machine is: it is not this host's history.
+    (:func:`jsonbench.history.stats.host_mix`), as a night on another machine is: it is not this host's history.
     """
     host = getattr(r, "host", None)
     if isinstance(host, str) and host:
@@ -347,27 +247,6 @@ def host_of(r: Any) -> str:
     except (TypeError, ValueError):
         q = math.nan
     return base if math.isnan(q) else f"{base}+quota{q:g}"
-
-
-def levels(logs: list[float], hosts: list[str]) -> tuple[float | None, int, float | None, int]:
-    """(between starts sd, its df, between hosts sd of the host means, its df) of one series' log statistics.
-
-    Between starts is pooled inside each host (the sd of a host's runs around that host's mean), so a second host
-    never inflates it; between hosts is the sd of the hosts' means, with what the starts alone put into those means
-    taken out (method of moments, at least 0). Issue 37's levels: a host judged against its own history needs only the
-    first; a history of other hosts needs both.
-    """
-    by: dict[str, list[float]] = {}
-    for x, h in zip(logs, hosts, strict=True):
-        by.setdefault(h, []).append(x)
-    ss = sum(sum((x - statistics.fmean(g)) ** 2 for x in g) for g in by.values() if len(g) >= 2)
-    df = sum(len(g) - 1 for g in by.values())
-    start = math.sqrt(ss / df) if df else None
-    means = [statistics.fmean(g) for g in by.values()]
-    if len(means) < 2:
-        return start, df, None, 0
-    between = statistics.variance(means) - (start or 0.0) ** 2 * statistics.fmean(1.0 / len(g) for g in by.values())
-    return start, df, math.sqrt(max(between, 0.0)), len(means) - 1
 
 
 def status(results_dir: str | Path | None = None, labels: Iterable[str] = ()) -> list[dict[str, Any]]:

@@ -1,8 +1,8 @@
 """How one metric is judged: its kind as its suite declares it, and the rule drift applies to it.
 
-Apart from :mod:`jsonbench.history.drift` (which judges with these rules and re-exports them) because
-the noise model (:mod:`jsonbench.history.noise`) needs to know which metrics are exact too, and drift
-imports the noise model's statistics: here, both read the rules without importing each other.
+Apart from :mod:`jsonbench.history.drift` (which judges with these rules) because the noise model
+(:mod:`jsonbench.history.noise`) needs to know which metrics are exact too, and drift imports the noise
+model: here, both read the rules without importing each other.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from jsonbench.dataset.measurement import MetricKind
+from jsonbench.errors import BenchmarkError
+from jsonbench.suites import get_suite
 
 
 @dataclass(frozen=True)
@@ -31,9 +33,6 @@ class Rule:
 
 def declared_kinds(suite: str) -> Callable[[str, str], MetricKind | None]:
     """``(workload, metric) -> kind`` as the suite declares it; None for what it does not declare (or an unknown suite)."""
-    from jsonbench.errors import BenchmarkError
-    from jsonbench.suites import get_suite
-
     try:
         declared = get_suite(suite)
     except BenchmarkError:

@@ -1,0 +1,86 @@
+"""A family beside the other versions of its suite: its moves on the runs where they ran with it.
+
+A contrast (one version's move less its suite's median engine's) cancels the host only when every engine's move is
+measured against the same earlier runs. Against each series' whole history, one version's narrowed runs (one engine,
+two suites, other hours) enter its own reference and not the others': on ``2de39d7f``, PostgreSQL 17's json_vs_jsonb
+history is mostly such runs, several of them 25-40 % slower than its whole-matrix nights, while 16 and 18 have
+whole-matrix nights only. A 1.25x regression of 17 on its last three nights then moved it 12-15 % (log) against its
+whole history, 5-15 % beyond 16's and 18's moves against theirs, and its family was never selected; on the one run
+all three shared it moved 22 % (+24.7 %) beyond them. So where :data:`~jsonbench.history.stats.HOST_MIN_FAMILIES`
+engines of a suite have a reference of runs they all ran in (:func:`common_runs`, the runs a family's sustained verdict
+reads too), the window is judged on those runs alone. Fewer reference runs, less power the first night (``431a3be6``'s
+plant: 8 series the first night, not 22; 199 within three nights either way).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from jsonbench.history.drift.series import CalibratedSeries
+from jsonbench.history.drift.window import WindowedSeries
+from jsonbench.history.noise import CONTRAST
+from jsonbench.history.stats import HOST_MIN_FAMILIES, nightly_medians, on_common
+
+#: A family: one engine's suite, ``(suite, engine id)``.
+Family = tuple[str, str]
+#: Per family and window (nights): (the median change of its timings, their median reference runs, their median host mix).
+Moves = dict[Family, dict[int, tuple[float, float, float]]]
+#: Per window, the families judged beside the other versions: (its median move, its suite's median family's move, the
+#: median reference runs, the runs they shared).
+Beside = dict[int, dict[Family, tuple[float, float, float, set[str]]]]
+
+
+def common_runs(members: Mapping[Family, Sequence[WindowedSeries]], suite: str) -> set[str]:
+    """The runs in which at least ``HOST_MIN_FAMILIES`` engines of ``suite`` were measured: where a family's move can be
+    told from the host's by the versions beside it."""
+    engines: dict[str, set[str]] = {}
+    for (sx, e), ts in members.items():
+        if sx == suite:
+            for t in ts:
+                for r in t.series.runs:
+                    engines.setdefault(r, set()).add(e)
+    return {r for r, es in engines.items() if len(es) >= HOST_MIN_FAMILIES}
+
+
+def series_on_common(c: CalibratedSeries, way: int, k: int, common: Collection[str]) -> tuple[list[float], float, int] | None:
+    """A series' last ``k`` nights against its earlier runs of its current level that ran beside the suite's other
+    engines (:func:`jsonbench.history.stats.on_common`)."""
+    return on_common([*c.logs, c.tonight], c.runs, c.base, way, k, common)
+
+
+def nightly(cs: Sequence[WindowedSeries], k: int, common: Collection[str]) -> tuple[list[float], float, float] | None:
+    """A family over the last ``k`` nights, every timing against its earlier runs beside the suite's other engines:
+    the median move of each night, of the window, and the median number of reference runs (None: too few timings)."""
+    got = [
+        x for t in cs if t.series.kind == "timed" and (way := t.series.way) if (x := series_on_common(t.series, way, k, common)) is not None
+    ]
+    return nightly_medians(got, k)
+
+
+def beside_moves(
+    members: Mapping[Family, Sequence[WindowedSeries]], moves: Moves, seen: Mapping[int, set[str]], fams: Mapping[str, Any]
+) -> Beside:
+    """Per window, the families judged against the versions beside them on the runs where those versions ran beside
+    them (see the module): only in suites where the host's move was seen and for families the record holds a contrast
+    sigma of, and only where ``HOST_MIN_FAMILIES`` of them have such runs."""
+    out: Beside = {1: {}, 2: {}, 3: {}}
+    suites = {sx for sx, _ in moves}
+    common = {sx: common_runs(members, sx) for sx in suites}
+    for k in (1, 2, 3):
+        for suite in suites:
+            if suite not in seen[k]:
+                continue
+            got = {
+                f: x
+                for f, by_k in moves.items()
+                if f[0] == suite and k in by_k and (fams.get(f"{f[0]}/{f[1]}") or {}).get(CONTRAST)
+                if (x := nightly(members[f], k, common[suite])) is not None
+            }
+            if len(got) < HOST_MIN_FAMILIES:
+                continue
+            host = statistics.median(x[1] for x in got.values())
+            for f, x in got.items():
+                out[k][f] = (x[1], host, x[2], common[suite])
+    return out

@@ -1,0 +1,163 @@
+"""A calibrated series: a statistical series with an entry in the calibration record, as its window test reads it.
+
+Its runs are the log of each quiet earlier run's statistic (:func:`jsonbench.history.noise.statistic`), oldest first,
+and tonight's; its noise is the record's ``sigma`` (and ``host_sigma`` between hosts). Before the test, the level it is
+compared with starts where Otava's last change point in its history says (``base``), and the host's move beside each
+cell, read from the canary, is taken out of each run (:func:`take_canary_out`).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass, replace
+from typing import Any
+
+from jsonbench.history import hostspeed
+from jsonbench.history.drift.policy import Settings
+from jsonbench.history.drift.selection import not_judgeable, quiet_runs
+from jsonbench.history.drift.wording import known_revision
+from jsonbench.history.noise import canary_component, host_of, serves, statistic
+from jsonbench.history.noise import series_key as record_key
+from jsonbench.history.stats import log_of
+
+
+@dataclass(frozen=True)
+class CalibratedSeries:
+    """One statistical series judged against its calibrated noise: its runs' log statistics (oldest first), tonight's,
+    and the record's entry.
+
+    ``runs``, ``hosts`` and ``revisions`` name each run of ``logs`` and then tonight's (the host: the boot id, or a host
+    of its own under a CPU quota; the revision: the harness's ``git_revision``). ``base`` is where the series' current
+    level starts in ``logs``. ``canary`` is the canary's move taken out of tonight's window, when it was taken out, and
+    ``canary_note`` why it was not.
+    """
+
+    suite: str
+    row: int
+    engine_id: str
+    engine_build: str
+    unit: str
+    entry: dict[str, Any]
+    sigma: float
+    logs: tuple[float, ...]
+    tonight: float
+    runs: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+    revisions: tuple[str, ...] = ()
+    host_sigma: float = 0.0
+    base: int = 0
+    canary: hostspeed.CanaryMove | None = None
+    canary_note: str = ""
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """The series' identity in a run: its suite and its row in the suite's frame."""
+        return (self.suite, self.row)
+
+    @property
+    def kind(self) -> Any:
+        """The metric's kind the record holds its noise for (``timed`` or ``sampled``)."""
+        return self.entry.get("kind")
+
+    @property
+    def way(self) -> int:
+        """+1 when a larger value is slower (a duration), -1 when smaller is (a rate), 0 without a direction."""
+        return hostspeed.direction(self.unit)
+
+    @property
+    def timed(self) -> bool:
+        """A timing with a direction: what a family's move is read from."""
+        return self.kind == "timed" and self.way != 0
+
+
+def calibration_entry(record: dict[str, Any] | None, suite: str, r: Any) -> dict[str, Any] | None:
+    """The record's entry of this series, when it holds the noise of tonight's build (:func:`jsonbench.history.noise.serves`).
+
+    The record holds a series' noise on this hardware type; its level comes from tonight's own history, which is of
+    tonight's build alone. An entry that served only its very build sent every SQLite series of a host whose Python
+    differed from the record's hosts' (3.11.2 against 3.11.7: the same apsw and SQLite) to Otava and its 1.5x, and an
+    honest 3x move of a scan alarmed (``docs/noise-levels.md``)."""
+    if not record:
+        return None
+    e = (record.get("series") or {}).get(record_key(suite, r.engine_id, r.workload, r.variant, r.metric))
+    if not e or not e.get("sigma") or not serves(e, r.engine_build):
+        return None
+    return dict(e)
+
+
+def _log_statistic(x: Any) -> float | None:
+    return log_of(statistic(x.unit, x.value, x.samples, getattr(x, "extra", None)))
+
+
+def calibrated_series(
+    row: dict[str, Any], idx: int, g: list[Any], r: Any, entry: dict[str, Any], s: Settings
+) -> tuple[dict[str, Any], CalibratedSeries | None]:
+    """The row's fields (its quiet history, the record's sigma) and the series, or None when it is not judged."""
+    pts = [(x, lv) for x in quiet_runs(g, s.window) if (lv := _log_statistic(x)) is not None]
+    out: dict[str, Any] = {
+        "history_n": len(pts),
+        "history_runs": json.dumps([str(x.run_id) for x, _ in pts]),
+        "sigma": float(entry["sigma"]),
+        "method": "calibrated",
+    }
+    why_not = not_judgeable({**row, **out}, len(pts), s.calibrated_min_history, "a calibrated series")
+    if why_not is not None:
+        return {**out, **why_not}, None
+    tonight = _log_statistic(r)
+    if tonight is None:
+        return {**out, "verdict": "excluded", "note": "no positive value: a log-scale noise model has nothing to compare"}, None
+    earlier = [x for x, _ in pts]
+    return out, CalibratedSeries(
+        suite=str(row["suite"]),
+        row=idx,
+        engine_id=str(row["engine_id"]),
+        engine_build=str(row["engine_build"]),
+        unit=str(row["unit"]),
+        entry=entry,
+        sigma=float(entry["sigma"]),
+        logs=tuple(lv for _, lv in pts),
+        tonight=tonight,
+        runs=tuple(str(x.run_id) for x in [*earlier, r]),
+        hosts=tuple(host_of(x) for x in [*earlier, r]),
+        revisions=tuple(known_revision(getattr(x, "git_revision", None)) for x in [*earlier, r]),
+        host_sigma=float(entry.get("host_sigma") or 0.0),
+    )
+
+
+def take_canary_out(
+    c: CalibratedSeries, row: dict[str, Any], table: Any, policy: dict[str, Any], fits: dict[str, Any] | None = None
+) -> CalibratedSeries:
+    """The series judged beyond the host: the canary's move beside its cell taken out of each run's log statistic.
+
+    Each run's log is shifted by the canary's log before that run's cell, relative to the mean canary
+    of the series' runs that have one (:mod:`jsonbench.history.hostspeed`): a duration moves with the
+    canary, a rate against it. Only a timed series whose every run, tonight's included, has the
+    canary is shifted (a series half shifted would compare two scales); otherwise it is judged as
+    measured, and the note says why. A record calibrated without the canary still serves: its sigma
+    then holds the host's moves too, so it errs on the quiet side. Where the record's fit of the canary against the
+    workload's moves (``canary_fit``) found that it does not explain them, the series is judged as measured too.
+    """
+    way = c.way
+    if c.kind != "timed" or way == 0 or not c.runs:
+        return c
+    policy_comp = hostspeed.component_for(policy, c.suite, str(row["workload"]), str(row["variant"]))
+    take = canary_component(fits, c.suite, str(row["workload"]), policy_comp)
+    if take is None:
+        return replace(
+            c, canary_note="no component of the canary explains this workload's moves (the record's canary_fit): judged as measured"
+        )
+    comp, coef = take
+    have = [(table or {}).get((rid, c.engine_id, c.suite), {}).get(comp) for rid in c.runs]
+    if have[-1] is None:
+        return replace(c, canary_note=f"no {comp} canary beside tonight's cell: judged as measured")
+    if any(h is None for h in have):
+        return replace(c, canary_note=f"{sum(h is None for h in have[:-1])} earlier run(s) have no {comp} canary: judged as measured")
+    logs = [float(h) for h in have if h is not None]
+    ref = statistics.fmean(logs[:-1]) if len(logs) > 1 else logs[-1]
+    return replace(
+        c,
+        logs=tuple(lv - way * coef * (h - ref) for lv, h in zip(c.logs, logs[:-1], strict=True)),
+        tonight=c.tonight - way * coef * (logs[-1] - ref),
+        canary=hostspeed.CanaryMove(comp, logs[-1] - ref, coef),
+    )
