@@ -46,7 +46,7 @@ def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _long_lists(results: Path) -> None:
-    """The second laptop night of issue 35, in the latest run's stored rows: 120 suspects measured twice (confirmed,
+    """A laptop night's long lists, in the latest run's stored rows: 120 suspects measured twice (confirmed,
     cleared, unconfirmed) and 40 failed checks, the lists that once pushed the scorecard off the first screen."""
     import json as _json
 
