@@ -57,7 +57,7 @@ EVIDENCE_TABLES: tuple[str, ...] = ("docs/methods/*.md",)  # fnmatch: * crosses 
 #: JSON keys whose string values are recorded data, not text: not read.
 DATA_KEYS = frozenset({"host", "host_boot_id", "host_machine_id", "source", "git_revision"})
 
-SESSION = re.compile(r"\bsittings?\b", re.IGNORECASE)
+SESSION = re.compile(r"(?<![a-z])sittings?(?![a-z])", re.IGNORECASE)  # also inside a name: laptop_sitting31
 ISSUE = re.compile(r"\bissues?\s+#?\d+\b", re.IGNORECASE)
 BOOT_ID = re.compile(r"\bboot[ -]?ids?\b", re.IGNORECASE)
 _HEX = r"(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}"  # a digit and a letter: not a number, not a word
@@ -92,9 +92,10 @@ def offences(text: str, hosts: re.Pattern[str], evidence_row: bool = False, data
 
 
 def _json_strings(node: object, key: str | None = None) -> Iterator[str]:
-    """The string values of a JSON document in document order, leaving out those under ``DATA_KEYS``."""
+    """The keys and string values of a JSON document in document order, leaving out the values under ``DATA_KEYS``."""
     if isinstance(node, dict):
         for k, v in node.items():
+            yield k
             yield from _json_strings(v, k)
     elif isinstance(node, list):
         for v in node:
@@ -179,6 +180,7 @@ def test_the_scanned_texts_narrate_nothing() -> None:
     [
         "Observed 1.14 in this sitting's smoke runs",
         "SITTINGS 31 and 32",
+        "sitting40 = folders[0]",
         "the fixed-time ratio (issue 26)",
         "Issue #37: interleaving",
         "(boot id 1a2b3c4d)",
@@ -202,6 +204,7 @@ def test_a_narrating_text_is_caught(text: str) -> None:
         "at 1000000 rows, at 20,000 products",
         "the cache at decade boundaries",
         "recorded/local-laptop holds the runs",
+        "a babysitting process",
     ],
 )
 def test_plain_text_and_data_pass(text: str) -> None:
@@ -214,7 +217,12 @@ def test_the_scan_names_file_line_and_word_and_reads_past_data(tmp_path: Path) -
     not read."""
     host = next(h for h in listed_hosts() if re.fullmatch(r"[0-9a-f]{8}", h))
     (tmp_path / "include").mkdir()
-    doc = {"reason": "inside", "runs": [{"host": f"{host}-aed3", "git_revision": "16f99b7" + "0" * 33}], "why": f"seen on {host}"}
+    doc = {
+        "reason": "inside",
+        "laptop_sitting31": [],
+        "runs": [{"host": f"{host}-aed3", "git_revision": "16f99b7" + "0" * 33}],
+        "why": f"seen on {host}",
+    }
     (tmp_path / "include" / "x.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     (tmp_path / "include" / "a.yaml").write_text("a: 1\n# measured in sitting 9\n", encoding="utf-8")
     (tmp_path / "recorded").mkdir()
@@ -228,13 +236,17 @@ def test_the_scan_names_file_line_and_word_and_reads_past_data(tmp_path: Path) -
     files = ["include/x.json", "include/a.yaml", "recorded/r.md", "docs/methods/m.md", "docs/n.md", EXEMPT[0], PENDING[0]]
     found = scan(tmp_path, files, host_pattern([host]))
     json_line = next(i for i, line in enumerate(json.dumps(doc, indent=2).splitlines(), 1) if '"why"' in line)
-    assert sorted(found) == [
-        f"docs/methods/m.md:2: {host!r}",
-        f"docs/n.md:1: {host!r}",
-        "include/a.yaml:2: 'sitting'",
-        f"include/x.json:{json_line}: {host!r}",
-        "recorded/r.md:1: 'sitting'",
-    ]
+    key_line = next(i for i, line in enumerate(json.dumps(doc, indent=2).splitlines(), 1) if "sitting31" in line)
+    assert sorted(found) == sorted(
+        [
+            f"docs/methods/m.md:2: {host!r}",
+            f"docs/n.md:1: {host!r}",
+            "include/a.yaml:2: 'sitting'",
+            f"include/x.json:{key_line}: 'sitting'",
+            f"include/x.json:{json_line}: {host!r}",
+            "recorded/r.md:1: 'sitting'",
+        ]
+    )
 
 
 def test_the_scan_reads_what_git_tracks() -> None:
