@@ -57,7 +57,7 @@ def test_a_harness_change_is_said_as_one_where_three_engines_have_history() -> N
     assert m and m["run_id"] == [r for r in h.runs if r not in h.quota][-1], render(results, 1.25)
     assert m["said_as_harness"] > 0.5 * m["judged"], render(results, 1.25)
     # The version plant: its family is judged against the versions measured beside it the same night, so
-    # the planted family is found; before, on this host, no series of it was.
+    # the planted family is found (against its own history alone, on this host, no series of it is).
     assert h.version["engine"] == "postgres-17" and h.version["caught"] > 0, render(results, 1.25)
     # The claim counts each series' own reference: never more than the host's earlier runs; on this host, whose history
     # holds other designs (ASLR on, huge pages, the checkpoint arm), some series had fewer.

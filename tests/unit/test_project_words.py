@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXCLUDED: tuple[str, ...] = ("recorded",)
 #: Files that name what the scan forbids: this test, which plants examples of each word.
 EXEMPT: tuple[str, ...] = ("tests/unit/test_project_words.py",)
-#: Files other branches are rewriting at the time of writing, skipped until those are merged and purged.
+#: Files other branches are rewriting, skipped until those branches are merged and the files purged.
 #: This list must be empty: whoever merges those branches purges the files and empties it.
 PENDING: tuple[str, ...] = (
     "bin/test",
