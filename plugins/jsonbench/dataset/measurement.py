@@ -38,7 +38,7 @@ POLLED_PEAKS: frozenset[str] = frozenset({"peak_rss", "disk_peak"})
 PLAN_MARGIN = 1.25
 #: And this much more of a polled peak, whatever the cell's size: what a poll can miss in any engine, a PostgreSQL WAL
 #: segment (16 MiB; SQLite's WAL before its auto-checkpoint is 4 MiB). A small cell's margin is smaller than one such
-#: transient: the documents sample's SQLite cell read 1.01 MB, then 1.37 MB on the same input (CI, 2026-12-04).
+#: transient: the documents sample's SQLite cell read 1.01 MB, then 1.37 MB on the same input (in CI).
 PLAN_SLACK_BYTES = 16 << 20
 
 
