@@ -257,7 +257,7 @@ COMMANDS: tuple[ActionCommand, ...] = (
             Arg(("--max-honest",), "alarms an honest run may raise before the exit is 1", type=int, default=0, dest="max_honest"),
             Arg(
                 ("--host",),
-                "judge only the machines whose boot id starts with this (repeatable; default: every one)",
+                "judge only the machines whose host (its boot_id) starts with this (repeatable; default: every one)",
                 action="append",
                 default=[],
                 metavar="BOOT_ID",

@@ -132,10 +132,10 @@ def drift_recheck(
         [read_as_history(f, g, hardware_label=label)[0] for f, g in every.groupby("folder", sort=False)], ignore_index=True
     )
     out: list[HostDrift] = []
-    # Leave one machine out (a boot id, its runs under a CPU quota included: judged against its own full-speed runs, as a
+    # Leave one machine out (a ``boot_id``, its runs under a CPU quota included: judged against its own full-speed runs, as a
     # quota night is, and never in the record that judges it).
     for host, data in sorted(every.groupby("machine"), key=lambda x: str(x[0])):
-        # as a night reads its history: its rows carry the boot id and the CPU quota, not the record's host label
+        # as a night reads its history: its rows carry the ``boot_id`` and the CPU quota, not the record's host label
         data = data.drop(columns=["host"])
         if judge is not None:
             data = data[data["folder"].isin(judge)]

@@ -51,7 +51,7 @@ class SeriesNoise:
     n_hosts: int
     #: Each run's log figure by run id (what an arm of an experiment shifts, pair by pair).
     runs: dict[str, float] = field(default_factory=dict)
-    #: Each run's host (boot id) by run id.
+    #: Each run's host (``boot_id``) by run id.
     run_hosts: dict[str, str] = field(default_factory=dict)
 
 

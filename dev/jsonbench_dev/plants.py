@@ -65,7 +65,7 @@ def drift_all(
 
     The canary's rows are no suite of their own here, as in the night's check (``checks.examine``): drift reads them as
     the host's move beside each cell and never judges them as series. Judged here, they raised alarms no night could
-    raise (``host/postgres-16`` and ``host/postgres-17`` on 76df4b9f's honest nights, and on 6b8986c8's)."""
+    raise (``host/postgres-16`` and ``host/postgres-17`` on the honest nights of two recorded hosts)."""
     from jsonbench.history.drift import drift_frame
 
     frames = [

@@ -87,13 +87,13 @@ class _Acc:
     kind: str
     logs: list[float]
     runs: list[str]
-    # the host (boot id) and engine build of each run (:func:`_unit`): between starts is measured inside one, between
+    # the host (``boot_id``) and engine build of each run (:func:`_unit`): between starts is measured inside one, between
     # hosts across them (a night's history is of its own build, so another build's level is another host's)
     hosts: list[str]
     within_ss: float = 0.0
     within_df: int = 0
     canary: str | None = None  # the canary component taken out of ``logs`` (every run had it), else None
-    # the machine (boot id) and commit of each run, a CPU quota or not (``hosts`` tells a quota run apart), and every
+    # the machine (``boot_id``) and commit of each run, a CPU quota or not (``hosts`` tells a quota run apart), and every
     # canary component beside its cell: what the canary's fit reads (:func:`canary_fits`)
     machines: list[str] = field(default_factory=list)
     canary_all: list[dict[str, float]] = field(default_factory=list)
@@ -138,7 +138,7 @@ def other_designs(df: pd.DataFrame) -> dict[str, set[str]]:
     A design is what drift keeps a history apart by (``history.drift.design_of``: the server's settings and its
     processes' ASLR; ``cell.design_params_of``: the read order; the engine starts are ``read_runs``'s). The campaign's
     arms are other designs (huge pages ran json_vs_jsonb 20-26 % slower, ASLR on doubled the spread between starts on
-    ``2de39d7f``, interleaved reads move every read series), so a record of the default that read them would hold their
+    one host, interleaved reads move every read series), so a record of the default that read them would hold their
     moves as noise. A run that recorded no ASLR (from before it was a fact of the row) is of unknown ASLR, not of
     another design: the first hosts' runs are only that way.
     """
@@ -261,7 +261,7 @@ def canary_fits(acc: dict[tuple[str, ...], _Acc], policy_of: Any) -> dict[str, d
     component of the canary explains, which one drift takes out (``use``; None: judged as measured) and how much of its
     move (``coef``).
 
-    Inside each machine at one commit (a boot id, with or without a CPU quota: a quota run beside full-speed runs of
+    Inside each machine at one commit (a ``boot_id``, with or without a CPU quota: a quota run beside full-speed runs of
     the same machine is what moves the canary most; one commit, because a host that changed between commits or a
     harness that changed between commits moves every timing at once, which is not the canary's to explain), every run's
     deviation of a timed series from that machine's mean (log,
@@ -565,7 +565,7 @@ def _families(
     family of a run moves between starts of one host (every engine at once: the host or the harness).
 
     Honest runs move a whole engine by a few per cent (the smoke runs: catalogue medians -6 % .. +6 %), and engine
-    starts on one host by 5-16 % (0ded6d5b's second laptop night moved its 12 cells 0.84x to 1.16x with the
+    starts on one host by 5-16 % (one host's second laptop night moved its 12 cells 0.84x to 1.16x with the
     CPU canary steady); the family test must know that, or every honest night is a per-version regression. What every
     family of a suite shares in a run is the host's move (:func:`host_move`), which the drift check takes out first, so
     it is taken out here too. With a handful of runs a family's own spread is a guess, so no family is modelled quieter
@@ -836,9 +836,9 @@ def build_record(
 
 
 def read_runs(sources: list[tuple[Path, dict[str, Any]]], hardware_label: str, scale: str, starts: int | None = 1) -> pd.DataFrame:
-    """The published rows of ``hardware_label`` at ``scale`` in every folder, each with its ``host`` (the boot id; the
+    """The published rows of ``hardware_label`` at ``scale`` in every folder, each with its ``host`` (the ``boot_id``; the
     manifest's host name, or the folder's, for rows from before the column; with ``+quota<cores>`` for a run under a CPU
-    quota) and its ``machine`` (the boot id alone), without windows the host was busy in
+    quota) and its ``machine`` (the ``boot_id`` alone), without windows the host was busy in
     (``quiet`` false: drift leaves them out of every history too) and without suites the manifest does not ask.
 
     One start's rows only (``starts``; None: every design): figures that rest on several engine starts (the run parameter
@@ -869,7 +869,7 @@ def read_runs(sources: list[tuple[Path, dict[str, Any]]], hardware_label: str, s
         )
         machine = [str(b) for b in boot]
         # A run under a CPU quota is a host of its own for the levels (a slower machine, not a start of this one); its
-        # machine stays the boot id, which the canary's fit reads (the quota is what moves the canary most).
+        # machine stays the ``boot_id``, which the canary's fit reads (the quota is what moves the canary most).
         quota = pd.to_numeric(df["host_cpu_quota"], errors="coerce") if "host_cpu_quota" in df else pd.Series(float("nan"), index=df.index)
         host = [m if pd.isna(q) else f"{m}+quota{float(q):g}" for m, q in zip(machine, quota, strict=True)]
         frames.append(df.assign(host=host, machine=machine, folder=str(folder)))
@@ -894,7 +894,7 @@ def canary_range(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
 
 
 def hosts_of(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """The hosts a record's runs were measured on (boot id, machine id, CPU quota), each with its runs."""
+    """The hosts a record's runs were measured on (``boot_id``, machine id, CPU quota), each with its runs."""
     cols = [c for c in ("host_boot_id", "host_machine_id", "host_cpu_quota") if c in df]
     if not cols or df.empty:
         return []

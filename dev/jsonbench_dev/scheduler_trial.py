@@ -249,7 +249,7 @@ def gaps(tis: list[dict[str, Any]]) -> dict[str, float]:
 
 
 #: How often the trial asks the API server whether the run has ended (seconds). Each ask costs the API server about
-#: 40 ms of CPU (its median in the access log of a smoke run at 49ce1c4): every 2 s, it was the run's most frequent
+#: 40 ms of CPU (its median in the access log of a smoke run): every 2 s, it was the run's most frequent
 #: request (155 of them) and a neighbour of the measure windows that a nightly run, with nobody polling, does not have.
 #: The wall time is taken from the run's own end, so a slow poll does not lengthen it.
 POLL_S = 30.0

@@ -41,7 +41,7 @@ READ_ORDER_KEY = "read_order"
 DESIGN_PARAMS: dict[str, str] = {STARTS_KEY: "1", READ_ORDER_KEY: "sequential"}
 #: How many starts a cell's figures may rest on: a restart costs about 0.4 s, and a workload's source tables are made
 #: once and kept across its starts, but each start repeats its warm-ups and the loads its reads need, so more than
-#: three would cost more than the 10 % of a night issue 37 allows.
+#: three would cost more than the 10 % of a night the confirmation budget allows (:data:`jsonbench.checks.confirm.BUDGET_SHARE`).
 MAX_STARTS = 3
 
 

@@ -37,7 +37,7 @@ def defaults(home: Path | None = None) -> dict[str, str]:
         # A benchmark host should not spend its CPU re-parsing an unchanged DAG file while it measures: one
         # parse of the whole matrix costs the DAG processor about 3-4 CPU seconds, one core's worth beside the
         # measure windows. Every 300 s, the parses of a laptop run through the scheduler were the most CPU in
-        # its disturbed windows (7.3 s, sitting 52), so an unchanged file is parsed once a day. A changed file
+        # its disturbed windows (7.3 s), so an unchanged file is parsed once a day. A changed file
         # is parsed at the next directory refresh all the same (Airflow's default modified_time sort mode
         # queues a file modified since its last parse whatever this interval says).
         "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "86400",

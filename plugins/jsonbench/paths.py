@@ -45,7 +45,7 @@ def results_dir(override: str | os.PathLike[str] | None = None) -> Path:
 
 
 def recorded_folders(root: Path | None = None) -> list[Path]:
-    """The results folders under ``recorded/`` (or ``root``): one per host and sitting, each with its ``measurements/``."""
+    """The results folders under ``recorded/`` (or ``root``): one per host and campaign, each with its ``measurements/``."""
     root = root or RECORDED_DIR
     return sorted(p for p in root.iterdir() if (p / "measurements").is_dir()) if root.is_dir() else []
 

@@ -265,7 +265,7 @@ def test_a_plant_left_to_drift_is_claimed_only_where_its_series_noise_allows_the
 
 def test_an_engines_slowdown_leaves_the_canary_beside_it_as_measured() -> None:
     """A slower version does not slow the canary timed before its cells: moved with it, the canary would say "the host
-    was slower", and drift takes that out, so the power table read 0 % for every engine (on `431a3be6`'s
+    was slower", and drift takes that out, so the power table read 0 % for every engine (on one host's
     five laptop nights). The engine's own timings move; the canary's rows, under the same engine id, do not."""
     import pandas as pd
 
@@ -293,7 +293,7 @@ def test_an_engines_slowdown_leaves_the_canary_beside_it_as_measured() -> None:
 
 def test_a_plant_left_to_drift_without_a_quiet_run_before_it_is_outside_the_claim() -> None:
     """Drift judges a move against the quiet runs before it and leaves a busy window out of every later history. Where
-    every earlier run of a planted series was disturbed (``small_row_update_rel_hot`` on 16 and 17 in 431a3be6's five
+    every earlier run of a planted series was disturbed (``small_row_update_rel_hot`` on 16 and 17 in one host's five
     nights: the first two nights' ``updates`` windows busy), the plant is its own reference and no noise makes it
     visible: it is reported apart, not as a miss within the claim."""
     import pandas as pd

@@ -1,7 +1,8 @@
 """`jsonbench-dev drift-recheck` on real recorded runs: drift stays quiet on an honest host it never saw, and sees a version slow down.
 
-The rows are real (`recorded/`, several hosts of the reference type). Host `0ded6d5b` is judged by a noise record
-built from the other hosts only: its second laptop night (once 50 confirmed alarms against a one-afternoon record) may
+The rows are real (`recorded/`, several hosts of the reference type; a host is named by a folder of its runs, whose
+host `recorded/hosts.json` says). The host of `local-9a24bd8` is judged by a noise record built from the other hosts
+only: its second laptop night (once 50 confirmed alarms against a one-afternoon record) may
 raise at most 1 % suspects before confirmation, its three back-to-back starts none, and PostgreSQL 17 planted 1.25x
 slower over its last three runs must be seen. Nothing here measures a timing.
 """
@@ -9,6 +10,7 @@ slower over its last three runs must be seen. Nothing here measures a timing.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 
@@ -17,12 +19,20 @@ from jsonbench_dev.driftcheck import drift_recheck, render
 from jsonbench_dev.plants import reference_runs
 from jsonbench_dev.recheck import folders_to_check
 
+RECORDED = Path(__file__).resolve().parents[2] / "recorded"
+
+
+def host_of(folder: str) -> str:
+    """The host ``recorded/hosts.json`` names for one of its folders."""
+    return str(json.loads((RECORDED / "hosts.json").read_text(encoding="utf-8"))["folders"][folder]["host"])
+
 
 def test_an_honest_host_it_never_saw_is_quiet_and_a_slower_version_is_caught() -> None:
-    results = drift_recheck(folders_to_check([]), "laptop", only={"0ded6d5b"})
+    host = host_of("local-9a24bd8")
+    results = drift_recheck(folders_to_check([]), "laptop", only={host})
     assert len(results) == 1, render(results, 1.25)
     h = results[0]
-    assert "0ded6d5b" not in " ".join(h.record_hosts), "the record never saw the host it judges"
+    assert host not in " ".join(h.record_hosts), "the record never saw the host it judges"
     assert len(h.honest) >= 4 and all(r["judged"] > 0 for r in h.honest)
     # Before confirmation, at most 1 % of a night's judged series is suspect (the record of one afternoon flagged 118 of
     # 2,604 on the second night, and confirmed 50); the back-to-back starts raise none.
@@ -34,10 +44,10 @@ def test_an_honest_host_it_never_saw_is_quiet_and_a_slower_version_is_caught() -
 
 
 def test_a_harness_change_is_said_as_one_where_three_engines_have_history() -> None:
-    """Host `2de39d7f`: its early runs hold PostgreSQL 17 alone, its later ones the whole matrix. The harness
-    plant lands on the latest run where three engines or more have history on the host (before, it landed on the first
-    whole-matrix run, where only 17 had any, and nothing could tell it from 17's own version change)."""
-    results = drift_recheck(folders_to_check([]), "laptop", only={"2de39d7f"})
+    """The host of `local-3dd7625-2de39d7f`: its early runs hold PostgreSQL 17 alone, its later ones the whole matrix.
+    The harness plant lands on the latest run where three engines or more have history on the host (on the first
+    whole-matrix run only 17 has any, and nothing could tell the plant from 17's own version change)."""
+    results = drift_recheck(folders_to_check([]), "laptop", only={host_of("local-3dd7625-2de39d7f")})
     assert len(results) == 1, render(results, 1.25)
     h = results[0]
     assert all(r["alarms"] <= 0.01 * r["judged"] for r in h.honest), render(results, 1.25)
@@ -47,7 +57,7 @@ def test_a_harness_change_is_said_as_one_where_three_engines_have_history() -> N
     assert m and m["run_id"] == [r for r in h.runs if r not in h.quota][-1], render(results, 1.25)
     assert m["said_as_harness"] > 0.5 * m["judged"], render(results, 1.25)
     # The version plant: its family is judged against the versions measured beside it the same night, so
-    # the planted family is found; before, on this host, no series of it was.
+    # the planted family is found (against its own history alone, on this host, no series of it is).
     assert h.version["engine"] == "postgres-17" and h.version["caught"] > 0, render(results, 1.25)
     # The claim counts each series' own reference: never more than the host's earlier runs; on this host, whose history
     # holds other designs (ASLR on, huge pages, the checkpoint arm), some series had fewer.
@@ -166,12 +176,12 @@ def test_the_version_plant_lands_on_nights_with_other_engines_beside_it() -> Non
 
     whole, one = {"pg16", "pg17", "pg18", "sqlite"}, {"pg17"}
     runs = ["a", "b", "c", "d", "e", "f", "g"]
-    engines = [one, whole, whole, whole, whole, one, one]  # the whole matrix, then narrowed runs (306b18b9's record)
+    engines = [one, whole, whole, whole, whole, one, one]  # the whole matrix, then narrowed runs (as one recorded host's)
     assert version_window(runs, runs, engines, 3) == (["c", "d", "e"], "multi-engine")
     # one run before the window at least: its history
     assert version_window(runs[1:5], runs, engines, 3) == (["c", "d", "e"], "multi-engine")
     assert version_window(runs[1:4], runs, engines, 3) == (["b", "c", "d"], "last runs")
-    # no stretch of three multi-engine runs (0ded6d5b: two whole-matrix nights, then three narrowed starts)
+    # no stretch of three multi-engine runs (as one recorded host: two whole-matrix nights, then three narrowed starts)
     assert version_window(runs[3:], runs, engines, 3) == (["e", "f", "g"], "last runs")
     # the runs of the machine as it is only: a night under a CPU quota is another host's, passed over as the last runs are
     own = ["a", "b", "c", "e", "f", "g"]
@@ -179,21 +189,22 @@ def test_the_version_plant_lands_on_nights_with_other_engines_beside_it() -> Non
 
 
 def test_two_start_nights_are_judged_as_their_own_design_against_a_one_start_record() -> None:
-    """`--starts 2`: host `6b8986c8`'s nights at two engine starts (the arms and catalogue runs, the default at
-    laptop since) are the nights judged, its one-start nights are not; the record still comes from the other machines'
-    one-start runs, as a user's two-start night reads the committed record. Before, every two-start row was dropped and a
-    folder of the new default's nights had nothing to judge."""
+    """`--starts 2`: the nights at two engine starts of the host of `local-d05adce-6b8986c8-starts2` (the arms and
+    catalogue runs, the default at laptop) are the nights judged, its one-start nights are not; the record still comes
+    from the other machines' one-start runs, as a user's two-start night reads the committed record. Dropping every
+    two-start row would leave a folder of the default's nights nothing to judge."""
     from jsonbench.cell import starts_of
     from jsonbench.dataset.measurement import HOST_SUITE
     from jsonbench_dev.record import read_runs
 
     folders = folders_to_check([])
-    results = drift_recheck(folders, "laptop", only={"6b8986c8"}, starts=2)
+    host = host_of("local-d05adce-6b8986c8-starts2")
+    results = drift_recheck(folders, "laptop", only={host}, starts=2)
     assert len(results) == 1, render(results, 1.25)
     h = results[0]
-    assert "6b8986c8" not in " ".join(h.record_hosts) and h.record_hosts, "the record never saw the host it judges"
+    assert host not in " ".join(h.record_hosts) and h.record_hosts, "the record never saw the host it judges"
     rows = read_runs(folders, "local", "laptop", starts=None)
-    mine = rows[rows["machine"].astype(str).str.startswith("6b8986c8") & (rows["suite"] != HOST_SUITE)]
+    mine = rows[rows["machine"].astype(str).str.startswith(host) & (rows["suite"] != HOST_SUITE)]
     design = mine.groupby("run_id")["scale_params"].agg(lambda p: {starts_of(x) for x in p})
     # a whole-matrix night at the default holds both: PostgreSQL's figures on two starts, SQLite's on one
     two = {str(r) for r, s in design.items() if 2 in s}

@@ -97,7 +97,7 @@ def test_arms_say_what_a_setting_shifts_pair_by_pair() -> None:
 
 
 def test_the_table_reads_real_two_start_nights_by_drifts_own_figure() -> None:
-    """The `--starts 2` nights (`recorded/local-4418ae2-431a3be6-starts2/`, host 431a3be6): each run's figure in
+    """The `--starts 2` nights (`recorded/local-4418ae2-431a3be6-starts2/`): each run's figure in
     the table is `noise.statistic` of its row (each start's best, averaged), and the one-start record never reads them."""
     from jsonbench import paths
     from jsonbench.dataset.read import MEASUREMENTS, read_dataset_report

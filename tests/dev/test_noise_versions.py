@@ -34,7 +34,7 @@ def test_a_move_every_version_shares_cancels_and_one_of_its_own_does_not() -> No
 
 
 def test_real_nights_of_one_host_read_by_the_record_s_figures() -> None:
-    """431a3be6's four whole-matrix laptop nights: every suite with three engines has moves."""
+    """One host's four whole-matrix laptop nights: every suite with three engines has moves."""
     root = Path(__file__).resolve().parents[2] / "recorded"
     shared = shared_by_versions(levels([(root / "local-d834b7d-431a3be6", {}), (root / "local-04340db-431a3be6", {})]))
     assert set(shared) == {"catalogue", "json_vs_jsonb", "large_document_update", "sqlite_jsonb"}

@@ -11,7 +11,7 @@ In the order a user lives it (each step needs the one before):
    these and creates no run of its own (catchup is off and the slot is taken);
 3. both runs complete, publish and are checked, their sanity checks and deterministic facts pass (never
    their state: the check judges timing bands too, ``tests.runcheck.assert_run_correct``), each label's rows
-   are in the Parquet dataset under its own partition, name this machine (boot id, cores, memory) and hold
+   are in the Parquet dataset under its own partition, name this machine (``boot_id``, cores, memory) and hold
    the canary measured before each cell, and the report DAG ran after them; the API server serves its report
    (the UI's Benchmark report) to signed-in users only;
 4. a new host arrives: its label is added to the deployment (``JSONBENCH_HARDWARE_LABELS``, services
@@ -209,7 +209,7 @@ def _assert_identity_and_canary(results: Path, label: str) -> None:
     """Every row of ``label`` names the host it ran on, and a canary ran before each of its cells.
 
     Deterministic facts of a worker in a container: it shares this machine's kernel, so its rows carry this
-    machine's boot id (the history keys a host by it), its cores and memory; the canary's components are
+    machine's ``boot_id`` (the history keys a host by it), its cores and memory; the canary's components are
     staged beside every cell the worker measured, each with a positive time.
     """
     dataset = ds.dataset(str(results / "measurements"), format="parquet", partitioning="hive")
@@ -369,7 +369,7 @@ def test_two_labels_through_the_scheduler_a_backfill_for_a_new_label_and_nothing
 
 
 def test_a_worker_killed_mid_cell_fails_that_cell_frees_the_host_and_a_resume_completes_it(stack: Stack) -> None:
-    """Issue 35: the benchmark worker's container is killed while a workload of the cell runs.
+    """The benchmark worker's container is killed while a workload of the cell runs.
 
     The scheduler fails that workload once its heartbeats stop (``TASK_INSTANCE_HEARTBEAT_TIMEOUT``, 120 s in the
     stack), and never retries it on the engine the dead attempt left (workloads have no retries); the cell's teardown

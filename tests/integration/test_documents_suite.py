@@ -1,4 +1,4 @@
-"""The documents suites (issue 36) end to end on real engines: the shipped sample and documents the project has
+"""The documents suites end to end on real engines: the shipped sample and documents the project has
 never seen (a folder of pretty-printed, TOASTed events) through PostgreSQL and SQLite, planned, measured,
 published and checked the way the DAG does it; the answer's figures against the published rows; two inputs
 with two drift histories; every kind of bad input refused before any engine starts, publishing nothing."""

@@ -220,7 +220,7 @@ def test_size_and_threshold_findings_reproduce_at_smoke(on_17) -> None:
 
 def test_the_reads_are_taken_in_the_scale_s_order(on_17) -> None:
     """The scale says the order of json's and jsonb's timed reads (the seed's, ``sequential``, by default; ``interleaved``
-    for issue 37's arms), and the read speed-up keeps each round's pair. The order itself, on a stand-in session for
+    for the interleaved arm), and the read speed-up keeps each round's pair. The order itself, on a stand-in session for
     speed (the real reads are above, and the real interleaved reads below): rounds alternate which type goes first;
     ``sequential`` is the seed's, one table's runs and then the other's."""
     from jsonbench.suites.json_vs_jsonb import JsonVsJsonb

@@ -43,7 +43,7 @@ def test_a_killed_postmasters_orphans_and_shared_memory_are_seen(make_cells: Any
     busy = psycopg.connect(host=handle.socket_dir, port=handle.port, user="bench", dbname="bench", autocommit=True)
     # A loop that never touches the disk: a statement that spills (generate_series into a tuplestore) fails once its
     # folder is removed, and the backend then meets the postmaster's death at its next wait and exits before the census
-    # looks (sitting 38 saw that race). Pure computation runs on, orphaned, until the reaper kills it.
+    # looks (a race the check cannot win). Pure computation runs on, orphaned, until the reaper kills it.
     spin = "DO $$ BEGIN LOOP PERFORM 1; END LOOP; END $$"
     worker = threading.Thread(target=lambda: _swallow(busy.execute, spin), daemon=True)
     backend_pid = busy.info.backend_pid
@@ -159,8 +159,8 @@ def _segment(shmid: str) -> dict[str, str]:
 
 
 def test_a_reused_pid_does_not_make_another_sessions_segment_ours(leak_tracker: Any, tmp_path: Path) -> None:
-    """CI at ded704f: a server of another session made a segment under a pid this session had used earlier, and the check
-    counted it as this session's (and removed it). A creator is known by pid and start time; a dead creator's segment is
+    """A server of another session can make a segment under a pid this session used earlier; the check must not count
+    it as this session's (and remove it). A creator is known by pid and start time; a dead creator's segment is
     ours only when it was made while our process of that pid lived."""
     from tests.leakcheck import _proc, _start_epoch
 

@@ -46,8 +46,8 @@ def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _long_lists(results: Path) -> None:
-    """The second laptop night of issue 35, in the latest run's stored rows: 120 suspects measured twice (confirmed,
-    cleared, unconfirmed) and 40 failed checks, the lists that once pushed the scorecard off the first screen."""
+    """A laptop night's long lists, in the latest run's stored rows: 120 suspects measured twice (confirmed,
+    cleared, unconfirmed) and 40 failed checks, lists that must not push the scorecard off the first screen."""
     import json as _json
 
     import pandas as pd

@@ -1,6 +1,6 @@
 """The catalogue's WAL per update counts the updates' own WAL, not another process's (real PostgreSQL 16 and 18).
 
-Host 76df4b9f (sitting 66): one repetition of 17's one-client fixed-count run read 343.46 bytes of records per update
+In one recorded night, one repetition of 17's one-client fixed-count run read 343.46 bytes of records per update
 where every run of every host read 327.91-327.93, with the same updates and HOT counts; another process had written
 about 35 full-page images and 66 kB of records in the run's range. Here the same update run is measured twice on a
 real server, once alone and once with another session writing a few hundred kB to another table inside its range:

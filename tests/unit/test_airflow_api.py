@@ -175,6 +175,6 @@ def test_command_line_reads_the_password_from_a_file_and_exits_by_the_runs_state
 
 
 def test_task_instances_reads_every_page(server: str) -> None:
-    """The stack test read the first 100 of a run's 265 task instances, and found no publish task (sitting 44)."""
+    """A run of 265 task instances spans three pages of 100: every page is read (the first alone misses the publish task)."""
     tis = airflow_api.AirflowApi(server, "admin", "pw").task_instances("jsonb_benchmark_matrix", "manual__x")
     assert [t["task_id"] for t in tis] == [f"cell.t{i}" for i in range(TASK_INSTANCES)]

@@ -120,7 +120,7 @@ def test_no_configuration_means_file_alert_only(results_dir: Path, monkeypatch: 
 
 
 def test_a_night_that_moved_at_once_alerts_as_one_finding() -> None:
-    """Issue 37 item 5: confirmed drift across most of a suite or every engine is tonight's host or harness, worded as
+    """Confirmed drift across most of a suite or every engine is tonight's host or harness, worded as
     one finding in the alert's subject and first section; a few confirmed series keep the per-series subject."""
     from jsonbench.checks.alerts import alert_text
     from jsonbench.checks.confirm import _mass_notes

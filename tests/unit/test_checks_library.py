@@ -302,7 +302,7 @@ def test_a_row_timed_outside_the_measure_windows_takes_its_cells_quiet_verdict()
 
 
 def test_a_series_whose_design_changed_tonight_says_why_its_history_restarts() -> None:
-    """The real drift frame: two earlier runs of the seed's read order, tonight interleaved (issue 37). Tonight's series has
+    """The real drift frame: two earlier runs of the seed's read order, tonight interleaved. Tonight's series has
     no history of its design, and its note says which runs were set aside and why."""
     rows = [_rows(i, 1000.0) | {"scale_params": json.dumps({"read_order": "sequential"})} for i in range(2)]
     rows.append(_rows(2, 1000.0) | {"scale_params": json.dumps({"read_order": "interleaved"})})

@@ -258,8 +258,8 @@ def test_drift_suspects_across_every_engine_are_said_as_the_host_or_harness() ->
 
 
 def test_a_confirmation_within_the_historys_range_between_starts_clears_the_suspect() -> None:
-    """Issue 37 item 5: confirmed only beyond the history's between-start range, the same way. Host 76df4b9f's night 3
-    (sitting 66, `recorded/local-570a7f7-76df4b9f/`): 17's one-client WAL record bytes 327.93, judged against 335.69 and
+    """Confirmed only beyond the history's between-start range, the same way. A recorded night
+    (`recorded/local-570a7f7-76df4b9f/`): 17's one-client WAL record bytes 327.93, judged against 335.69 and
     327.93, was confirmed at 327.93; it is a value the host had already read."""
     from jsonbench.checks.confirm import _verdict, history_ranges
 

@@ -1,4 +1,4 @@
-"""The documents suite's input (issue 36), in pure Python: every bad input refused before any engine starts,
+"""The documents suite's input, in pure Python: every bad input refused before any engine starts,
 naming the file, the line and the field; the fingerprint; key discovery; the typed twin; the shipped sample."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The documents suites' answer (issue 36): sentences made from published rows, every number one of them;
+"""The documents suites' answer: sentences made from published rows, every number one of them;
 and the drift history kept per input."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Drift's history is tonight's design only: rows measured under other server settings or another ASLR are not it.
 
-The experiment's arms on ``2de39d7f`` (huge pages, no timed checkpoint, ASLR on and off) sat in one history with its default
+The recorded experiment's arms on one host (huge pages, no timed checkpoint, ASLR on and off) sat in one history with its default
 nights, and a version 1.25x slower was caught in 10 of the 30 series whose noise allowed it there.
 """
 

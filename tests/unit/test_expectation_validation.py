@@ -287,7 +287,7 @@ def test_a_host_requirement_of_contract_c2_is_accepted(library: Path) -> None:
 
 
 def test_an_entry_gx_built_once_is_not_built_again_and_a_new_one_still_is(library: Path) -> None:
-    """The plan's validation imports Great Expectations only for entries it has not built before (issue 35: 5 s of
+    """The plan's validation imports Great Expectations only for entries it has not built before (else 5 s of
     every plan). In a fresh process, after a validation of the same files, GX is not imported at all; an entry edited
     into a malformed one is new to the memo, so GX still judges it and the plan still fails naming the field."""
     import os

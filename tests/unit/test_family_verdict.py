@@ -102,7 +102,7 @@ def test_every_engine_moving_together_is_the_hosts_move_not_a_verdict() -> None:
 
 def test_an_engine_measured_alone_earns_no_verdict() -> None:
     """PostgreSQL 17 alone, 25 % slower two nights running: nothing beside it tells a version from the host's hour (the
-    catalogue of 17 alone moved 19-21 % over three honest runs of 431a3be6), so no series is called by a verdict."""
+    catalogue of 17 alone moved 19-21 % over three honest runs of one host), so no series is called by a verdict."""
     got = _judged({"postgres-17": [0.25, 0.25]}, engines=("postgres-17",))
     assert not any(c.verdict for c in got["postgres-17"])
 
@@ -117,13 +117,13 @@ def test_a_reference_of_one_run_earns_no_verdict() -> None:
 def test_a_family_is_compared_only_with_runs_the_versions_beside_it_ran_in() -> None:
     """PostgreSQL 17 ran alone for five runs in an hour 1.5x slower, then beside 16 and 18 at the same level as they:
     against all of its own history it would look about 15 % faster on the last two nights (four of its sigmas); against
-    the runs the others ran in too, it did not move (ed7b53fa's honest night raised 48 alarms the first way)."""
+    the runs the others ran in too, it did not move (a recorded honest night raised 48 alarms the first way)."""
     got = _judged({}, early={"postgres-17": [0.4] * 5})
     assert not any(c.verdict for cs in got.values() for c in cs)
 
 
 def test_tonights_family_test_compares_the_versions_on_the_runs_they_shared() -> None:
-    """PostgreSQL 17 ran alone five times at a level 35 % slower (narrowed runs of other hours, as on ``2de39d7f``), then
+    """PostgreSQL 17 ran alone five times at a level 35 % slower (narrowed runs of other hours, as one recorded host ran), then
     beside 16 and 18. Tonight 17 is 25 % slower: against its whole history (whose mean the lone runs lift by 13 %) that
     is a move of about 12 % beyond the others, against the runs all three shared it is the whole 25 %, and that is what
     its family is judged by (``drift.beside``). An honest night after the same history moves no family."""

@@ -25,7 +25,7 @@ def _row(run: str, metric: str, samples: list[float] | None, value: float) -> di
 
 
 def test_a_burst_beside_the_canary_is_not_read_as_a_slower_host() -> None:
-    # Sitting 43's scheduler run: cpu_all's samples 255-453 ms beside Airflow's own processes, cpu_single steady.
+    # A scheduler run: cpu_all's samples 255-453 ms beside Airflow's own processes, cpu_single steady.
     df = pd.DataFrame(
         [
             _row("night1", "cpu_all", [226.9, 227.8, 248.4, 235.2, 226.9], 227.8),

@@ -108,11 +108,11 @@ def test_a_night_under_a_cpu_quota_is_a_host_of_its_own() -> None:
     quota night is judged against its full-speed history with the between-hosts level too."""
     from types import SimpleNamespace
 
-    full = SimpleNamespace(host_boot_id="ed7b53fa", host_cpu_quota=None)
-    slow = SimpleNamespace(host_boot_id="ed7b53fa", host_cpu_quota=1.2)
-    nan = SimpleNamespace(host_boot_id="ed7b53fa", host_cpu_quota=float("nan"))
-    assert noise.host_of(full) == noise.host_of(nan) == "ed7b53fa"
-    assert noise.host_of(slow) == "ed7b53fa+quota1.2"
+    full = SimpleNamespace(host_boot_id="1a2b3c4d", host_cpu_quota=None)
+    slow = SimpleNamespace(host_boot_id="1a2b3c4d", host_cpu_quota=1.2)
+    nan = SimpleNamespace(host_boot_id="1a2b3c4d", host_cpu_quota=float("nan"))
+    assert noise.host_of(full) == noise.host_of(nan) == "1a2b3c4d"
+    assert noise.host_of(slow) == "1a2b3c4d+quota1.2"
     assert noise.host_of(SimpleNamespace(host="read+quota1.2", host_boot_id="x", host_cpu_quota=None)) == "read+quota1.2"
     assert host_mix([noise.host_of(slow)], [noise.host_of(full)] * 2) == 2.0
     assert host_mix([noise.host_of(full)], [noise.host_of(full)] * 2) == 0.0

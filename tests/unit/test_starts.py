@@ -1,4 +1,4 @@
-"""A cell's figures resting on several engine starts (issue 37, item 3): the parameter, the split, the merge, the history.
+"""A cell's figures resting on several engine starts: the parameter, the split, the merge, the history.
 
 The real thing (a real server restarted between a workload's starts) is in
 ``tests/integration/test_embedded_postgres.py::test_a_cell_of_two_starts_restarts_between_them_and_splits_its_repetitions``.

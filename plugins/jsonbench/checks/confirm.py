@@ -84,7 +84,7 @@ def inputs_of(row: dict[str, Any], lib: Library) -> set[tuple[str, str]]:
 
     None for a cell's own resource row (workload ``_cell``, its duration): it sums every task of the cell, which a
     re-measurement of a few workloads does not run, so measuring its cell again (a provision and a teardown for
-    nothing, seen on 2de39d7f) could not judge it.
+    nothing) could not judge it.
     """
     if row["check_kind"] == "drift" and str(row.get("workload")) == CELL_RECORD:
         return set()
@@ -104,8 +104,8 @@ def input_keys(row: dict[str, Any], lib: Library) -> set[tuple[str, str, str, st
     }
 
 
-#: At most this share of the night's cell time goes to measuring suspects again (issue 37: a second night spent 40 % of
-#: its time, 1,150 s of 2,959 s, re-measuring 12 cells). What does not fit stays ``unconfirmed``, and says why.
+#: At most this share of the night's cell time goes to measuring suspects again (without a
+#: bound, a night can spend 40 % of its time re-measuring: 1,150 s of 2,959 s for 12 cells). What does not fit stays ``unconfirmed``, and says why.
 BUDGET_SHARE = 0.10
 #: ... but never less than this: a narrowed run of one small cell (a smoke preview of one suite) could otherwise not
 #: afford a second measurement of anything.
@@ -305,11 +305,11 @@ def _verdict(
     history near 300) show a series noisier than its record, not a change, and clear the suspect.
 
     ``seen``: for a drift suspect, the lowest and highest value its series published on the earlier runs it was judged
-    against (and how many). Confirmed also needs the confirmation *beyond* that range on the same side (issue 37: "only
-    when the new starts lie beyond the history's between-start range the same way"): a value this host has already
-    shown between starts is no change, whatever a mean says. Host 76df4b9f's night 3 (sitting 66) confirmed 17's
-    one-client WAL record bytes at 327.93, against a history of 335.69 (a repetition with another process's WAL in its
-    range) and 327.93: its reference's mean moved, the series did not.
+    against (and how many). Confirmed also needs the confirmation *beyond* that range on the same side (only
+    when the new starts lie beyond the history's between-start range the same way): a value this host has already
+    shown between starts is no change, whatever a mean says. A recorded night confirmed
+    PostgreSQL 17's one-client WAL record bytes at 327.93, against a history of 335.69 (a repetition with another
+    process's WAL in its range) and 327.93: its reference's mean moved, the series did not.
     """
     if over_budget:
         return (
@@ -384,8 +384,8 @@ def _slack(row: dict[str, Any]) -> float:
     """How far beyond its history's range a sampled series' confirmation must lie: one of its sigmas (a factor).
 
     A near-exact count repeats its value to a few parts in 10^5, and the range it is held against sits on the same
-    value: 76df4b9f's quota night re-measured 327.9008 bytes against a history of 327.9273-335.6881, below the range's
-    foot by 0.008 %, a record or two of the background (sitting 66). Within one sigma of the range (0.1 % there) is
+    value: a recorded quota night re-measured 327.9008 bytes against a history of 327.9273-335.6881, below the range's
+    foot by 0.008 %, a record or two of the background. Within one sigma of the range (0.1 % there) is
     within it. A timing is held against its range as it is: its test already asked for its threshold beyond the level."""
     from jsonbench.history.rules import declared_kind
 

@@ -358,7 +358,7 @@ def host_notes(run: RunRef, published: pd.DataFrame) -> list[str]:
     tonight_hosts = {str(b) for b in published.get("host_boot_id", pd.Series(dtype=str)).dropna().unique() if b}
     if record and tonight_hosts and not tonight_hosts & known:
         notes.append(
-            f"host: tonight's host (boot id {', '.join(sorted(tonight_hosts))}) is not one the noise record was measured on "
+            f"host: tonight's host ({', '.join(sorted(tonight_hosts))}) is not one the noise record was measured on "
             f"({len(known)} known host(s){'' if known else ': the record predates host ids'})"
         )
     host = published[(published["suite"] == HOST_SUITE) & (published["unit"] == "ms") & (published["status"] == "ok")]

@@ -202,7 +202,7 @@ def unmet_host_requirement(finding: dict[str, Any], host: dict[str, Any]) -> str
     """Why the recorded ``host`` facts cannot show ``finding`` (fact, value and need), or None when they can.
 
     A fact the rows do not record (an old file's null) is not held against the finding: it is judged
-    as before, since nothing says the host lacks what it needs.
+    as any other, since nothing says the host lacks what it needs.
     """
     for req in host_requirements(finding):
         fact = str(req.get("fact"))

@@ -176,7 +176,7 @@ class _GxMemo:
     """The entries Great Expectations has already built under this GX version, by the digest of their JSON.
 
     Building an entry is what makes GX itself the judge of a type or a kwarg, and the first one imports GX: about 5 s of
-    every plan on 2 cores, for files that did not change since the last plan (issue 35: a one-cell run's overhead). An
+    every plan on 2 cores, for files that did not change since the last plan (a one-cell run's overhead). An
     entry GX accepted once is accepted again by the same version, so only entries not seen before are built; a
     malformed one never enters the memo. Kept in ``.cache/gx-accepted/<GX version>.txt``; a memo that cannot be read
     or written (a read-only checkout) only means every entry is built, as before.

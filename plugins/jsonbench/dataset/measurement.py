@@ -30,15 +30,15 @@ CELL_METRICS: dict[str, tuple[str, MetricKind]] = {
 }
 #: Of those, the peaks a poller reads between measure windows (never beside one): a poll sees what the engine holds at
 #: that moment, so a read is a lower bound of the peak, and a transient (a WAL file before its checkpoint, a sort's
-#: spill) that comes and goes inside a window is missed. Seen on 2de39d7f: SQLite 3.54.1's laptop cell reads 41.07 MB
-#: in 49 of 50 recorded runs, and 36.90 MB once. Drift judges them one-sided (:func:`jsonbench.history.drift`).
+#: spill) that comes and goes inside a window is missed. In the recorded runs of one host, SQLite 3.54.1's laptop cell reads
+#: 41.07 MB in 49 of 50 runs, and 36.90 MB once. Drift judges them one-sided (:func:`jsonbench.history.drift`).
 POLLED_PEAKS: frozenset[str] = frozenset({"peak_rss", "disk_peak"})
 #: The plan sizes a cell at this multiple of its last recorded figures (duration, peaks): what a next run may need beyond
 #: what the last one was seen to need. A polled peak that stays within it cannot make the next plan wrong.
 PLAN_MARGIN = 1.25
 #: And this much more of a polled peak, whatever the cell's size: what a poll can miss in any engine, a PostgreSQL WAL
 #: segment (16 MiB; SQLite's WAL before its auto-checkpoint is 4 MiB). A small cell's margin is smaller than one such
-#: transient: the documents sample's SQLite cell read 1.01 MB, then 1.37 MB on the same input (CI, 2026-12-04).
+#: transient: the documents sample's SQLite cell read 1.01 MB, then 1.37 MB on the same input (in CI).
 PLAN_SLACK_BYTES = 16 << 20
 
 
@@ -60,7 +60,7 @@ CANARY_WORKLOAD = "canary"
 CANARY_RECORDS: dict[str, str] = {"_canary_before": "before", "_canary_after": "after"}
 
 #: The key of a row's ``scale_params`` (JSON) that names the input a suite measured, for suites that read one
-#: (the documents suites, issue 36: the sha256 of the user's documents). Rows of different inputs are never
+#: (the documents suites: the sha256 of the user's documents). Rows of different inputs are never
 #: compared: the drift check keeps a history per input (jsonbench.history.drift.same_input). No column of its
 #: own: every row already carries its cell's scale parameters, and old files need nothing.
 INPUT_FINGERPRINT = "input_sha256"

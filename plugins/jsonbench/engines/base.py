@@ -168,7 +168,7 @@ class Engine(abc.ABC, Generic[H, S]):
     def restart(self, handle: H) -> H:
         """Stop the engine and start it again on the same data: new processes and memory, the files and the page cache kept.
 
-        What a second *start* of one cell costs without a second load (issue 37, item 3: where the noise between engine
+        What a second *start* of one cell costs without a second load (where the noise between engine
         starts enters; ``jsonbench-dev restart-check`` measures it). A backend that cannot (a user's own server, a file
         opened in process) raises :class:`~jsonbench.errors.EngineUnavailable`.
         """

@@ -44,8 +44,8 @@ DB_USER = "bench"
 START_TIMEOUT_S = 60
 #: Address space randomisation of the server's processes: ``JSONBENCH_PG_ASLR`` is ``off`` (the default)
 #: or ``on``. Off starts the server under ``setarch <arch> -R``, a personality every server process inherits, so each
-#: start maps its memory at the same addresses. Three interleaved pairs of laptop starts on one host (``2de39d7f``,
-#: ``docs/noise-levels.md``) spread about half as much between starts with it off (variance 0.52x in the catalogue,
+#: start maps its memory at the same addresses. Three interleaved pairs of laptop starts on one host
+#: (``docs/noise-levels.md``) spread about half as much between starts with it off (variance 0.52x in the catalogue,
 #: 0.56x in json_vs_jsonb) and shifted no level the same way twice (pairs 0.98-1.06x, 0.90-1.42x). A departure from
 #: the seeds, which ran with the kernel's default; what a query does is unchanged. Where the kernel refuses the
 #: personality (a container's seccomp profile), the default falls back to on, says so in the log and in the engine's

@@ -4,8 +4,8 @@ A drift suspect is measured again in the same DAG run on a fresh engine (:mod:`j
 the re-measurement passes, the first value was not reproduced and the suspect is ``cleared``. The measurement
 dataset keeps the first value (the night as it was measured: the report, the trends and the record read it). A
 later night's drift must not: its windows of the last two and three nights would judge the same unreproduced value
-again, and that night's confirmation, which measures only tonight again, could never clear it. Sitting 65's quota
-night failed so on a WAL count whose first value of the night before (+3.3 %) its own re-measurement had cleared.
+again, and that night's confirmation, which measures only tonight again, could never clear it: a quota night
+would fail on a WAL count whose first value of the night before (+3.3 %) its own re-measurement had cleared.
 
 So the history reads, for each cleared series of an earlier run, the confirmation's row in its place, under the
 night's run id and date: still one value a night, measured once on a fresh start. When the re-measurement cannot be

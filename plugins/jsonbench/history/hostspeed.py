@@ -39,9 +39,9 @@ DURATION_UNITS = {"ms", "s", "us", "ns", "ns/row"}
 DEFAULT_COMPONENT = "cpu_single"
 #: The components a timing may follow: the record's fit (:func:`jsonbench_dev.record.canary_fits`) takes out the
 #: one that explains a workload's moves, and the report reads the host's speed from them. ``wakeup`` (a sleeping
-#: process woken, as a pgbench client wakes its backend) joined in sitting 65: until a host's history holds it, no
+#: process woken, as a pgbench client wakes its backend) is the newest: until a host's history holds it, no
 #: fit can choose it, and the policy's CPU component decides as before. ``memory`` and ``fsync`` moved more than the
-#: cells did between starts (issue 37), so no timing follows them.
+#: cells did between starts, so no timing follows them.
 SPEED_COMPONENTS: tuple[str, ...] = ("cpu_single", "cpu_all", "wakeup")
 
 #: (run_id, engine_id, suite of the cell) -> component -> log of the canary's fastest sample (ms) before that cell.
@@ -64,8 +64,8 @@ def canary_table(df: pd.DataFrame) -> CanaryTable:
             continue
         if not math.isfinite(v) or v <= 0:
             continue
-        # A canary beside other load or steal is kept: what slowed it is the host the cell met (the 60 % quota run
-        # of sitting 31 read steal of 6-7 % in some canary windows, which dropped them and left those cells unjudged).
+        # A canary beside other load or steal is kept: what slowed it is the host the cell met (a 60 % quota run
+        # reads steal of 6-7 % in some canary windows; dropping them would leave those cells unjudged).
         # A slower host slows every sample, so the fastest one moves with it; a burst beside a few samples does not.
         out.setdefault((str(r.run_id), str(r.engine_id), variant.split(".", 1)[1]), {})[str(r.metric)] = math.log(v)
     return out
@@ -75,8 +75,8 @@ def _least_disturbed(samples: Any) -> float | None:
     """The canary's fastest sample (ms), or None with fewer than 3: its reading of the host's speed.
 
     Other work beside the canary only adds time, so the fastest sample is the least disturbed one. The median let a
-    burst through: under the scheduler, Airflow's own processes (scheduler loop, API server) beside a canary of
-    sitting 43 read cpu_all samples of 255-453 ms (median 366, +55 % on the run before) with cpu_single steady at
+    burst through: under the scheduler, Airflow's own processes (scheduler loop, API server) beside a canary
+    read cpu_all samples of 255-453 ms (median 366, +55 % on the run before) with cpu_single steady at
     57 ms, and drift took 0.71 of that +55 % out of SQLite timings the burst never touched.
     """
     try:

@@ -1,8 +1,8 @@
 """The canary: a small fixed workload timed beside every cell, whose figures measure the host, not the software.
 
 With the engine builds pinned, what moves from night to night is mostly the host: a machine of
-the same type can be 30 % slower than the last one, and one host can slow by 25 % within a night
-(issue 25). The quiet detector sees only this VM's processes; a slower hypervisor, a noisy
+the same type can be 30 % slower than the last one, and one host can slow by 25 % within a night.
+The quiet detector sees only this VM's processes; a slower hypervisor, a noisy
 neighbour or a CPU quota are invisible to it. MongoDB's performance team answered the same problem
 on EC2 with canary benchmarks; this is that, kept independent of every engine and of this project's
 code paths (no SQL, no pgbench, no suite), so that a harness or engine regression cannot move it:
@@ -21,8 +21,8 @@ code paths (no SQL, no pgbench, no suite), so that a harness or engine regressio
   for every statement. A SHA-256 loop never sleeps, so it cannot feel what a host charges for a
   wake-up (the hypervisor's exit from an idle vCPU, the interrupt to it), which is most of a
   one-client statement's time: pgbench's select of one row took 91 us with the other core idle
-  and 19-20 us with both ends on one core (sitting 65). Issue 37 saw every PostgreSQL family
-  10-50 % slower with the SHA components within 7 %.
+  and 19-20 us with both ends on one core (``docs/noise-levels.md``). A host can run every PostgreSQL
+  family 10-50 % slower with the SHA components within 7 %.
 
 Each component is run :data:`SAMPLES` times; every sample is kept (milliseconds, kind ``timed``),
 each inside its own quiet window, so a canary measured beside other load is marked like any
@@ -48,7 +48,7 @@ from typing import Any
 
 #: Fixed work per sample. The all-cores pass is four times longer (about 0.22 s per thread on the reference
 #: type) so that it spans several CFS periods (100 ms): at 96 MB two threads finished inside one period's quota,
-#: and a CPU quota of 1.2 of 2 cores read 1.15-1.38x where the engines' pgbench work ran 1.5-2x slower (sitting 31).
+#: and a CPU quota of 1.2 of 2 cores read 1.15-1.38x where the engines' pgbench work ran 1.5-2x slower.
 CPU_BYTES = 96 << 20
 CPU_ALL_BYTES = 384 << 20
 MEMORY_BYTES = 64 << 20
@@ -122,8 +122,8 @@ class Echo:
 
     Each trip wakes an idle core and waits to be woken by it. Left to the scheduler, both ends share one core and a trip
     is a context switch (2 us on the reference type), which no cell pays: a pgbench client and its backend run on two
-    cores, and one client's read took 91 us with the other core idle against 19-20 us with both on one core (sitting
-    65, ``docs/noise-levels.md``). So the echo is held on one usable core and the canary's thread on another while the
+    cores, and one client's read took 91 us with the other core idle against 19-20 us with both on one core
+    (``docs/noise-levels.md``). So the echo is held on one usable core and the canary's thread on another while the
     trips run; with one usable core both share it.
     """
 

@@ -1,7 +1,7 @@
 """Facts about the machine a measurement was taken on, and the project revision that took it.
 
 The host name of these machines is the same on every one (``vm``), so a host is told apart by
-its boot id (new at every boot: a fresh machine, or the same one restarted) and machine id. A CPU
+its kernel's ``boot_id`` (new at every boot: a fresh machine, or the same one restarted) and machine id. A CPU
 quota on this process's cgroup (cgroup v1 ``cpu.cfs_quota_us``, or v2 ``cpu.max``: how a slower host
 is simulated) is recorded as the cores it allows, so no row measured under a quota passes for one
 measured at the machine's full speed.
@@ -47,7 +47,7 @@ def _read(path: str) -> str:
 
 
 def boot_id() -> str:
-    """The kernel's boot id: different on every machine and every boot."""
+    """The kernel's ``boot_id``: different on every machine and every boot."""
     return _read("/proc/sys/kernel/random/boot_id")
 
 

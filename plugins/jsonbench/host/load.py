@@ -196,7 +196,7 @@ class WindowLoad:
     quiet: bool | None  # None when it could not be measured
     #: In a window that was not quiet, who used the other CPU: the busiest other processes, "name (pid) N ms" each
     #: (:func:`busiest`). Said in the task's log and kept in the staged window, so a disturbed row can be traced to a
-    #: process, not only to a share (issue 35: 13.6 % other CPU beside a laptop run through the scheduler, source unknown).
+    #: process, not only to a share (a laptop run through the scheduler can read 13.6 % other CPU with no share naming its source).
     busiest: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -328,7 +328,7 @@ _logged = 0
 #: Set while a measure window is open. The harness's own background sampling of the engine (its memory, read
 #: from ``/proc/<pid>/smaps_rollup``, which walks the page tables of a process that maps the whole buffer cache
 #: and holds its mmap lock while it does; its disk, a walk of the data folder) waits until the window closes:
-#: nothing of the harness but the window's two readings runs beside a measurement (issue 30).
+#: nothing of the harness but the window's two readings runs beside a measurement.
 WINDOW_OPEN = threading.Event()
 
 

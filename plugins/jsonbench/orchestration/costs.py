@@ -126,7 +126,7 @@ def recorded(results_dir: str | Path, cells: list[Cell], *, reference: bool = Fa
         mine = df[(df["suite"] == cell.suite) & (df["engine_id"] == cell.engine_id)]
         if mine.empty and reference:
             # The reference machine never ran this version: the same suite on another version of the same engine and
-            # backend is nearer than the suite's extrapolation (json_vs_jsonb at full on one host, sitting 41: 1,614 s on
+            # backend is nearer than the suite's extrapolation (json_vs_jsonb at full on one host: 1,614 s on
             # PostgreSQL 17, 1,327 s on 18; the suite's extrapolation said 13m25s).
             mine = df[(df["suite"] == cell.suite) & (df["engine"] == cell.family) & (df["engine_backend"] == cell.backend)]
         if mine.empty:

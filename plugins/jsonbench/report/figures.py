@@ -83,7 +83,7 @@ class CellResources:
     duration_s: float | None
     peak_rss_bytes: float | None
     disk_peak_bytes: float | None
-    host: str = ""  # the boot id's first 8 characters: a campaign's cells may come from several hosts
+    host: str = ""  # the first 8 characters of its ``boot_id``: a campaign's cells may come from several hosts
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,7 @@ def start_rounds(cell: Cell, repetition_params: tuple[str, ...]) -> list[Cell]:
     """The cell as each of its starts runs it: the run's ``repetitions`` and the suite's ``repetition_params`` split.
 
     One start (the default) is the cell itself. The order is fixed, the same every night: the first start of a cell's
-    first workload follows the load and runs slower than the restarts after it (-5 % to -6 % on ``2de39d7f``,
+    first workload follows the load and runs slower than the restarts after it (-5 % to -6 % on one host,
     ``jsonbench-dev restart-check``), a shift every night's figures then share alike.
     """
     k = cell.starts

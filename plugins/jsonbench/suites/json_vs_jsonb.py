@@ -23,8 +23,8 @@ One workload per shape. For each layout (compact, pretty) it records, with varia
   (``EXPLAIN (ANALYZE, TIMING OFF)``: no client round trip, no per-row clock reads). The scale's ``read_order``
   is the seed's by default (``sequential``: one table's runs, then the other's). With ``interleaved``, json's and
   jsonb's tables are both loaded and warmed up and their timed reads alternate (json, jsonb; jsonb, json; ...), a
-  departure from the seed so that the read speed-up compares two reads of the same minutes (issue 37, item 3: RMIT).
-  Not the default: its first runs (sitting 57) were not alternated with the seed's order (``docs/noise-levels.md``). The integer
+  departure from the seed so that the read speed-up compares two reads of the same minutes (RMIT).
+  Not the default: its recorded runs were not alternated with runs in the seed's order (``docs/noise-levels.md``). The integer
   array has no key ``first``: the seed ran one query over every shape, so it runs unchanged and
   measures what it costs to find out (json parses every document, jsonb detoasts it and looks at
   its header). The small shape with long keys keeps ``first`` under its short name for the same
@@ -61,7 +61,7 @@ The seed reports 11 size cases: these 12 minus pretty small-with-long-keys (its 
 taken to be compact). Its findings and bands are in ``include/expectations/json_vs_jsonb.*.json``.
 
 Embedded servers start with address space randomisation off, where the seed's ran with the kernel's
-default (issue 37: it halves the variance between engine starts and changes no query;
+default (it halves the variance between engine starts and changes no query;
 :data:`jsonbench.engines.postgres_embedded.ASLR_ENV`).
 
 With ``starts`` at 2 or 3 (2 by default at laptop and full: the scale profile's), each workload runs once per engine start with its

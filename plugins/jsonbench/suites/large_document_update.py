@@ -25,7 +25,7 @@ The data (5,000 rows at every scale but ``smoke``) is generated in each server i
 second per table: nothing to share between versions.
 
 Embedded servers start with address space randomisation off, where the seed's ran with the kernel's
-default (issue 37: it halves the variance between engine starts and changes no query;
+default (it halves the variance between engine starts and changes no query;
 :data:`jsonbench.engines.postgres_embedded.ASLR_ENV`).
 """
 

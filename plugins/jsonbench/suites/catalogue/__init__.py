@@ -13,7 +13,7 @@ leaves the shared tables (``products_doc``, ``products_rel``, ``product_tags``) 
 updates run on private copies, the fat and hybrid tables are created and dropped by their own
 workloads, index twins and expression statistics are dropped again.
 
-How the numbers are made defensible (issue 10):
+How the numbers are made defensible:
 
 * **Fresh state for every repetition of a destructive workload**: each ``updates`` run (sync on
   and off alike) on its own new copy, each ``fat_update`` repetition on a new copy of the pristine
@@ -50,7 +50,7 @@ Where this differs from the seed, and why (the workloads' docstrings say more):
   (``min_parallel_table_scan_size = 0``), and records how many launched.
 * Generated data is not shared between versions (see :mod:`.load`): each server generates the
   same deterministic rows in SQL.
-* Embedded servers start with address space randomisation off (issue 37: it halves the variance
+* Embedded servers start with address space randomisation off (it halves the variance
   between engine starts; :data:`jsonbench.engines.postgres_embedded.ASLR_ENV`); the seed's server ran
   with the kernel's default.
 """

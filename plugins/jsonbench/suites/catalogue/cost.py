@@ -66,7 +66,7 @@ FIXED_UPDATE_RUNS = 2
 FIXED_RUN_SHARE = 0.2
 #: fat_update's fixed-count runs per repetition (one per design: the seed's 38,700 doc and 137,640 rel updates
 #: per 100,000 documents), each a fresh copy and a run that scales with the documents: :data:`SECONDS_PER_FAT_DOC`
-#: ``fixed_run``, fitted on sitting 32's cells (PostgreSQL 17: fat_update took 386 s at full against 267 s without
+#: ``fixed_run``, fitted on recorded cells (PostgreSQL 17: fat_update took 386 s at full against 267 s without
 #: them, 30 s a run; at laptop 68.8 s against 55.6 s, 3.3 s a run, where this gives 6 s).
 FAT_FIXED_RUNS = 2
 

@@ -13,7 +13,7 @@ never retried), WAL per update, TOAST growth; then the read of one stock value (
 read tests), a read run that is retried once when disturbed. ``tps_ratio`` rel / doc and
 ``wal_ratio`` doc / rel per repetition.
 
-**Where this departs from the seed: WAL from a fixed count of updates** (issue 26, as the small-row
+**Where this departs from the seed: WAL from a fixed count of updates** (as the small-row
 ``updates`` do). A fixed-time run's WAL per update carries the full-page images of every page first
 touched after the CHECKPOINT, divided by the updates the host managed: a slower host logs more of
 them per update (55.0x at full speed, 57.5-58.9x under a 60 % CPU quota on one machine). So each

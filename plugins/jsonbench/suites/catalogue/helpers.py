@@ -197,9 +197,9 @@ def prewarm(ctx: Ctx, tables: tuple[str, ...] = SHARED_TABLES) -> None:
 
     The visibility map too, so that a start after a restart holds what the first start held after its VACUUM: an index-only
     scan reads the map (``buffers``' ``full_rel`` plan, ``product_tags_pkey``), and pg_prewarm loads the main fork only.
-    Without it, with two engine starts a cell (the default at laptop since sitting 60), ``full_rel`` read 7 + 1 of its 8
-    buffers in a restarted start and 8 + 0 in a first one (sitting 61, ``6b8986c8``: buffers_hit 7.0 and 7.5 a night
-    where every one-start night read 8), and drift confirmed the split's move. Without pg_prewarm, one sequential pass
+    Without it, with two engine starts a cell (the default at laptop), ``full_rel`` read 7 + 1 of its 8
+    buffers in a restarted start and 8 + 0 in a first one (buffers_hit 7.0 and 7.5 a night where every one-start
+    night read 8), and drift confirmed the split's move. Without pg_prewarm, one sequential pass
     over each table warms its heap at least.
     """
     s = ctx.session
@@ -406,7 +406,7 @@ WAL_PAGE_SPACE = 8192 / (8192 - 24)
 def wal_of_updates(ctx: Ctx, table: str, start: str, end: str, wal: float) -> tuple[float, float]:
     """The run's WAL less what other processes wrote in its range, and the full-page-image share of the rest.
 
-    The insert position's move counts every process's WAL. On host 76df4b9f (sitting 66) one repetition of 17's
+    The insert position's move counts every process's WAL. In one recorded night, one repetition of 17's
     one-client fixed-count run read 343.46 bytes of records per update where every other run of every host read
     327.91-327.93, with the same updates and HOT counts: about 35 full-page images and 66 kB of records more, written
     by another process right after the run's CHECKPOINT (an autovacuum of the catalog writes just that), so a

@@ -21,7 +21,7 @@ The seed's counts come from its 20 s run: WAL per update right after a CHECKPOIN
 images of every page first touched, divided by the updates the host managed, plus the record. A
 slower host makes fewer updates per page, so more of each update is full-page image, and the two
 designs run at different rates: on this machine type the fixed-time ratio moved from 2.2 to 4.5
-with the host (issue 26). So each repetition also runs variants ``<design>_fixed_1client``: a fresh copy,
+with the host. So each repetition also runs variants ``<design>_fixed_1client``: a fresh copy,
 CHECKPOINT, then the same number of updates on both sides (``synchronous_commit = on``, pgbench
 ``-t`` with a fixed ``--random-seed`` and **one client**, so every host updates the same rows in the same
 order), the seed's own count scaled to the table: :data:`SEED_UPDATES` per :data:`SEED_PRODUCTS` rows (21,400 of 1,000,000,
@@ -39,7 +39,7 @@ one host (PostgreSQL 17 and 18: 328.3-339.6 bytes); with one, every host applies
 The runs' tps is one client's: a series of its own name.
 
 **WAL of the updates alone** (:func:`~jsonbench.suites.catalogue.helpers.wal_of_updates`): the insert position's move
-counts every process's WAL, and one repetition of 17's one-client run on host 76df4b9f (sitting 66) read 4.7 % more
+counts every process's WAL, and one repetition of 17's one-client run in one recorded night read 4.7 % more
 record bytes than every other run of every host, with the same updates and HOT counts: another process's WAL (about 35
 full-page images) in its range. Where pg_walinspect can read the range back, what touched no block of the updated table
 (its indexes, its TOAST), other than its transactions' commits, is taken out of WAL per update and of the image share.

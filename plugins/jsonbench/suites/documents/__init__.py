@@ -1,4 +1,4 @@
-"""The documents suites (issue 36): the seeds' experiments on a user's own JSON documents.
+"""The documents suites: the seeds' experiments on a user's own JSON documents.
 
 * :mod:`.input`: the input read, checked (errors name the file, line and field), fingerprinted and
   profiled in pure Python before any engine starts: keys to read and update, the typed twin;

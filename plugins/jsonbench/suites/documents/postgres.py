@@ -20,7 +20,7 @@ Three workloads:
   document with ``jsonb_set``, ``column`` (seed 004) writes the key held in its own column next to the
   rest of the document, ``twin`` (seed 000) writes the twin's column (or its ``_rest`` for a nested
   key). WAL per update (insert position difference over the fixed count: the project's fixed-count
-  method, issue 26), HOT share, heap and TOAST growth, tps, and their ratios.
+  method), HOT share, heap and TOAST growth, tps, and their ratios.
 
 Where it departs from the seeds: the documents are not generated, so no seed figure is reproduced and
 no reproduction band applies (there is no ``documents.reproduction.json``); the seeds' mechanisms are
