@@ -349,7 +349,7 @@ def test_the_module_imports_only_the_standard_library_numpy_and_scipy() -> None:
         [sys.executable, "-c", "import sys, jsonbench.history.stats.paired; print(sorted(m for m in sys.modules if m.startswith(('jsonbench', 'pandas'))))"],
         capture_output=True, text=True, check=True, env={"PYTHONPATH": str(ROOT / "plugins")},
     )  # fmt: skip
-    modules = eval(loaded.stdout.strip())  # a list literal the child printed
+    modules = ast.literal_eval(loaded.stdout.strip())
     assert "jsonbench.history.stats.paired" in modules
     assert [m for m in modules if m not in ("jsonbench", "jsonbench.history") and not m.startswith("jsonbench.history.stats")] == [], (
         "nothing of jsonbench beyond its statistics, and no pandas"
