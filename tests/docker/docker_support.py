@@ -1,7 +1,7 @@
 """Is a Docker engine here, with the images a test needs? (Shared by the Docker tests.)
 
-A Docker test runs when an engine answers and its images are built (``./bin/setup --docker``; ``./bin/test``
-does that itself in CI or after a first ``--docker`` setup, and then sets ``JSONBENCH_DOCKER=1``). With
+A Docker test runs when an engine answers and its images are built (``./bin/setup --docker``; ``./bin/test``'s
+Docker tier, ``--tier docker``, ``--all`` or CI, does that itself, and then sets ``JSONBENCH_DOCKER=1``). With
 ``JSONBENCH_DOCKER=1`` a missing engine or image fails the test instead of skipping it: the test was asked for.
 """
 

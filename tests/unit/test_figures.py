@@ -141,19 +141,3 @@ def test_suite_figures_latest_run_per_engine_and_scale_with_its_mechanism() -> N
     assert res[("laptop", "postgres-18")].peak_rss_bytes == 2.0 * 1024**3 and res[("laptop", "postgres-18")].disk_peak_bytes is None
     text = to_markdown([t])
     assert "| `f` | timing | 2.00 | 3.00 ~ | 2.10 ✓ |  |  |" in text and "`f` at `laptop`: why laptop differs" in text
-
-
-def test_a_run_under_a_cpu_quota_is_not_a_figure() -> None:
-    """Sitting 40's folder holds two nights at full speed, then one under ``./bin/cpu-quota 0.6`` (the latest): the
-    figures read the two, so the latest laptop column of PostgreSQL 17 is not a slowed-down host's."""
-    from jsonbench.dataset.read import read_dataset
-    from jsonbench.paths import RECORDED_DIR
-    from jsonbench.report.figures import read_measurements
-
-    folder = RECORDED_DIR / "local-714acc6-ed7b53fa"
-    every = read_dataset(folder).to_pandas()
-    quota = set(every.loc[every["host_cpu_quota"].notna(), "run_id"])
-    assert quota and set(every["run_id"]) - quota, "the premise: the folder has quota and full-speed runs"
-    read = read_measurements([folder])
-    assert not read.empty and not set(read["run_id"]) & quota
-    assert set(read["run_id"]) == set(every["run_id"]) - quota

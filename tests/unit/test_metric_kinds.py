@@ -2,16 +2,13 @@
 
 The kinds (``deterministic``, ``sampled``, ``timed``) are declared by each suite beside its metrics;
 drift reads them instead of guessing from names. These tests check that every promised metric of
-every suite in the matrix, at every scale, has one; that recording an undeclared metric fails; and
-that every metric declared deterministic did not move between the recorded runs of this machine
-type (``data/recorded_spread.json``, written by ``data/make_recorded_spread.py`` from
-``../shared/recorded/``: 4 runs at smoke and 2 at laptop).
+every suite in the matrix, at every scale, has one; and that recording an undeclared metric fails.
+That every metric declared deterministic did not move between recorded runs is a test of the recorded
+tier (tests/recorded/test_deterministic_metrics.py).
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,14 +17,6 @@ from jsonbench.dataset.measurement import METRIC_KINDS
 from jsonbench.matrix import load_matrix
 from jsonbench.suites import get_suite
 from jsonbench.suites.base import UndeclaredMetric, WorkloadContext
-
-SPREAD = json.loads((Path(__file__).parent / "data" / "recorded_spread.json").read_text(encoding="utf-8"))
-
-#: Deterministic metrics that moved in the recorded runs for a cause since removed, with the cause. The
-#: test below also checks each one did move, so an entry cannot outlive new recordings unnoticed.
-FIXED_SINCE_RECORDED: dict[str, str] = {
-    "catalogue/buffers/buffers_total": "a retried plan's second execution (3 buffers, not 6) was recorded; now the first one's is",
-}
 
 
 def _suites() -> list[str]:
@@ -60,25 +49,8 @@ def test_recording_an_undeclared_metric_fails_and_a_declared_one_carries_its_kin
         ctx.record("update_tme", "ms", 1.0)
 
 
-@pytest.mark.parametrize("name", ["catalogue", "json_vs_jsonb", "large_document_update", "sqlite_jsonb"])
-def test_metrics_declared_deterministic_did_not_move_between_recorded_runs(name: str) -> None:
-    suite = get_suite(name)
-    for scale, spread in SPREAD["spread"].items():
-        assert len(SPREAD["runs"][scale]) >= 2
-        for workload, metrics in suite.metric_kinds().items():
-            for metric, kind in metrics.items():
-                key = f"{name}/{workload}/{metric}"
-                if kind != "deterministic" or key not in spread:
-                    continue
-                if key in FIXED_SINCE_RECORDED:
-                    continue
-                assert spread[key] == 0.0, f"{key} is declared deterministic but moved {spread[key]:.1%} between {scale} runs"
-    moved = {k for scale in SPREAD["spread"].values() for k, v in scale.items() if v > 0}
-    assert set(FIXED_SINCE_RECORDED) <= moved, "an exemption for a metric that no longer moves in the recordings: drop it"
-
-
-def test_the_issues_sampled_metrics_are_not_declared_deterministic() -> None:
-    """The metrics issue 18 found judged as facts although they vary: ANALYZE estimates, WAL, HOT counts of timed runs."""
+def test_metrics_that_vary_are_not_declared_deterministic() -> None:
+    """ANALYZE's estimates, WAL bytes and the HOT counts of timed runs vary from run to run: judged as facts, they failed honest runs."""
     cat = get_suite("catalogue")
     for metric in ("estimated_rows_before", "error_factor_before", "estimate_ratio_before", "estimated_rows_after"):
         assert cat.metric_kind("planner", metric) == "sampled"

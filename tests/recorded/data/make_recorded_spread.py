@@ -3,7 +3,7 @@
 Run from a worktree with ``source bin/env.sh`` (it reads ``../shared/recorded/``, which CI lacks, so the
 test reads the summary this writes instead)::
 
-    python tests/unit/data/make_recorded_spread.py /work/shared/recorded
+    python tests/recorded/data/make_recorded_spread.py /work/shared/recorded
 
 For each scale and ``suite/workload/metric``: the largest relative spread ((max - min) / |max|) of the
 published value across the recorded runs, over every engine and variant (status ok only).
