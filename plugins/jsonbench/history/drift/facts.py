@@ -2,6 +2,9 @@
 
 * a **deterministic** metric (a count, a size, a plan fact) against the median of its history, within the rule's
   relative tolerance and absolute floor: one earlier run is enough; quiet or not makes no difference to a count;
+* a figure that **did not move** (:func:`unmoved`): the same value in every one of at least ``UNMOVED_MIN`` earlier
+  runs (a deterministic fact, or a sampled or timed figure with no spread at all) fails on any change, however small:
+  nothing it ever did allows one, and a tolerance would only hide a +1 % datum size;
 * a **polled peak** (a cell's ``disk_peak`` and ``peak_rss``) one-sided against its largest earlier read, beyond the
   plan's margin only (every read is a lower bound);
 * a **missing** metric: one the engine's previous run of this build published and tonight's did not.
@@ -12,7 +15,9 @@ Each judge returns the row's fields it decides; the caller lays them over tonigh
 from __future__ import annotations
 
 import json
+import math
 import statistics
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -20,16 +25,53 @@ import pandas as pd
 from jsonbench.dataset.measurement import PLAN_MARGIN, PLAN_SLACK_BYTES, finite_float, plan_bound
 from jsonbench.history.drift.policy import Settings
 from jsonbench.history.drift.rows import SeriesKey, blank_row, iso, kind_of, relative
+from jsonbench.history.drift.selection import quiet_runs
 from jsonbench.history.rules import Rule
 
 
+#: How many earlier runs a figure must have held still in before any change of it fails (:func:`unmoved`): one run
+#: says nothing of a figure's spread, two that agree exactly say it has none.
+UNMOVED_MIN = 2
+
+
+def unmoved(values: Sequence[float]) -> float | None:
+    """The value every one of ``values`` holds, when there are at least ``UNMOVED_MIN`` and they agree to the last
+    digits a float keeps; None when the figure moved (or has too short a history to say)."""
+    if len(values) < UNMOVED_MIN:
+        return None
+    first = values[0]
+    return first if all(math.isclose(v, first, rel_tol=1e-12, abs_tol=0.0) for v in values[1:]) else None
+
+
+def judge_unmoved(h: list[tuple[str, Any, float]], held: float, value: float) -> dict[str, Any]:
+    """Tonight against a figure that held ``held`` in every earlier run of ``h`` (id, date, value): exact."""
+    same = math.isclose(value, held, rel_tol=1e-12, abs_tol=0.0)
+    return {
+        "history_n": len(h),
+        "history_runs": json.dumps([t[0] for t in h]),
+        "reference": held,
+        "lower": held,
+        "upper": held,
+        "relative_change": relative(held, value),
+        "drift_score": 0.0 if same else 1e9,
+        "judged": "yes",
+        "verdict": "ok" if same else "drift",
+        "method": "unmoved",
+        "note": f"{held:.10g} in every one of {len(h)} earlier nights, tonight {value:.10g}"
+        + ("" if same else ": a figure that never moved changed"),
+    }
+
+
 def judge_deterministic(g: list[Any], rule: Rule, value: float, run: dict[str, Any], s: Settings) -> dict[str, Any]:
-    """Tonight against the median of the last ``window`` runs, within the rule's tolerance and floor."""
+    """Tonight against the median of the last ``window`` runs, within the rule's tolerance and floor; exactly when the
+    fact never moved (:func:`unmoved`), since then no tolerance has been earned."""
     h = [(str(x.run_id), x.logical_date, v) for x in g[-s.window :] if (v := finite_float(x.value)) is not None]
     out: dict[str, Any] = {"history_n": len(h), "history_runs": json.dumps([t[0] for t in h])}
     if len(h) < s.det_min_history:
         out["note"] = f"{len(h)} earlier run(s); a deterministic metric needs {s.det_min_history}"
         return out
+    if (held := unmoved([t[2] for t in h])) is not None:
+        return {**judge_unmoved(h, held, value), "change_points": json.dumps([])}
     ref = statistics.median([t[2] for t in h])
     allowed = max(rule.tolerance * abs(ref), rule.floor)
     score = abs(value - ref) / allowed if allowed > 0 else (0.0 if value == ref else 1e9)
@@ -63,6 +105,14 @@ def deterministic_change_points(series: list[tuple[Any, Any, float]], rule: Rule
                 }
             )
     return cps
+
+
+def judge_still_series(g: list[Any], value: float, s: Settings) -> dict[str, Any] | None:
+    """A sampled or timed series whose quiet earlier runs all published the very same value: judged exactly
+    (:func:`judge_unmoved`); None when it moved, or has fewer than ``UNMOVED_MIN`` quiet runs."""
+    h = [(str(x.run_id), x.logical_date, v) for x in quiet_runs(g, s.window) if (v := finite_float(x.value)) is not None]
+    held = unmoved([t[2] for t in h])
+    return None if held is None else judge_unmoved(h, held, value)
 
 
 def judge_polled_peak(g: list[Any], metric: str, value: float, s: Settings, typical: float | None = None, hosts: int = 0) -> dict[str, Any]:

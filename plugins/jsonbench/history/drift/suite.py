@@ -1,7 +1,8 @@
 """One suite judged as far as it can be before the run's false-discovery control, stage after stage.
 
 1. its history (:func:`~jsonbench.history.drift.selection.select_history`);
-2. each of tonight's rows by its kind: left out by the policy, a polled peak, a deterministic fact, a calibrated series
+2. each of tonight's rows by its kind: left out by the policy, a polled peak, a deterministic fact, a figure that never
+   moved (judged exactly), a calibrated series
    (its history handed to Otava to find where its level starts), or an uncalibrated statistical one (handed to Otava
    to be judged); then the metrics tonight lost;
 3. Otava's change points over every series handed to it, in one call;
@@ -20,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from jsonbench.dataset.measurement import MetricKind, finite_float, is_polled_peak
-from jsonbench.history.drift.facts import judge_deterministic, judge_polled_peak, missing_rows
+from jsonbench.history.drift.facts import judge_deterministic, judge_polled_peak, judge_still_series, missing_rows
 from jsonbench.history.drift.otava_series import OtavaSeries, judge_by_change_points, segment_cuts, statistical_series
 from jsonbench.history.drift.policy import Settings
 from jsonbench.history.drift.rows import UNDECLARED, kind_of, series_key, tonight_row
@@ -128,6 +129,8 @@ def _judge_row(
         first.rows.append({**row, **judge_polled_peak(g, str(r.metric), value, s, typical, hosts)})
     elif rule.kind == "deterministic":
         first.rows.append({**row, **judge_deterministic(g, rule, value, j.run, s)})
+    elif (still := judge_still_series(g, value, s)) is not None:
+        first.rows.append({**row, **still})
     elif (entry := calibration_entry(j.record, suite, r)) is not None:
         fields, c = calibrated_series(row, idx, g, r, entry, s)
         first.rows.append({**row, **fields})
