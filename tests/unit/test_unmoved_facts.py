@@ -15,7 +15,9 @@ RUN = {"run_id": "tonight", "logical_date": "2026-12-07"}
 
 
 def _runs(values: list[float], quiet: bool | None = True) -> list[SimpleNamespace]:
-    return [SimpleNamespace(run_id=f"r{i}", logical_date=f"2026-12-0{i}", value=v, quiet=quiet) for i, v in enumerate(values)]
+    return [
+        SimpleNamespace(run_id=f"r{i}", logical_date=f"2026-12-0{i}", value=v, samples=[v, v], quiet=quiet) for i, v in enumerate(values)
+    ]
 
 
 def test_unmoved_needs_two_runs_that_agree() -> None:
@@ -42,10 +44,21 @@ def test_a_fact_that_moved_before_keeps_its_tolerance() -> None:
 
 
 def test_a_sampled_series_with_no_spread_is_judged_exactly() -> None:
-    row = judge_still_series(_runs([0.5, 0.5]), 0.505, SETTINGS)
+    row = judge_still_series(_runs([0.5, 0.5]), 0.505, SETTINGS, "sampled")
     assert row is not None and row["verdict"] == "drift" and "0.5 in every one of 2 earlier nights" in row["note"]
-    assert judge_still_series(_runs([0.5, 0.51]), 0.505, SETTINGS) is None
+    assert judge_still_series(_runs([0.5, 0.51]), 0.505, SETTINGS, "sampled") is None
+
+
+def test_a_series_still_by_rounding_is_not_judged_exactly() -> None:
+    """A timing printed to a coarse step, or a figure whose repetitions moved, or one the record saw move, holds still
+    by chance: it keeps its statistical test."""
+    assert judge_still_series(_runs([0.057, 0.057]), 0.058, SETTINGS, "timed") is None
+    moved = [SimpleNamespace(**{**vars(x), "samples": [0.5, 0.49]}) for x in _runs([0.5, 0.5])]
+    assert judge_still_series(moved, 0.505, SETTINGS, "sampled") is None
+    assert judge_still_series(_runs([0.5, 0.5]), 0.505, SETTINGS, "sampled", {"run_sd": 0.01, "host_sd": 0.0}) is None
+    still = judge_still_series(_runs([0.057, 0.057]), 0.058, SETTINGS, "timed", {"run_sd": 0.0, "host_sd": 0.0})
+    assert still is not None and still["verdict"] == "drift"
 
 
 def test_disturbed_runs_do_not_count_for_a_series_that_held_still() -> None:
-    assert judge_still_series([*_runs([0.5]), *_runs([0.5], quiet=False)], 0.6, SETTINGS) is None
+    assert judge_still_series([*_runs([0.5]), *_runs([0.5], quiet=False)], 0.6, SETTINGS, "sampled") is None

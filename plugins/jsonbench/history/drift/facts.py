@@ -28,7 +28,6 @@ from jsonbench.history.drift.rows import SeriesKey, blank_row, iso, kind_of, rel
 from jsonbench.history.drift.selection import quiet_runs
 from jsonbench.history.rules import Rule
 
-
 #: How many earlier runs a figure must have held still in before any change of it fails (:func:`unmoved`): one run
 #: says nothing of a figure's spread, two that agree exactly say it has none.
 UNMOVED_MIN = 2
@@ -107,12 +106,34 @@ def deterministic_change_points(series: list[tuple[Any, Any, float]], rule: Rule
     return cps
 
 
-def judge_still_series(g: list[Any], value: float, s: Settings) -> dict[str, Any] | None:
-    """A sampled or timed series whose quiet earlier runs all published the very same value: judged exactly
-    (:func:`judge_unmoved`); None when it moved, or has fewer than ``UNMOVED_MIN`` quiet runs."""
-    h = [(str(x.run_id), x.logical_date, v) for x in quiet_runs(g, s.window) if (v := finite_float(x.value)) is not None]
+def judge_still_series(
+    g: list[Any], value: float, s: Settings, kind: str | None, entry: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """A sampled or timed series whose quiet earlier runs all published the very same value, judged exactly
+    (:func:`judge_unmoved`); None when it moved, has fewer than ``UNMOVED_MIN`` quiet runs, or may hold still by chance.
+
+    A figure rounded to a coarse step holds still without being still: pgbench's latencies are printed to 0.001 ms, and a
+    p50 of 0.057 ms read the same on two nights and 0.058 on the third (the recorded nights raised 102 such rows).
+    So a series still on this host is judged exactly only where nothing says it ever moved: the calibration record's
+    entry saw no spread between runs nor hosts (``run_sd``, ``host_sd``), or, without an entry, it is a sampled figure
+    whose every repetition of every night read that same value.
+    """
+    quiet = quiet_runs(g, s.window)
+    h = [(str(x.run_id), x.logical_date, v) for x in quiet if (v := finite_float(x.value)) is not None]
     held = unmoved([t[2] for t in h])
-    return None if held is None else judge_unmoved(h, held, value)
+    if held is None or not _never_moved(quiet, held, kind, entry):
+        return None
+    return judge_unmoved(h, held, value)
+
+
+def _never_moved(quiet: list[Any], held: float, kind: str | None, entry: dict[str, Any] | None) -> bool:
+    """Whether nothing but this host's nights says the figure moves (:func:`judge_still_series`)."""
+    if entry is not None:
+        return not float(entry.get("run_sd") or 0.0) and not float(entry.get("host_sd") or 0.0)
+    if kind != "sampled":
+        return False
+    samples = [finite_float(v) for x in quiet for v in (x.samples if x.samples is not None else [])]
+    return bool(samples) and unmoved([held, *(v for v in samples if v is not None)]) is not None
 
 
 def judge_polled_peak(g: list[Any], metric: str, value: float, s: Settings, typical: float | None = None, hosts: int = 0) -> dict[str, Any]:

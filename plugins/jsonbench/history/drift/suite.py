@@ -129,7 +129,7 @@ def _judge_row(
         first.rows.append({**row, **judge_polled_peak(g, str(r.metric), value, s, typical, hosts)})
     elif rule.kind == "deterministic":
         first.rows.append({**row, **judge_deterministic(g, rule, value, j.run, s)})
-    elif (still := judge_still_series(g, value, s)) is not None:
+    elif (still := judge_still_series(g, value, s, kind, calibration_entry(j.record, suite, r))) is not None:
         first.rows.append({**row, **still})
     elif (entry := calibration_entry(j.record, suite, r)) is not None:
         fields, c = calibrated_series(row, idx, g, r, entry, s)
