@@ -1,7 +1,8 @@
 """A calibrated series: a statistical series with an entry in the calibration record, as its window test reads it.
 
 Its runs are the log of each quiet earlier run's statistic (:func:`jsonbench.history.noise.statistic`), oldest first,
-and tonight's; its noise is the record's ``sigma`` (and ``host_sigma`` between hosts). Before the test, the level it is
+and tonight's; its noise is the record's ``sigma`` learned on tonight's host from its own quiet nights
+(:func:`host_noise`), and the record's ``host_sigma`` between hosts. Before the test, the level it is
 compared with starts where Otava's last change point in its history says (``base``), and the host's move beside each
 cell, read from the canary, is taken out of each run (:func:`take_canary_out`).
 """
@@ -17,9 +18,9 @@ from jsonbench.history import hostspeed
 from jsonbench.history.drift.policy import Settings
 from jsonbench.history.drift.selection import not_judgeable, quiet_runs
 from jsonbench.history.drift.wording import known_revision
-from jsonbench.history.noise import canary_component, host_of, serves, statistic
+from jsonbench.history.noise import SAMPLED_FLOOR, SIGMA_FLOOR, canary_component, host_of, serves, start_logs, statistic
 from jsonbench.history.noise import series_key as record_key
-from jsonbench.history.stats import log_of
+from jsonbench.history.stats import OwnNoise, log_of, own_noise
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class CalibratedSeries:
     base: int = 0
     canary: hostspeed.CanaryMove | None = None
     canary_note: str = ""
+    own: OwnNoise | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -90,6 +92,21 @@ def _log_statistic(x: Any) -> float | None:
     return log_of(statistic(x.unit, x.value, x.samples, getattr(x, "extra", None)))
 
 
+def host_noise(pts: list[tuple[Any, float]], tonight: Any, prior: float, kind: Any) -> OwnNoise:
+    """The series' nightly noise on tonight's host (:func:`jsonbench.history.stats.own_noise`): its quiet earlier nights
+    measured where tonight was (``host_of``), their engine starts, shrunk towards the record's level inside one host.
+
+    The record's level is pooled over every host of the label, each judged against its own runs, and its quietest and
+    noisiest hosts differ several fold: a laptop whose nights move 3 % was judged with a sigma of 10-30 % and a planted
+    1.25x slower version went unseen. A host's own nights say what it does; the record speaks until they are enough.
+    """
+    here = host_of(tonight)
+    mine = [(x, lv) for x, lv in pts if host_of(x) == here]
+    starts = [s for x, _ in mine if len(s := start_logs(str(x.unit), x.samples, getattr(x, "extra", None))) >= 2]
+    floor = SAMPLED_FLOOR if kind == "sampled" else SIGMA_FLOOR
+    return own_noise([lv for _, lv in mine], starts, prior, floor)
+
+
 def calibrated_series(
     row: dict[str, Any], idx: int, g: list[Any], r: Any, entry: dict[str, Any], s: Settings
 ) -> tuple[dict[str, Any], CalibratedSeries | None]:
@@ -108,6 +125,8 @@ def calibrated_series(
     if tonight is None:
         return {**out, "verdict": "excluded", "note": "no positive value: a log-scale noise model has nothing to compare"}, None
     earlier = [x for x, _ in pts]
+    own = host_noise(pts, r, float(entry["sigma"]), entry.get("kind"))
+    out["sigma"] = own.sigma
     return out, CalibratedSeries(
         suite=str(row["suite"]),
         row=idx,
@@ -115,13 +134,14 @@ def calibrated_series(
         engine_build=str(row["engine_build"]),
         unit=str(row["unit"]),
         entry=entry,
-        sigma=float(entry["sigma"]),
+        sigma=own.sigma,
         logs=tuple(lv for _, lv in pts),
         tonight=tonight,
         runs=tuple(str(x.run_id) for x in [*earlier, r]),
         hosts=tuple(host_of(x) for x in [*earlier, r]),
         revisions=tuple(known_revision(getattr(x, "git_revision", None)) for x in [*earlier, r]),
         host_sigma=float(entry.get("host_sigma") or 0.0),
+        own=own,
     )
 
 
