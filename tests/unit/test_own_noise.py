@@ -40,3 +40,13 @@ def test_a_new_host_starts_from_the_prior_and_a_quiet_one_learns_its_own() -> No
     assert new.sigma == 0.2 and new.own is None and new.nights == 0
     quiet = own_noise([0.0, 0.03, -0.03, 0.01, -0.01, 0.0, 0.02, -0.02, 0.0, 0.01, -0.01], [], prior=0.2, floor=0.02)
     assert quiet.nights == 11 and quiet.df == 10 and quiet.sigma < 0.2 / 1.5
+
+
+def test_a_family_says_how_quiet_its_host_is_shrunk_by_its_nights() -> None:
+    from jsonbench.history.stats import RATIO_PRIOR_DF, variance_ratio
+
+    quiet = [(0.03**2, 4, 0.3)] * 50  # every series a tenth of its record level
+    assert variance_ratio(quiet, nights_df=4) == pytest.approx((4 * 0.01 + RATIO_PRIOR_DF) / (4 + RATIO_PRIOR_DF))
+    assert variance_ratio(quiet, nights_df=0) == 1.0, "one night's starts leave out what moves between nights"
+    assert variance_ratio(quiet[:4], nights_df=4) == 1.0, "too few series"
+    assert variance_ratio([(0.6**2, 4, 0.3)] * 50, nights_df=4) > 1.0, "a noisier host is judged noisier"

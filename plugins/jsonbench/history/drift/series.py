@@ -20,7 +20,7 @@ from jsonbench.history.drift.selection import not_judgeable, quiet_runs
 from jsonbench.history.drift.wording import known_revision
 from jsonbench.history.noise import SAMPLED_FLOOR, SIGMA_FLOOR, canary_component, host_of, serves, start_logs, statistic
 from jsonbench.history.noise import series_key as record_key
-from jsonbench.history.stats import OwnNoise, log_of, own_noise
+from jsonbench.history.stats import OwnNoise, log_of, own_noise, variance_ratio
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,36 @@ def calibrated_series(
         host_sigma=float(entry.get("host_sigma") or 0.0),
         own=own,
     )
+
+
+def learn_from_family(cs: list[CalibratedSeries]) -> list[CalibratedSeries]:
+    """Each series' prior scaled by how quiet tonight's host is against the record over its family (suite, engine and
+    kind: :func:`jsonbench.history.stats.variance_ratio`, from the series with two nights or more on this host: one
+    night's engine starts leave out what moves between nights), and its own nights shrunk towards that.
+
+    Six nights of one series cannot overrule a record level five times their spread (shrunk, a 3 % series reads 15 %);
+    a hundred series of one engine's suite, each against its own record level, can say the host is that much quieter.
+    A noisier host's ratio exceeds one, and its series are judged noisier than the record says."""
+    by: dict[tuple[str, str, Any], list[int]] = {}
+    for i, c in enumerate(cs):
+        if c.own is not None:
+            by.setdefault((c.suite, c.engine_id, c.kind), []).append(i)
+    out = list(cs)
+    for members in by.values():
+        nightly = [o for i in members if (o := cs[i].own) is not None and o.own is not None and o.nights >= 2]
+        if not nightly:
+            continue
+        ratio = variance_ratio(
+            [(o.own**2, o.df, o.prior) for o in nightly if o.own is not None], int(statistics.median(o.df for o in nightly))
+        )
+        if ratio == 1.0:
+            continue
+        for i in members:
+            c = cs[i]
+            assert c.own is not None
+            own = c.own.towards(c.own.prior * ratio**0.5)
+            out[i] = replace(c, sigma=own.sigma, own=own)
+    return out
 
 
 def take_canary_out(

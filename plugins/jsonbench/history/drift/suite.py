@@ -26,7 +26,7 @@ from jsonbench.history.drift.otava_series import OtavaSeries, judge_by_change_po
 from jsonbench.history.drift.policy import Settings
 from jsonbench.history.drift.rows import UNDECLARED, kind_of, series_key, tonight_row
 from jsonbench.history.drift.selection import SuiteHistory, select_history
-from jsonbench.history.drift.series import CalibratedSeries, calibrated_series, calibration_entry, take_canary_out
+from jsonbench.history.drift.series import CalibratedSeries, calibrated_series, calibration_entry, learn_from_family, take_canary_out
 from jsonbench.history.drift.window import WindowedSeries, window_test
 from jsonbench.history.noise import tail_of
 from jsonbench.history.rules import declared_kinds, rule_for
@@ -78,7 +78,8 @@ def prepare_suite(j: Judging, suite: str, policy: dict[str, Any], kinds: Kinds |
     h = select_history(j.tonight, j.dataset, j.run, suite)
     first = _first_pass(j, suite, policy, kinds or declared_kinds(suite), s, h)
     rows = [*first.rows, *missing_rows(j.tonight, suite, h.series, s.window, s.retired)]
-    calibrated = first.calibrated
+    calibrated = learn_from_family(first.calibrated)
+    rows = _with_sigmas(rows, calibrated)
     if first.request:
         version, found = j.detector(
             first.request, window_len=int(policy.get("window_len", 30)), max_pvalue=float(policy.get("max_pvalue", 0.001))
@@ -148,6 +149,14 @@ def _judge_row(
             sid = str(len(first.request))
             first.request[sid] = (series.values, rule.min_magnitude)
             first.otava[sid] = series
+
+
+def _with_sigmas(rows: list[dict[str, Any]], calibrated: list[CalibratedSeries]) -> list[dict[str, Any]]:
+    """The rows with each calibrated series' sigma as this host's nights learned it."""
+    out = list(rows)
+    for c in calibrated:
+        out[c.row] = {**out[c.row], "sigma": c.sigma}
+    return out
 
 
 def _judged_by_otava(

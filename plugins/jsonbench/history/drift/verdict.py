@@ -29,16 +29,15 @@ def record_words(record: Mapping[str, Any] | None) -> str:
 
 
 def own_words(c: CalibratedSeries) -> str:
-    """Where the sigma comes from: the record's level inside one host, learned on this host from how many nights."""
-    own = c.own
+    """Where the sigma comes from: the record's level inside one host, scaled to this host's family and learned from
+    its own nights (how many)."""
+    own, record = c.own, float(c.entry["sigma"])
     if own is None:
         return ""
+    scaled = f"the record's {record:.1%}" + (f" scaled to this host's family ({own.prior:.1%})" if own.prior != record else "")
     if own.own is None or own.df <= 0:
-        return f"this host has no quiet night of its own yet: the record's level ({float(c.entry['sigma']):.1%}); "
-    return (
-        f"this host's own nights ({own.nights}, moving {own.own:.1%}) shrunk towards the record's "
-        f"{float(c.entry['sigma']):.1%} ({own.df} df against {HOST_PRIOR_DF}); "
-    )
+        return f"no quiet night of this host's own yet: {scaled}; "
+    return f"this host's own nights ({own.nights}, moving {own.own:.1%}) shrunk towards {scaled} ({own.df} df against {HOST_PRIOR_DF}); "
 
 
 def _score(change: float, floor: float, lone_p: float, call: FamilyCall, q: float) -> float:

@@ -28,7 +28,16 @@ from jsonbench.history.stats.families import (
 )
 from jsonbench.history.stats.fdr import benjamini_hochberg
 from jsonbench.history.stats.levels import levels, log_of
-from jsonbench.history.stats.own import HOST_PRIOR_DF, OwnNoise, night_level, own_noise, pooled_variance, shrunk
+from jsonbench.history.stats.own import (
+    HOST_PRIOR_DF,
+    RATIO_PRIOR_DF,
+    OwnNoise,
+    night_level,
+    own_noise,
+    pooled_variance,
+    shrunk,
+    variance_ratio,
+)
 from jsonbench.history.stats.tails import Tail, norm_isf, norm_sf, shift_for, tail_p, tail_z
 from jsonbench.history.stats.thresholds import (
     FAMILY_LEVEL,
@@ -52,6 +61,7 @@ __all__ = [
     "MIN_EFFECT",
     "OwnNoise",
     "POWER",
+    "RATIO_PRIOR_DF",
     "REF_RUNS",
     "Tail",
     "Window",
@@ -80,6 +90,7 @@ __all__ = [
     "shrunk",
     "tail_p",
     "tail_z",
+    "variance_ratio",
     "thresholds",
     "window_of",
     "went_along_p",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 #: Weight, in degrees of freedom, of the prior level against a host's own nights: four nights' worth, so a host's first
 #: quiet night moves its sigma a fifth of the way, and six quiet nights a little more than half.
@@ -24,12 +24,20 @@ HOST_PRIOR_DF = 4
 @dataclass(frozen=True)
 class OwnNoise:
     """A series' noise on one host: the nightly sd learned (``sigma``, log), the host's own estimate before shrinking
-    (``own``, None without one), its degrees of freedom (``df``) and how many nights it rests on (``nights``)."""
+    (``own``, None without one), its degrees of freedom (``df``), how many nights it rests on (``nights``), the prior
+    it was shrunk towards (``prior``, an sd) and the floor it never goes below."""
 
     sigma: float
     own: float | None
     df: int
     nights: int
+    prior: float = 0.0
+    floor: float = 0.0
+
+    def towards(self, prior: float) -> OwnNoise:
+        """The same nights shrunk towards another prior."""
+        var = None if self.own is None else self.own**2
+        return replace(self, sigma=shrunk(var, self.df, prior, HOST_PRIOR_DF, self.floor), prior=prior)
 
 
 def pooled_variance(groups: Sequence[Sequence[float]]) -> tuple[float | None, int]:
@@ -64,4 +72,26 @@ def own_noise(
 ) -> OwnNoise:
     """A series' (or a family's) nightly noise on one host: :func:`night_level` shrunk towards ``prior``."""
     var, df = night_level(nightly, starts)
-    return OwnNoise(shrunk(var, df, prior, prior_df, floor), None if var is None else math.sqrt(var), df, len(nightly))
+    own = None if var is None else math.sqrt(var)
+    return OwnNoise(shrunk(var, df, prior, prior_df, floor), own, df, len(nightly), prior, floor)
+
+
+#: Weight, in degrees of freedom, of the record's own hosts (a ratio of one) against a host's nights when the host's
+#: quietness is read over a whole family (:func:`variance_ratio`): one night's worth, since the family's series pool
+#: hundreds of degrees of freedom each night, but the nights alone tell what moves between them.
+RATIO_PRIOR_DF = 1
+
+
+def variance_ratio(pairs: Sequence[tuple[float, int, float]], nights_df: int, least: int = 5) -> float:
+    """How a host's own nightly variances compare with their priors over the series of one family (``pairs``: own
+    variance, its df, the prior's sd), pooled, then shrunk towards one (the record's hosts) by the host's nights
+    (``nights_df``, nights less one) against ``RATIO_PRIOR_DF``; 1.0 with fewer than ``least`` series or no second night.
+
+    One series' few nights say little of its own spread; a family's hundred series say, together, how quiet this host
+    is against the record's hosts, a level Kalibera and Jones would estimate from the experiment at hand. Its series
+    move together on a night, though, so the nights, not the series, are its replicates: hence the shrinking."""
+    usable = [(v, df, p) for v, df, p in pairs if df > 0 and p > 0]
+    if len(usable) < least or nights_df <= 0:
+        return 1.0
+    ratio = sum(d * v for v, d, _ in usable) / sum(d * p**2 for _, d, p in usable)
+    return (nights_df * ratio + RATIO_PRIOR_DF) / (nights_df + RATIO_PRIOR_DF)
