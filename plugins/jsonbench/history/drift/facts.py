@@ -69,12 +69,12 @@ def judge_deterministic(g: list[Any], rule: Rule, value: float, run: dict[str, A
     if len(h) < s.det_min_history:
         out["note"] = f"{len(h)} earlier run(s); a deterministic metric needs {s.det_min_history}"
         return out
+    cps = deterministic_change_points([*h, (run["run_id"], run.get("logical_date"), value)], rule)
     if (held := unmoved([t[2] for t in h])) is not None:
-        return {**judge_unmoved(h, held, value), "change_points": json.dumps([])}
+        return {**judge_unmoved(h, held, value), "change_points": json.dumps(cps, default=str)}
     ref = statistics.median([t[2] for t in h])
     allowed = max(rule.tolerance * abs(ref), rule.floor)
     score = abs(value - ref) / allowed if allowed > 0 else (0.0 if value == ref else 1e9)
-    cps = deterministic_change_points([*h, (run["run_id"], run.get("logical_date"), value)], rule)
     out.update(
         reference=ref,
         lower=ref - allowed,

@@ -126,7 +126,7 @@ def calibrated_series(
         return {**out, "verdict": "excluded", "note": "no positive value: a log-scale noise model has nothing to compare"}, None
     earlier = [x for x, _ in pts]
     own = host_noise(pts, r, float(entry["sigma"]), entry.get("kind"))
-    out["sigma"] = own.sigma
+    out.update(sigma=own.sigma, host_nights=float(own.nights))
     return out, CalibratedSeries(
         suite=str(row["suite"]),
         row=idx,
