@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from jsonbench.compare.inherit import ComparedBuild, inherited_builds
 from jsonbench.history import hostspeed
 from jsonbench.history.drift.policy import Settings
 from jsonbench.history.drift.selection import not_judgeable, quiet_runs
@@ -73,7 +75,7 @@ class CalibratedSeries:
         return self.kind == "timed" and self.way != 0
 
 
-def calibration_entry(record: dict[str, Any] | None, suite: str, r: Any) -> dict[str, Any] | None:
+def calibration_entry(record: dict[str, Any] | None, suite: str, r: Any, compared: Sequence[ComparedBuild] = ()) -> dict[str, Any] | None:
     """The record's entry of this series, when it holds the noise of tonight's build (:func:`jsonbench.history.noise.serves`).
 
     The record holds a series' noise on this hardware type; its level comes from tonight's own history, which is of
@@ -83,9 +85,23 @@ def calibration_entry(record: dict[str, Any] | None, suite: str, r: Any) -> dict
     if not record:
         return None
     e = (record.get("series") or {}).get(record_key(suite, r.engine_id, r.workload, r.variant, r.metric))
-    if not e or not e.get("sigma") or not serves(e, r.engine_build):
+    if e and e.get("sigma") and serves(e, r.engine_build):
+        return dict(e)
+    return inherited_entry(record, suite, r, compared)
+
+
+def inherited_entry(record: dict[str, Any], suite: str, r: Any, compared: Sequence[ComparedBuild]) -> dict[str, Any] | None:
+    """The entry of the nearest build a published comparison found alike in this metric
+    (:func:`jsonbench.compare.inherit.inherited_builds`), under that build's engine id, when the record serves it: a new
+    build's noise is its compared build's, so its first nights are judged by it, not by Otava's coarse default."""
+    if not compared:
         return None
-    return dict(e)
+    chain = inherited_builds(compared, str(r.engine_id), str(r.engine_build)).get((suite, str(r.workload), str(r.variant), str(r.metric)))
+    for link in chain or []:
+        e = (record.get("series") or {}).get(record_key(suite, link.engine_id, r.workload, r.variant, r.metric))
+        if e and e.get("sigma") and serves(e, link.build):
+            return {**e, "inherited_from": f"{link.engine_id} {link.build} ({link.verdict}, comparison {link.comparison_id})"}
+    return None
 
 
 def _log_statistic(x: Any) -> float | None:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from jsonbench.compare.inherit import ComparedBuild
 from jsonbench.dataset.measurement import MetricKind, finite_float, is_polled_peak
 from jsonbench.history.drift.facts import judge_deterministic, judge_polled_peak, judge_still_series, missing_rows
 from jsonbench.history.drift.otava_series import OtavaSeries, judge_by_change_points, segment_cuts, statistical_series
@@ -41,7 +42,8 @@ Kinds = Callable[[str, str], MetricKind | None]
 @dataclass(frozen=True)
 class Judging:
     """What every suite of a run is judged with: tonight's rows, the history, the run, the change-point detector, the
-    calibration record (None: judged without one) and the canary table of the dataset (tonight's run included)."""
+    calibration record (None: judged without one), the canary table of the dataset (tonight's run included) and the
+    published comparisons a build without an entry of its own inherits its noise through (``compared``)."""
 
     tonight: pd.DataFrame
     dataset: pd.DataFrame
@@ -49,6 +51,7 @@ class Judging:
     detector: Any
     record: Any
     canary: Any = None
+    compared: tuple[ComparedBuild, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -125,14 +128,14 @@ def _judge_row(
     if s.leaves_out(r.metric) or value is None:
         first.rows.append({**row, "verdict": "excluded", "note": "left out by the drift policy" if value is not None else "no value"})
     elif is_polled_peak(str(r.workload), str(r.metric)):
-        seen = calibration_entry(j.record, suite, r) or {}
+        seen = calibration_entry(j.record, suite, r, j.compared) or {}
         typical, hosts = finite_float(seen.get("center")), int(seen.get("hosts") or 0)
         first.rows.append({**row, **judge_polled_peak(g, str(r.metric), value, s, typical, hosts)})
     elif rule.kind == "deterministic":
         first.rows.append({**row, **judge_deterministic(g, rule, value, j.run, s)})
-    elif (still := judge_still_series(g, value, s, kind, calibration_entry(j.record, suite, r))) is not None:
+    elif (still := judge_still_series(g, value, s, kind, calibration_entry(j.record, suite, r, j.compared))) is not None:
         first.rows.append({**row, **still})
-    elif (entry := calibration_entry(j.record, suite, r)) is not None:
+    elif (entry := calibration_entry(j.record, suite, r, j.compared)) is not None:
         fields, c = calibrated_series(row, idx, g, r, entry, s)
         first.rows.append({**row, **fields})
         if c is not None:
