@@ -152,7 +152,7 @@ def test_deterministic_drift_is_a_tight_tolerance_from_one_earlier_run() -> None
     assert _judge([], 1000.0)["verdict"] == "insufficient_history"
     assert _judge([1000.0], 1000.0)["verdict"] == "ok"
     row = _judge([1000.0, 1000.0], 1100.0)
-    assert row["verdict"] == "drift" and row["method"] == "relative_tolerance" and row["metric_kind"] == "deterministic"
+    assert row["verdict"] == "drift" and row["method"] == "unmoved" and row["metric_kind"] == "deterministic"
     cps = json.loads(row["change_points"])
     assert cps == [
         {
@@ -164,8 +164,10 @@ def test_deterministic_drift_is_a_tight_tolerance_from_one_earlier_run() -> None
             "pvalue": None,
         }
     ]
-    assert _judge([1000.0, 1000.0], 1015.0)["verdict"] == "ok", "within 2 %"
-    assert _judge([1000.0, 1000.0], 900.0)["verdict"] == "drift", "a fall counts as much as a rise"
+    assert _judge([1000.0, 1000.0], 1015.0)["verdict"] == "drift", "a fact that never moved has earned no tolerance"
+    moved = _judge([1000.0, 1001.0], 1015.0)
+    assert moved["verdict"] == "ok" and moved["method"] == "relative_tolerance", "one that moved keeps it: within 2 %"
+    assert _judge([1000.0, 1001.0], 900.0)["verdict"] == "drift", "a fall counts as much as a rise"
 
 
 def test_the_kind_comes_from_the_row_else_the_suite_never_from_the_name() -> None:

@@ -209,7 +209,9 @@ def test_drift_quiet_on_honest_reruns_then_fires_on_a_doubled_timing_and_a_moved
     v = _validations(results_dir, moved.run_id)
     failed = v[~v["success"] & (v["check_kind"] == "drift")]
     assert ("postgres-16", "heap_bytes_after") in set(zip(failed["engine_id"], failed["metric"], strict=True))
-    assert json.loads(failed[failed["metric"] == "heap_bytes_after"]["details"].iloc[0])["method"] == "relative_tolerance"
+    assert json.loads(failed[failed["metric"] == "heap_bytes_after"]["details"].iloc[0])["method"] == "unmoved", (
+        "a fact that never moved in its history is judged exactly"
+    )
 
 
 def test_drift_history_is_per_hardware_label(make_cells, results_dir: Path) -> None:

@@ -12,11 +12,12 @@ the builds whose noise serves it, nearest first (a chain: C compared with B, B w
 arms ran one set of settings on two builds count: another setting is another design, whose noise drift keeps apart.
 
 Pure and light (no pandas, no SciPy): it sits below :mod:`jsonbench.history` in the import order, so that drift can
-call it. Drift should call it where it looks up a series' calibration entry (``_calibration_entry`` in
-:mod:`jsonbench.history.drift`): when no entry serves tonight's build, take the first inherited build whose entry
-(under its own engine id's series key) serves it; and where it selects a series' history (``groups.get`` in
-``_prepare``), the inherited build's series may stand in for a build without history when the link carries the level
-(``level``: the verdict was equivalent or same, so the level is the same too; a small change keeps its noise only).
+call it. Drift does where it looks up a series' calibration entry
+(:func:`jsonbench.history.drift.series.calibration_entry`, given ``drift_frame(..., compared=...)``): when no entry
+serves tonight's build, the first inherited build whose entry (under its own engine id's series key) serves it. Not yet
+wired: the checks reading the published comparisons for it (their reader sits in :mod:`jsonbench.compare.publish`,
+above the checks), and the inherited build's history standing in for a build without one when the link carries the
+level (``level``: the verdict was equivalent or same; a small change keeps its noise only).
 """
 
 from __future__ import annotations

@@ -217,6 +217,14 @@ def start_groups(samples: Any, extra: Any) -> list[list[float]] | None:
     return groups
 
 
+def start_logs(unit: str, samples: Any, extra: Any) -> list[float]:
+    """The log of each engine start's best repetition of a timing (:func:`start_groups`); empty for a figure of one
+    start, a unit without a best, or a best that is not positive."""
+    way = max if unit in RATE_UNITS else (min if unit in DURATION_UNITS else None)
+    bests = _start_bests(samples, extra, way) if way is not None else None
+    return [math.log(b) for b in bests] if bests else []
+
+
 def _start_bests(samples: Any, extra: Any, way: Any) -> list[float] | None:
     """Each start's best repetition (:func:`start_groups`); None for a figure of one start, or where any best is not
     positive (no log to average)."""

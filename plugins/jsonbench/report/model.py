@@ -458,6 +458,40 @@ def drift_verdicts(v: pd.DataFrame, run_id: str, suite: str) -> pd.DataFrame:
     return v[(v["run_id"] == run_id) & (v["check_kind"] == "drift") & (v["suite"] == suite)]
 
 
+def hearing_figures(v: pd.DataFrame, run_id: str) -> list[dict[str, Any]]:
+    """Per family (suite and engine) of run ``run_id``: what tonight could see on this host, from its calibrated timings'
+    drift rows: the minimum detectable shift of the whole family in one night and over three (at the family's level,
+    :func:`jsonbench.history.stats.family_mds`, from the median sigma its rows were judged with and their median
+    reference), and how many nights of this host's own history those sigmas learned from (the median ``host_nights``)."""
+    from jsonbench.history.stats import family_mds
+
+    if v.empty:
+        return []
+    d = v[(v["run_id"] == run_id) & (v["check_kind"] == "drift")]
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in d.itertuples(index=False):
+        det = details_of(r.details)
+        if det.get("metric_kind") == "timed" and str(det.get("method") or "").startswith("calibrated") and det.get("sigma"):
+            out.setdefault((str(r.suite), str(r.engine_id)), []).append(det)
+    rows = []
+    for (suite, engine), dets in sorted(out.items()):
+        sigma = float(pd.Series([x["sigma"] for x in dets]).median())
+        ref = max(1, int(pd.Series([int(x.get("history_n") or 1) for x in dets]).median()))
+        nights = pd.Series([x.get("host_nights") for x in dets]).dropna()
+        rows.append(
+            {
+                "suite": suite,
+                "engine_id": engine,
+                "series": len(dets),
+                "sigma": sigma,
+                "mds_1": family_mds(sigma, ref_runs=ref, nights=1),
+                "mds_3": family_mds(sigma, ref_runs=ref, nights=3),
+                "host_nights": int(nights.median()) if len(nights) else None,
+            }
+        )
+    return rows
+
+
 def noise_figures(root: Path, labels: list[str]) -> dict[str, Any]:
     """Per hardware label and scale: is it calibrated, from how many runs, when; and the latest checks-of-the-checks figures.
 

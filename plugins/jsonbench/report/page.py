@@ -73,6 +73,7 @@ from jsonbench.report.model import (
     details_of,
     drift_verdicts,
     figure_label,
+    hearing_figures,
     history,
     load,
     natural_key,
@@ -732,6 +733,21 @@ def noise_context(fig: dict[str, Any]) -> dict[str, Any]:
     return {"calibration": calibration, "checkcheck": checkcheck}
 
 
+def hearing_context(v: pd.DataFrame, chosen: str) -> list[dict[str, Any]]:
+    """What tonight could see per family on this host (:func:`jsonbench.report.model.hearing_figures`), formatted."""
+    return [
+        {
+            "family": f"{h['suite']} / {h['engine_id']}",
+            "series": h["series"],
+            "sigma": format(h["sigma"], ".1%"),
+            "mds_1": format(h["mds_1"], ".0%"),
+            "mds_3": format(h["mds_3"], ".0%"),
+            "host_nights": "-" if h["host_nights"] is None else h["host_nights"],
+        }
+        for h in hearing_figures(v, chosen)
+    ]
+
+
 def _warnings(ds: Dataset) -> dict[str, Any]:
     """What the page says first, under its title: dataset files skipped as unreadable, a requested run that published nothing."""
     return {"damaged": [(str(p), str(e)) for p, e in ds.damaged], "missing": ds.missing or "", "chosen": bool(ds.chosen)}
@@ -786,7 +802,7 @@ def run_page_context(root: Path, ds: Dataset, chosen: str, cs: Charts) -> dict[s
     page["sanity"] = sanity_context(root, vrun)
     page["environment"] = environment_context(run)
     page["runs"] = runs_context(ds, chosen)
-    page["noise"] = noise_context(noise_figures(root, sorted(set(ds.m["hardware_label"]))))
+    page["noise"] = {**noise_context(noise_figures(root, sorted(set(ds.m["hardware_label"])))), "hearing": hearing_context(ds.v, chosen)}
     return page
 
 

@@ -9,7 +9,9 @@ the same input (:func:`same_input`). How a metric is judged follows its kind
 row's ``metric_kind`` column, or for rows written before that column existed the suite's
 :meth:`~jsonbench.suites.base.Suite.metric_kind`. No pattern over names or units guesses it.
 
-* **deterministic** (counts, sizes, plan facts, matched rows): tonight against the median of the
+* **deterministic** (counts, sizes, plan facts, matched rows): a fact identical in every one of at least two earlier
+  runs fails on any change (method ``unmoved``, both values in the note; so does a sampled or timed figure that never
+  moved where the record saw no spread either); otherwise tonight against the median of the
   history, within a tight relative ``tolerance`` (and an absolute ``floor``; a suite may set either
   per metric in ``<suite>.drift.json`` under ``tolerances``); one earlier run is enough
   (``deterministic_min_history``). ``change_points`` lists every run whose value differs from the
@@ -31,7 +33,10 @@ row's ``metric_kind`` column, or for rows written before that column existed the
   ``min_magnitude``. Tonight, and the mean of the last 2 and 3 runs ending tonight, are tested
   against the earlier quiet runs of the series' current level (Otava's last change point in the
   history marks where it starts, once the history has ``min_history`` runs; before that, all of it)
-  with the record's sigma; one earlier run is enough (``calibrated_min_history``). Three ways to a
+  with the record's sigma learned on tonight's host (the record's level inside one host, scaled by how quiet
+  this host's family is against it over its nights, and each series' own quiet nights here shrunk towards that:
+  :func:`~jsonbench.history.drift.series.learn_from_family`, :mod:`jsonbench.history.stats.own`); one earlier run is
+  enough (``calibrated_min_history``). Three ways to a
   discovery, each with the false-discovery rate controlled across every suite of the run at
   ``fdr_q``: a lone series whose p-value under the honest runs' heavy tail survives
   Benjamini-Hochberg over all the run's series; or a series of a *family* (one engine's suite) whose

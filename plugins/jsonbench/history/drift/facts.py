@@ -2,6 +2,9 @@
 
 * a **deterministic** metric (a count, a size, a plan fact) against the median of its history, within the rule's
   relative tolerance and absolute floor: one earlier run is enough; quiet or not makes no difference to a count;
+* a figure that **did not move** (:func:`unmoved`): the same value in every one of at least ``UNMOVED_MIN`` earlier
+  runs (a deterministic fact, or a sampled or timed figure with no spread at all) fails on any change, however small:
+  nothing it ever did allows one, and a tolerance would only hide a +1 % datum size;
 * a **polled peak** (a cell's ``disk_peak`` and ``peak_rss``) one-sided against its largest earlier read, beyond the
   plan's margin only (every read is a lower bound);
 * a **missing** metric: one the engine's previous run of this build published and tonight's did not.
@@ -12,7 +15,9 @@ Each judge returns the row's fields it decides; the caller lays them over tonigh
 from __future__ import annotations
 
 import json
+import math
 import statistics
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -20,20 +25,56 @@ import pandas as pd
 from jsonbench.dataset.measurement import PLAN_MARGIN, PLAN_SLACK_BYTES, finite_float, plan_bound
 from jsonbench.history.drift.policy import Settings
 from jsonbench.history.drift.rows import SeriesKey, blank_row, iso, kind_of, relative
+from jsonbench.history.drift.selection import quiet_runs
 from jsonbench.history.rules import Rule
+
+#: How many earlier runs a figure must have held still in before any change of it fails (:func:`unmoved`): one run
+#: says nothing of a figure's spread, two that agree exactly say it has none.
+UNMOVED_MIN = 2
+
+
+def unmoved(values: Sequence[float]) -> float | None:
+    """The value every one of ``values`` holds, when there are at least ``UNMOVED_MIN`` and they agree to the last
+    digits a float keeps; None when the figure moved (or has too short a history to say)."""
+    if len(values) < UNMOVED_MIN:
+        return None
+    first = values[0]
+    return first if all(math.isclose(v, first, rel_tol=1e-12, abs_tol=0.0) for v in values[1:]) else None
+
+
+def judge_unmoved(h: list[tuple[str, Any, float]], held: float, value: float) -> dict[str, Any]:
+    """Tonight against a figure that held ``held`` in every earlier run of ``h`` (id, date, value): exact."""
+    same = math.isclose(value, held, rel_tol=1e-12, abs_tol=0.0)
+    return {
+        "history_n": len(h),
+        "history_runs": json.dumps([t[0] for t in h]),
+        "reference": held,
+        "lower": held,
+        "upper": held,
+        "relative_change": relative(held, value),
+        "drift_score": 0.0 if same else 1e9,
+        "judged": "yes",
+        "verdict": "ok" if same else "drift",
+        "method": "unmoved",
+        "note": f"{held:.10g} in every one of {len(h)} earlier nights, tonight {value:.10g}"
+        + ("" if same else ": a figure that never moved changed"),
+    }
 
 
 def judge_deterministic(g: list[Any], rule: Rule, value: float, run: dict[str, Any], s: Settings) -> dict[str, Any]:
-    """Tonight against the median of the last ``window`` runs, within the rule's tolerance and floor."""
+    """Tonight against the median of the last ``window`` runs, within the rule's tolerance and floor; exactly when the
+    fact never moved (:func:`unmoved`), since then no tolerance has been earned."""
     h = [(str(x.run_id), x.logical_date, v) for x in g[-s.window :] if (v := finite_float(x.value)) is not None]
     out: dict[str, Any] = {"history_n": len(h), "history_runs": json.dumps([t[0] for t in h])}
     if len(h) < s.det_min_history:
         out["note"] = f"{len(h)} earlier run(s); a deterministic metric needs {s.det_min_history}"
         return out
+    cps = deterministic_change_points([*h, (run["run_id"], run.get("logical_date"), value)], rule)
+    if (held := unmoved([t[2] for t in h])) is not None:
+        return {**judge_unmoved(h, held, value), "change_points": json.dumps(cps, default=str)}
     ref = statistics.median([t[2] for t in h])
     allowed = max(rule.tolerance * abs(ref), rule.floor)
     score = abs(value - ref) / allowed if allowed > 0 else (0.0 if value == ref else 1e9)
-    cps = deterministic_change_points([*h, (run["run_id"], run.get("logical_date"), value)], rule)
     out.update(
         reference=ref,
         lower=ref - allowed,
@@ -63,6 +104,36 @@ def deterministic_change_points(series: list[tuple[Any, Any, float]], rule: Rule
                 }
             )
     return cps
+
+
+def judge_still_series(
+    g: list[Any], value: float, s: Settings, kind: str | None, entry: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """A sampled or timed series whose quiet earlier runs all published the very same value, judged exactly
+    (:func:`judge_unmoved`); None when it moved, has fewer than ``UNMOVED_MIN`` quiet runs, or may hold still by chance.
+
+    A figure rounded to a coarse step holds still without being still: pgbench's latencies are printed to 0.001 ms, and a
+    p50 of 0.057 ms read the same on two nights and 0.058 on the third (the recorded nights raised 102 such rows).
+    So a series still on this host is judged exactly only where nothing says it ever moved: the calibration record's
+    entry saw no spread between runs nor hosts (``run_sd``, ``host_sd``), or, without an entry, it is a sampled figure
+    whose every repetition of every night read that same value.
+    """
+    quiet = quiet_runs(g, s.window)
+    h = [(str(x.run_id), x.logical_date, v) for x in quiet if (v := finite_float(x.value)) is not None]
+    held = unmoved([t[2] for t in h])
+    if held is None or not _never_moved(quiet, held, kind, entry):
+        return None
+    return judge_unmoved(h, held, value)
+
+
+def _never_moved(quiet: list[Any], held: float, kind: str | None, entry: dict[str, Any] | None) -> bool:
+    """Whether nothing but this host's nights says the figure moves (:func:`judge_still_series`)."""
+    if entry is not None:
+        return not float(entry.get("run_sd") or 0.0) and not float(entry.get("host_sd") or 0.0)
+    if kind != "sampled":
+        return False
+    samples = [finite_float(v) for x in quiet for v in (x.samples if x.samples is not None else [])]
+    return bool(samples) and unmoved([held, *(v for v in samples if v is not None)]) is not None
 
 
 def judge_polled_peak(g: list[Any], metric: str, value: float, s: Settings, typical: float | None = None, hosts: int = 0) -> dict[str, Any]:

@@ -10,11 +10,13 @@ call then finishes its own suite's calibrated rows (:func:`~jsonbench.history.dr
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from jsonbench.compare.inherit import ComparedBuild
 from jsonbench.dataset.measurement import HOST_SUITE
 from jsonbench.history.changepoints import detect
 from jsonbench.history.drift.families import FamilyJudgement
@@ -49,6 +51,7 @@ def judge_run(j: Judging, policy: dict[str, Any], policies: Any, kinds: Kinds | 
     tested, and Benjamini-Hochberg over every calibrated series of the run; ``kinds`` serves ``suite`` alone."""
     record = j.record or {}
     key = f"{j.run.get('run_id')}|{j.run.get('hardware_label')}|{j.run.get('scale')}|{record.get('created_at')}|{len(record.get('series') or {})}"
+    key += f"|{hash(j.compared)}"
     hit = _LAST.get("entry")
     if hit and hit[0] == key and hit[1]() is j.tonight and hit[2]() is j.dataset:
         return hit[3]
@@ -83,6 +86,7 @@ def drift_frame(
     calibration: dict[str, Any] | None | bool = True,
     policies: Any = None,
     kinds: Kinds | None = None,
+    compared: Sequence[ComparedBuild] = (),
 ) -> pd.DataFrame:
     """Judge every measured metric of ``suite`` in tonight's rows against ``dataset``'s history.
 
@@ -93,7 +97,9 @@ def drift_frame(
     with the false-discovery rate controlled across every suite of the run (Benjamini-Hochberg at
     ``fdr_q``; ``policies(suite)`` gives the other suites' policies, default: this one); Otava only
     segments their history. Statistical ones without an entry are handed to Otava (one subprocess serves
-    every series) and judged by its change points with the unit's ``min_magnitude``.
+    every series) and judged by its change points with the unit's ``min_magnitude``. ``compared``: the published
+    comparisons (:func:`jsonbench.compare.inherit.compared_builds`) through which a build without an entry of its own
+    inherits the noise of a build it was found alike with.
     """
     detector = detect if detector is None else detector
     record = _record(run, calibration)
@@ -101,7 +107,7 @@ def drift_frame(
         return typed_frame(prepare_suite(Judging(tonight, dataset, run, detector, None), suite, policy, kinds).rows)
     # Tonight's canary last, so a confirmation's (substituted into tonight) wins over the night's own.
     canary = canary_table(pd.concat([dataset[dataset["suite"] == HOST_SUITE], tonight[tonight["suite"] == HOST_SUITE]], ignore_index=True))
-    judging = Judging(tonight, dataset, run, detector, record, canary)
+    judging = Judging(tonight, dataset, run, detector, record, canary, tuple(compared))
     judged = judge_run(judging, policy, policies, kinds, suite)
     prep = judged.prepared.get(suite) or prepare_suite(judging, suite, policy, kinds)
     s = Settings.of(policy)

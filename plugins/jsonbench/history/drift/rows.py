@@ -13,7 +13,8 @@ from jsonbench.history.rules import Rule
 #: A drift row's numbers besides the measured value and spread (float64 in the frame, see :func:`typed_frame`):
 #: what it is judged against, and the calibrated window test's figures with the machine's other load.
 _AGAINST = ("reference", "lower", "upper", "relative_change", "drift_score")
-_TESTED = ("host_other_cpu", "pvalue", "p_adjusted", "sigma", "threshold", "mds")
+#: ``host_nights``: how many quiet earlier nights of tonight's host a calibrated series' sigma learned from.
+_TESTED = ("host_other_cpu", "pvalue", "p_adjusted", "sigma", "threshold", "mds", "host_nights")
 DRIFT_COLUMNS = [
     "suite",
     "engine_id",

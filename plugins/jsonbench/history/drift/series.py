@@ -1,7 +1,8 @@
 """A calibrated series: a statistical series with an entry in the calibration record, as its window test reads it.
 
 Its runs are the log of each quiet earlier run's statistic (:func:`jsonbench.history.noise.statistic`), oldest first,
-and tonight's; its noise is the record's ``sigma`` (and ``host_sigma`` between hosts). Before the test, the level it is
+and tonight's; its noise is the record's ``sigma`` learned on tonight's host from its own quiet nights
+(:func:`host_noise`), and the record's ``host_sigma`` between hosts. Before the test, the level it is
 compared with starts where Otava's last change point in its history says (``base``), and the host's move beside each
 cell, read from the canary, is taken out of each run (:func:`take_canary_out`).
 """
@@ -10,16 +11,18 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from jsonbench.compare.inherit import ComparedBuild, inherited_builds
 from jsonbench.history import hostspeed
 from jsonbench.history.drift.policy import Settings
 from jsonbench.history.drift.selection import not_judgeable, quiet_runs
 from jsonbench.history.drift.wording import known_revision
-from jsonbench.history.noise import canary_component, host_of, serves, statistic
+from jsonbench.history.noise import SAMPLED_FLOOR, SIGMA_FLOOR, canary_component, host_of, serves, start_logs, statistic
 from jsonbench.history.noise import series_key as record_key
-from jsonbench.history.stats import log_of
+from jsonbench.history.stats import OwnNoise, log_of, own_noise, variance_ratio
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,7 @@ class CalibratedSeries:
     base: int = 0
     canary: hostspeed.CanaryMove | None = None
     canary_note: str = ""
+    own: OwnNoise | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -71,7 +75,7 @@ class CalibratedSeries:
         return self.kind == "timed" and self.way != 0
 
 
-def calibration_entry(record: dict[str, Any] | None, suite: str, r: Any) -> dict[str, Any] | None:
+def calibration_entry(record: dict[str, Any] | None, suite: str, r: Any, compared: Sequence[ComparedBuild] = ()) -> dict[str, Any] | None:
     """The record's entry of this series, when it holds the noise of tonight's build (:func:`jsonbench.history.noise.serves`).
 
     The record holds a series' noise on this hardware type; its level comes from tonight's own history, which is of
@@ -81,13 +85,42 @@ def calibration_entry(record: dict[str, Any] | None, suite: str, r: Any) -> dict
     if not record:
         return None
     e = (record.get("series") or {}).get(record_key(suite, r.engine_id, r.workload, r.variant, r.metric))
-    if not e or not e.get("sigma") or not serves(e, r.engine_build):
+    if e and e.get("sigma") and serves(e, r.engine_build):
+        return dict(e)
+    return inherited_entry(record, suite, r, compared)
+
+
+def inherited_entry(record: dict[str, Any], suite: str, r: Any, compared: Sequence[ComparedBuild]) -> dict[str, Any] | None:
+    """The entry of the nearest build a published comparison found alike in this metric
+    (:func:`jsonbench.compare.inherit.inherited_builds`), under that build's engine id, when the record serves it: a new
+    build's noise is its compared build's, so its first nights are judged by it, not by Otava's coarse default."""
+    if not compared:
         return None
-    return dict(e)
+    chain = inherited_builds(compared, str(r.engine_id), str(r.engine_build)).get((suite, str(r.workload), str(r.variant), str(r.metric)))
+    for link in chain or []:
+        e = (record.get("series") or {}).get(record_key(suite, link.engine_id, r.workload, r.variant, r.metric))
+        if e and e.get("sigma") and serves(e, link.build):
+            return {**e, "inherited_from": f"{link.engine_id} {link.build} ({link.verdict}, comparison {link.comparison_id})"}
+    return None
 
 
 def _log_statistic(x: Any) -> float | None:
     return log_of(statistic(x.unit, x.value, x.samples, getattr(x, "extra", None)))
+
+
+def host_noise(pts: list[tuple[Any, float]], tonight: Any, prior: float, kind: Any) -> OwnNoise:
+    """The series' nightly noise on tonight's host (:func:`jsonbench.history.stats.own_noise`): its quiet earlier nights
+    measured where tonight was (``host_of``), their engine starts, shrunk towards the record's level inside one host.
+
+    The record's level is pooled over every host of the label, each judged against its own runs, and its quietest and
+    noisiest hosts differ several fold: a laptop whose nights move 3 % was judged with a sigma of 10-30 % and a planted
+    1.25x slower version went unseen. A host's own nights say what it does; the record speaks until they are enough.
+    """
+    here = host_of(tonight)
+    mine = [(x, lv) for x, lv in pts if host_of(x) == here]
+    starts = [s for x, _ in mine if len(s := start_logs(str(x.unit), x.samples, getattr(x, "extra", None))) >= 2]
+    floor = SAMPLED_FLOOR if kind == "sampled" else SIGMA_FLOOR
+    return own_noise([lv for _, lv in mine], starts, prior, floor)
 
 
 def calibrated_series(
@@ -108,6 +141,8 @@ def calibrated_series(
     if tonight is None:
         return {**out, "verdict": "excluded", "note": "no positive value: a log-scale noise model has nothing to compare"}, None
     earlier = [x for x, _ in pts]
+    own = host_noise(pts, r, float(entry["sigma"]), entry.get("kind"))
+    out.update(sigma=own.sigma, host_nights=float(own.nights))
     return out, CalibratedSeries(
         suite=str(row["suite"]),
         row=idx,
@@ -115,14 +150,45 @@ def calibrated_series(
         engine_build=str(row["engine_build"]),
         unit=str(row["unit"]),
         entry=entry,
-        sigma=float(entry["sigma"]),
+        sigma=own.sigma,
         logs=tuple(lv for _, lv in pts),
         tonight=tonight,
         runs=tuple(str(x.run_id) for x in [*earlier, r]),
         hosts=tuple(host_of(x) for x in [*earlier, r]),
         revisions=tuple(known_revision(getattr(x, "git_revision", None)) for x in [*earlier, r]),
         host_sigma=float(entry.get("host_sigma") or 0.0),
+        own=own,
     )
+
+
+def learn_from_family(cs: list[CalibratedSeries]) -> list[CalibratedSeries]:
+    """Each series' prior scaled by how quiet tonight's host is against the record over its family (suite, engine and
+    kind: :func:`jsonbench.history.stats.variance_ratio`, from the series with two nights or more on this host: one
+    night's engine starts leave out what moves between nights), and its own nights shrunk towards that.
+
+    Six nights of one series cannot overrule a record level five times their spread (shrunk, a 3 % series reads 15 %);
+    a hundred series of one engine's suite, each against its own record level, can say the host is that much quieter.
+    A noisier host's ratio exceeds one, and its series are judged noisier than the record says."""
+    by: dict[tuple[str, str, Any], list[int]] = {}
+    for i, c in enumerate(cs):
+        if c.own is not None:
+            by.setdefault((c.suite, c.engine_id, c.kind), []).append(i)
+    out = list(cs)
+    for members in by.values():
+        nightly = [o for i in members if (o := cs[i].own) is not None and o.own is not None and o.nights >= 2]
+        if not nightly:
+            continue
+        ratio = variance_ratio(
+            [(o.own**2, o.df, o.prior) for o in nightly if o.own is not None], int(statistics.median(o.df for o in nightly))
+        )
+        if ratio == 1.0:
+            continue
+        for i in members:
+            c = cs[i]
+            assert c.own is not None
+            own = c.own.towards(c.own.prior * ratio**0.5)
+            out[i] = replace(c, sigma=own.sigma, own=own)
+    return out
 
 
 def take_canary_out(

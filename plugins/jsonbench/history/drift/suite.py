@@ -1,7 +1,8 @@
 """One suite judged as far as it can be before the run's false-discovery control, stage after stage.
 
 1. its history (:func:`~jsonbench.history.drift.selection.select_history`);
-2. each of tonight's rows by its kind: left out by the policy, a polled peak, a deterministic fact, a calibrated series
+2. each of tonight's rows by its kind: left out by the policy, a polled peak, a deterministic fact, a figure that never
+   moved (judged exactly), a calibrated series
    (its history handed to Otava to find where its level starts), or an uncalibrated statistical one (handed to Otava
    to be judged); then the metrics tonight lost;
 3. Otava's change points over every series handed to it, in one call;
@@ -19,13 +20,14 @@ from typing import Any
 
 import pandas as pd
 
+from jsonbench.compare.inherit import ComparedBuild
 from jsonbench.dataset.measurement import MetricKind, finite_float, is_polled_peak
-from jsonbench.history.drift.facts import judge_deterministic, judge_polled_peak, missing_rows
+from jsonbench.history.drift.facts import judge_deterministic, judge_polled_peak, judge_still_series, missing_rows
 from jsonbench.history.drift.otava_series import OtavaSeries, judge_by_change_points, segment_cuts, statistical_series
 from jsonbench.history.drift.policy import Settings
 from jsonbench.history.drift.rows import UNDECLARED, kind_of, series_key, tonight_row
 from jsonbench.history.drift.selection import SuiteHistory, select_history
-from jsonbench.history.drift.series import CalibratedSeries, calibrated_series, calibration_entry, take_canary_out
+from jsonbench.history.drift.series import CalibratedSeries, calibrated_series, calibration_entry, learn_from_family, take_canary_out
 from jsonbench.history.drift.window import WindowedSeries, window_test
 from jsonbench.history.noise import tail_of
 from jsonbench.history.rules import declared_kinds, rule_for
@@ -40,7 +42,8 @@ Kinds = Callable[[str, str], MetricKind | None]
 @dataclass(frozen=True)
 class Judging:
     """What every suite of a run is judged with: tonight's rows, the history, the run, the change-point detector, the
-    calibration record (None: judged without one) and the canary table of the dataset (tonight's run included)."""
+    calibration record (None: judged without one), the canary table of the dataset (tonight's run included) and the
+    published comparisons a build without an entry of its own inherits its noise through (``compared``)."""
 
     tonight: pd.DataFrame
     dataset: pd.DataFrame
@@ -48,6 +51,7 @@ class Judging:
     detector: Any
     record: Any
     canary: Any = None
+    compared: tuple[ComparedBuild, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,8 @@ def prepare_suite(j: Judging, suite: str, policy: dict[str, Any], kinds: Kinds |
     h = select_history(j.tonight, j.dataset, j.run, suite)
     first = _first_pass(j, suite, policy, kinds or declared_kinds(suite), s, h)
     rows = [*first.rows, *missing_rows(j.tonight, suite, h.series, s.window, s.retired)]
-    calibrated = first.calibrated
+    calibrated = learn_from_family(first.calibrated)
+    rows = _with_sigmas(rows, calibrated)
     if first.request:
         version, found = j.detector(
             first.request, window_len=int(policy.get("window_len", 30)), max_pvalue=float(policy.get("max_pvalue", 0.001))
@@ -123,12 +128,14 @@ def _judge_row(
     if s.leaves_out(r.metric) or value is None:
         first.rows.append({**row, "verdict": "excluded", "note": "left out by the drift policy" if value is not None else "no value"})
     elif is_polled_peak(str(r.workload), str(r.metric)):
-        seen = calibration_entry(j.record, suite, r) or {}
+        seen = calibration_entry(j.record, suite, r, j.compared) or {}
         typical, hosts = finite_float(seen.get("center")), int(seen.get("hosts") or 0)
         first.rows.append({**row, **judge_polled_peak(g, str(r.metric), value, s, typical, hosts)})
     elif rule.kind == "deterministic":
         first.rows.append({**row, **judge_deterministic(g, rule, value, j.run, s)})
-    elif (entry := calibration_entry(j.record, suite, r)) is not None:
+    elif (still := judge_still_series(g, value, s, kind, calibration_entry(j.record, suite, r, j.compared))) is not None:
+        first.rows.append({**row, **still})
+    elif (entry := calibration_entry(j.record, suite, r, j.compared)) is not None:
         fields, c = calibrated_series(row, idx, g, r, entry, s)
         first.rows.append({**row, **fields})
         if c is not None:
@@ -145,6 +152,14 @@ def _judge_row(
             sid = str(len(first.request))
             first.request[sid] = (series.values, rule.min_magnitude)
             first.otava[sid] = series
+
+
+def _with_sigmas(rows: list[dict[str, Any]], calibrated: list[CalibratedSeries]) -> list[dict[str, Any]]:
+    """The rows with each calibrated series' sigma as this host's nights learned it."""
+    out = list(rows)
+    for c in calibrated:
+        out[c.row] = {**out[c.row], "sigma": c.sigma}
+    return out
 
 
 def _judged_by_otava(

@@ -14,10 +14,11 @@ from typing import Any
 
 from jsonbench.history.drift.families import FamilyCall
 from jsonbench.history.drift.policy import Settings
+from jsonbench.history.drift.series import CalibratedSeries
 from jsonbench.history.drift.window import WindowedSeries
 from jsonbench.history.drift.wording import common_words, family_words, harness_words, host_words, hosts_words
 from jsonbench.history.noise import tail_of
-from jsonbench.history.stats import family_mds, lone_bounds, tail_z, window_se
+from jsonbench.history.stats import HOST_PRIOR_DF, family_mds, lone_bounds, tail_z, window_se
 
 
 def record_words(record: Mapping[str, Any] | None) -> str:
@@ -25,6 +26,18 @@ def record_words(record: Mapping[str, Any] | None) -> str:
     rec = record or {}
     n_runs = sum(1 for x in rec.get("runs", []) if x.get("used") != "not used")
     return f"record {rec.get('scale')} of {rec.get('created_at', '?')}, {n_runs} runs"
+
+
+def own_words(c: CalibratedSeries) -> str:
+    """Where the sigma comes from: the record's level inside one host, scaled to this host's family and learned from
+    its own nights (how many)."""
+    own, record = c.own, float(c.entry["sigma"])
+    if own is None:
+        return ""
+    scaled = f"the record's {record:.1%}" + (f" scaled to this host's family ({own.prior:.1%})" if own.prior != record else "")
+    if own.own is None or own.df <= 0:
+        return f"no quiet night of this host's own yet: {scaled}; "
+    return f"this host's own nights ({own.nights}, moving {own.own:.1%}) shrunk towards {scaled} ({own.df} df against {HOST_PRIOR_DF}); "
 
 
 def _score(change: float, floor: float, lone_p: float, call: FamilyCall, q: float) -> float:
@@ -64,6 +77,7 @@ def judge_calibrated(
         + (common_words(call.sign, c.canary, harness_words(c.revisions, nights, c.base)) if call.common and call.selected else "")
         + host_words(c.canary, c.canary_note, host_move)
         + hosts_words(c.host_sigma, test.mix.get(nights))
+        + own_words(c)
         + f"sigma {c.sigma:.1%}, lone threshold {thr:.1%}, lone mds {mds:.1%}, mds if its whole engine moves {family_mds(c.sigma, n_ref):.1%}"
     )
     return {

@@ -6,6 +6,7 @@ business of :mod:`jsonbench.history.drift` and :mod:`jsonbench.history.noise`. R
 * :mod:`~jsonbench.history.stats.tails`: the normal distribution and the honest runs' heavier tail (p-values, quantiles);
 * :mod:`~jsonbench.history.stats.fdr`: Benjamini-Hochberg over many tests;
 * :mod:`~jsonbench.history.stats.levels`: the log scale, and the noise between starts and between hosts;
+* :mod:`~jsonbench.history.stats.own`: a host's own noise from its quiet nights, shrunk towards a prior;
 * :mod:`~jsonbench.history.stats.thresholds`: the threshold and the minimum detectable shift a series' noise allows;
 * :mod:`~jsonbench.history.stats.window`: the calibrated window test (the last 1 .. k nights against the reference);
 * :mod:`~jsonbench.history.stats.families`: a family's (one engine's suite) median move against the host's;
@@ -27,6 +28,16 @@ from jsonbench.history.stats.families import (
 )
 from jsonbench.history.stats.fdr import benjamini_hochberg
 from jsonbench.history.stats.levels import levels, log_of
+from jsonbench.history.stats.own import (
+    HOST_PRIOR_DF,
+    RATIO_PRIOR_DF,
+    OwnNoise,
+    night_level,
+    own_noise,
+    pooled_variance,
+    shrunk,
+    variance_ratio,
+)
 from jsonbench.history.stats.tails import Tail, norm_isf, norm_sf, shift_for, tail_p, tail_z
 from jsonbench.history.stats.thresholds import (
     FAMILY_LEVEL,
@@ -45,9 +56,12 @@ __all__ = [
     "FAMILY_LEVEL",
     "FAMILY_MIN_SERIES",
     "FDR_Q",
+    "HOST_PRIOR_DF",
     "HOST_MIN_FAMILIES",
     "MIN_EFFECT",
+    "OwnNoise",
     "POWER",
+    "RATIO_PRIOR_DF",
     "REF_RUNS",
     "Tail",
     "Window",
@@ -65,13 +79,18 @@ __all__ = [
     "lone_window",
     "lone_z",
     "nightly_medians",
+    "night_level",
     "nights_apart",
     "norm_isf",
     "norm_sf",
     "on_common",
+    "own_noise",
+    "pooled_variance",
     "shift_for",
+    "shrunk",
     "tail_p",
     "tail_z",
+    "variance_ratio",
     "thresholds",
     "window_of",
     "went_along_p",

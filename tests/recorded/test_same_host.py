@@ -1,0 +1,58 @@
+"""A laptop host judged by its own nights: quiet on its honest last night, and every planted change caught.
+
+The host's last recorded night against its five earlier ones (:mod:`tests.recorded.same_host`). Its own nights move a
+timing ~3 %, while the record of ``local`` holds 10-30 % inside one host for many series, pooled over noisier hosts:
+judged by the record alone, none of these plants raised anything. Judged by what this host's nights show of it
+(:func:`jsonbench.history.drift.series.learn_from_family`), each is caught the first night, a 1.1x version within three.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+
+from jsonbench.history import changepoints
+from tests.recorded import same_host
+
+pytestmark = pytest.mark.skipif(not changepoints.ready(), reason="Apache Otava is not installed (./bin/setup installs it)")
+
+
+@cache
+def _first_night(name: str) -> same_host.Outcome:
+    return same_host.judge(plant=same_host.FIRST_NIGHT[name])
+
+
+def test_the_hosts_honest_last_night_raises_nothing() -> None:
+    honest = same_host.judge()
+    assert len(same_host.run_ids()) == 6
+    assert not honest.alarms, honest.notes()[:3]
+
+
+@pytest.mark.parametrize("name", list(same_host.FIRST_NIGHT))
+def test_each_plant_is_caught_the_first_night_and_nothing_else_alarms(name: str) -> None:
+    o = _first_night(name)
+    assert o.moved, "the plant moved nothing"
+    assert o.caught, f"{name}: none of {len(o.moved)} moved series alarmed"
+    assert o.alarms <= o.moved, sorted(o.alarms - o.moved)[:5]
+
+
+def test_a_whole_version_is_mostly_caught() -> None:
+    """Not a lucky series or two: most of PostgreSQL 18's timings alarm when all of them are 1.25x slower."""
+    o = _first_night("postgres-18 1.25x (every timing)")
+    assert len(o.caught) * 2 > len(o.moved)
+
+
+def test_a_datum_that_never_moved_names_both_values() -> None:
+    o = _first_night("the average document datum +1 %")
+    assert any("234.70006 in every one of 5 earlier nights, tonight 237.05" in n for n in o.notes()), o.notes()
+
+
+def test_a_slower_harness_of_one_engine_family_is_said_as_the_harness() -> None:
+    o = _first_night("every SQLite 1.3x, the canary steady")
+    assert o.caught and any("harness" in n for n in o.notes()), o.notes()[:2]
+
+
+def test_a_version_ten_percent_slower_is_caught_within_three_nights() -> None:
+    caught = [len(same_host.judge(night=-3 + k, plant=same_host.SLOW_VERSION, planted_before=k).caught) for k in range(3)]
+    assert any(caught), caught
