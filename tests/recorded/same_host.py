@@ -1,6 +1,6 @@
 """A laptop host's last recorded night judged against its own earlier nights, honest and with wrong results planted.
 
-Host ``76df4b9f`` ran six laptop nights of the whole matrix under one design (two engine starts a figure) in
+One host ran six laptop nights of the whole matrix under one design (two engine starts a figure) in
 ``recorded/local-570a7f7-76df4b9f/`` and ``recorded/local-b1dda63-76df4b9f/``. Its last night is judged as a night
 judges it (every suite but the canary's, the run's false-discovery control, the committed record of ``local`` at
 laptop) with the five before it as history; each plant moves tonight's rows as the maintainers' plants do (durations
@@ -26,8 +26,18 @@ from jsonbench.history.drift import drift_frame
 from jsonbench.history.hostspeed import DURATION_UNITS, RATE_UNITS
 from jsonbench.history.noise import host_of, load_record
 
-HOST = "76df4b9f-2301-4b4e-b4ff-1070ca9b9117"
 FOLDERS = ("local-570a7f7-76df4b9f", "local-b1dda63-76df4b9f")
+
+
+def _host() -> str:
+    """The host ``recorded/hosts.json`` names for the folders (the first 8 hex digits of the kernel's boot_id)."""
+    import json
+
+    hosts = {json.loads((paths.RECORDED_DIR / "hosts.json").read_text(encoding="utf-8"))["folders"][f]["host"] for f in FOLDERS}
+    assert len(hosts) == 1, hosts
+    return str(hosts.pop())
+
+
 SQLITE = ("sqlite-3.45.0", "sqlite-3.46.1", "sqlite-3.54.1")
 #: A plant: the rows it moves in a copy of tonight's (in place), returning the mask of what it moved.
 Plant = Callable[[pd.DataFrame], pd.Series]
@@ -72,7 +82,8 @@ def nights() -> pd.DataFrame:
         [read_dataset_report(paths.RECORDED_DIR / f, MEASUREMENTS, hardware_label="local").table.to_pandas() for f in FOLDERS],
         ignore_index=True,
     )
-    here = pd.Series([host_of(r) == HOST for r in ds.itertuples(index=False)], index=ds.index)
+    host = _host()
+    here = pd.Series([host_of(r).startswith(host) and "+quota" not in host_of(r) for r in ds.itertuples(index=False)], index=ds.index)
     ds = ds[(ds["scale"] == "laptop") & here]
     return ds.sort_values(["logical_date", "run_id"], kind="stable").reset_index(drop=True)
 

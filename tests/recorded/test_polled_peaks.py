@@ -1,6 +1,6 @@
 """A cell's polled peak is a lower bound: a missed read is no change, a rise beyond the plan's margin is a fact.
 
-Real rows: `recorded/local-fcb0a6f-2de39d7f/` (sitting 46's whole-matrix laptop nights on host 2de39d7f). Night 1's
+Real rows: `recorded/local-fcb0a6f-2de39d7f/` (one host's whole-matrix laptop nights). Night 1's
 SQLite 3.54.1 cell read `_cell/disk_peak` 36.90 MB, a poll that missed the peak; night 2 read 41.07 MB, as 49 of 50
 recorded laptop cells of SQLite read. Judged as a sampled value with a near-exact sigma, night 2 and night 3 each
 raised it as their one drift suspect, and its confirmation could not re-measure a whole cell's row.
@@ -117,7 +117,7 @@ def _judge_typed(history: list[float], tonight: float, typical: float | None) ->
 
 
 def test_a_host_whose_polls_miss_the_peak_is_judged_against_the_types_figure() -> None:
-    """Host 76df4b9f (sitting 66): PostgreSQL 16's large_document_update cell read 158 MB on night 1 and 219 MB on night
+    """A host whose polls missed the peak: PostgreSQL 16's large_document_update cell read 158 MB on night 1 and 219 MB on night
     2, which failed against night 1 alone (bound 214 MB); eight hosts of the record read 329 MB. With the record's figure
     beside the history, the same night passes, a cell that grew beyond the figure's margin fails, and a host's first
     night is judged."""
@@ -134,7 +134,7 @@ def test_a_host_whose_polls_miss_the_peak_is_judged_against_the_types_figure() -
 
 
 def test_the_real_night_that_failed_on_a_missed_peak_passes_with_the_records_figure() -> None:
-    """Real rows: `recorded/local-570a7f7-76df4b9f/`, host 76df4b9f's nights 1 and 2 (sitting 66). Night 2 failed on
+    """Real rows: `recorded/local-570a7f7-76df4b9f/`, one host's nights 1 and 2. Night 2 failed on
     PostgreSQL 16's large_document_update `_cell/peak_rss` (219 MB against night 1's 158 MB alone); judged with the
     committed laptop record beside its history, it passes."""
     folder = paths.RECORDED_DIR / "local-570a7f7-76df4b9f"

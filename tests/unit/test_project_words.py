@@ -32,30 +32,6 @@ ROOT = Path(__file__).resolve().parents[2]
 EXCLUDED: tuple[str, ...] = ("recorded",)
 #: Files that name what the scan forbids: this test, which plants examples of each word.
 EXEMPT: tuple[str, ...] = ("tests/unit/test_project_words.py",)
-#: Files other branches are rewriting, skipped until those branches are merged and the files purged.
-#: This list must be empty: whoever merges those branches purges the files and empties it.
-PENDING: tuple[str, ...] = (
-    "bin/test",
-    "plugins/jsonbench/compare/inherit.py",
-    "plugins/jsonbench/history/drift",
-    "plugins/jsonbench/history/noise.py",
-    "plugins/jsonbench/history/stats",
-    "plugins/jsonbench/report/model.py",
-    "plugins/jsonbench/report/page.py",
-    "plugins/jsonbench/report/templates/noise.html.j2",
-    "pyproject.toml",
-    "tests/conftest.py",
-    "tests/dagrun.py",
-    "tests/dags/test_dag_narrowed.py",
-    "tests/dags/test_documents_dag.py",
-    "tests/recorded",
-    "tests/unit/data/make_recorded_spread.py",
-    "tests/unit/data/recorded_spread.json",
-    "tests/unit/test_figures.py",
-    "tests/unit/test_metric_kinds.py",
-    "tests/unit/test_polled_peaks.py",
-    "tests/unit/test_suite_estimates.py",
-)
 #: Markdown files whose table rows (lines starting with ``|``) are evidence and may name hosts and commits.
 EVIDENCE_TABLES: tuple[str, ...] = ("docs/methods/*.md",)  # fnmatch: * crosses folders
 #: JSON keys whose string values are recorded data, not text: not read.
@@ -159,11 +135,11 @@ def tracked_files(root: Path) -> list[str]:
 
 
 def scan(root: Path, files: list[str], hosts: re.Pattern[str]) -> list[str]:
-    """Every offence in ``files`` (relative to ``root``), ``EXEMPT`` and ``PENDING`` left out."""
+    """Every offence in ``files`` (relative to ``root``), ``EXEMPT`` left out."""
     out: list[str] = []
     for rel in files:
         path = root / rel
-        if not path.is_file() or _under(rel, EXEMPT) or _under(rel, PENDING):
+        if not path.is_file() or _under(rel, EXEMPT):
             continue
         out += scan_file(path, rel, hosts)
     return out
@@ -234,10 +210,9 @@ def test_the_scan_names_file_line_and_word_and_reads_past_data(tmp_path: Path) -
     (tmp_path / "docs" / "methods").mkdir(parents=True)
     (tmp_path / "docs" / "methods" / "m.md").write_text(f"| run | {host} |\nran on {host}\n", encoding="utf-8")
     (tmp_path / "docs" / "n.md").write_text(f"| run | {host} |\n", encoding="utf-8")
-    for skipped in (EXEMPT[0], PENDING[0]):
-        (tmp_path / skipped).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / skipped).write_text("sitting 4\n", encoding="utf-8")
-    files = ["include/x.json", "include/a.yaml", "recorded/r.md", "docs/methods/m.md", "docs/n.md", EXEMPT[0], PENDING[0]]
+    (tmp_path / EXEMPT[0]).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / EXEMPT[0]).write_text("sitting 4\n", encoding="utf-8")
+    files = ["include/x.json", "include/a.yaml", "recorded/r.md", "docs/methods/m.md", "docs/n.md", EXEMPT[0]]
     found = scan(tmp_path, files, host_pattern([host]))
     json_line = next(i for i, line in enumerate(json.dumps(doc, indent=2).splitlines(), 1) if '"why"' in line)
     key_line = next(i for i, line in enumerate(json.dumps(doc, indent=2).splitlines(), 1) if "sitting31" in line)

@@ -235,11 +235,11 @@ def _start_bests(samples: Any, extra: Any, way: Any) -> list[float] | None:
 
 
 def host_of(r: Any) -> str:
-    """The host a row was measured on: the ``host`` a record's reader set (the boot id, or the manifest's name for rows
-    from before the column), else the row's boot id, else "" (one unknown host); a row measured under a CPU quota
-    (``host_cpu_quota``) is a host of its own, ``<boot id>+quota<cores>``.
+    """The host a row was measured on: the ``host`` a record's reader set (the kernel's ``boot_id``, or the manifest's name for
+    rows from before the column), else the row's ``host_boot_id``, else "" (one unknown host); a row measured under a CPU quota
+    (``host_cpu_quota``) is a host of its own, ``<boot_id>+quota<cores>``.
 
-    A quota does more to a night than the canary can take out: on ``ed7b53fa`` under ``./bin/cpu-quota 0.6`` the
+    A quota does more to a night than the canary can take out: on a recorded host under ``./bin/cpu-quota 0.6`` the
     catalogue's p99 latency of four clients on 1.2 cores rose 3.8x while ``cpu_all`` moved 1.45x: queueing
     is not linear in the CPU's speed. Such a night is judged with the between-hosts level too
     (:func:`jsonbench.history.stats.host_mix`), as a night on another machine is: it is not this host's history.

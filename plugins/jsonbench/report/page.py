@@ -645,7 +645,7 @@ def host_likeness(m: pd.DataFrame, run: pd.DataFrame, chosen: str) -> str:
 
 def verdict_context(vrun: pd.DataFrame, m: pd.DataFrame, run: pd.DataFrame, chosen: str) -> dict[str, Any] | None:
     """The answer in three lines, before any list: what passed, what failed and of which kind, what was measured twice,
-    and whether tonight's host was like the others (issue 35: the first screen is the scorecard and this)."""
+    and whether tonight's host was like the others (the first screen is the scorecard and this)."""
     if vrun.empty:
         return {"checks": "not checked yet", "failed": "", "twice": "", "host": host_likeness(m, run, chosen)}
     ok = vrun["success"].fillna(False).astype(bool)
@@ -668,7 +668,7 @@ def verdict_context(vrun: pd.DataFrame, m: pd.DataFrame, run: pd.DataFrame, chos
 
 
 def documents_context(run: pd.DataFrame) -> list[dict[str, Any]]:
-    """The documents suites' answer (issue 36), per input: its heading and one paragraph of sentences per engine version.
+    """The documents suites' answer, per input: its heading and one paragraph of sentences per engine version.
 
     The sentences are :func:`jsonbench.suites.documents.summary.answers` of the run's published rows, the
     same the command line prints after the run. Empty (no section) for a run without those suites.

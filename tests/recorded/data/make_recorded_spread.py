@@ -29,7 +29,7 @@ def main(root: Path) -> None:
     g["rel"] = (g["max"] - g["min"]) / g["max"].abs().where(g["max"] != 0, 1.0)
     worst = {scale: d.groupby(["suite", "workload", "metric"])["rel"].max().reset_index() for scale, d in g.groupby("scale")}
     out: dict[str, object] = {
-        "source": "../shared/recorded/ (" + ", ".join(FOLDERS) + "), commit 16f99b7, hardware label local (2 cores)",
+        "source": "../shared/recorded/ (" + ", ".join(FOLDERS) + "), hardware label local (2 cores)",
         "runs": {scale: sorted(map(str, set(d["run_id"]))) for scale, d in df.groupby("scale")},
         "spread": {
             scale: {f"{r.suite}/{r.workload}/{r.metric}": round(float(r.rel), 6) for r in d.itertuples()} for scale, d in worst.items()

@@ -2,14 +2,14 @@
 
 A contrast (one version's move less its suite's median engine's) cancels the host only when every engine's move is
 measured against the same earlier runs. Against each series' whole history, one version's narrowed runs (one engine,
-two suites, other hours) enter its own reference and not the others': on ``2de39d7f``, PostgreSQL 17's json_vs_jsonb
+two suites, other hours) enter its own reference and not the others': on one recorded host PostgreSQL 17's json_vs_jsonb
 history is mostly such runs, several of them 25-40 % slower than its whole-matrix nights, while 16 and 18 have
 whole-matrix nights only. A 1.25x regression of 17 on its last three nights then moved it 12-15 % (log) against its
 whole history, 5-15 % beyond 16's and 18's moves against theirs, and its family was never selected; on the one run
 all three shared it moved 22 % (+24.7 %) beyond them. So where :data:`~jsonbench.history.stats.HOST_MIN_FAMILIES`
 engines of a suite have a reference of runs they all ran in (:func:`common_runs`, the runs a family's sustained verdict
-reads too), the window is judged on those runs alone. Fewer reference runs, less power the first night (``431a3be6``'s
-plant: 8 series the first night, not 22; 199 within three nights either way).
+reads too), the window is judged on those runs alone. Fewer reference runs, less power the first night (a planted
+version on one recorded host: 8 series the first night, not 22; 199 within three nights either way; docs/methods/drift.md).
 """
 
 from __future__ import annotations

@@ -142,14 +142,14 @@ def judge_polled_peak(g: list[Any], metric: str, value: float, s: Settings, typi
     A poll reads what the engine holds between measure windows, so every read is a lower bound of the peak and a low
     read is a missed transient, not a change (:data:`~jsonbench.dataset.measurement.POLLED_PEAKS`). Judged as a
     sampled value, one missed read became the reference, and the next night's true peak (+11 %, SQLite 3.54.1 on
-    2de39d7f) read as drift against a near-exact sigma. So the reference is the history's largest read, only a rise
+    one recorded host) read as drift against a near-exact sigma. So the reference is the history's largest read, only a rise
     counts, and the rise must exceed the plan's margin (:func:`~jsonbench.dataset.measurement.plan_bound`, what
     the plan already allows beyond the last figure: x1.25 and one WAL segment): within it no plan goes wrong. Beyond
     it the read is certain (the engine held at least that much), so it fails at once, as a fact does: measuring again
     cannot take a lower bound back. Quiet or not makes no difference to what an engine held.
 
     ``typical``: what the cell holds on this hardware type (the calibration record's figure over every host), when
-    the record serves the series. A host whose polls all miss the peak has only low reads: ``76df4b9f``'s first night
+    the record serves the series. A host whose polls all miss the peak has only low reads: one recorded host's first night
     read PostgreSQL 16's large_document_update at 158 MB, its second at 219 MB, which failed against the first (bound
     214 MB) while eight hosts read 329 MB. So the reference is the larger of the two, and a host new to the record is
     judged from its first night.

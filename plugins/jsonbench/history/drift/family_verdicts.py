@@ -37,8 +37,8 @@ log = logging.getLogger(__name__)
 #: The fewest earlier runs beside the suite's other engines a family's verdict is judged against: every night of its
 #: window is compared with the same reference, and with one run of it, one odd start of one version would make every
 #: night look apart. Two and three raised the same honest alarms over every recorded host (``drift-recheck``), and two
-#: caught more of a planted version where whole-matrix history is short (``2de39d7f``: 30 % of the series whose noise
-#: allows it, against 4 %).
+#: caught more of a planted version where whole-matrix history is short (on one recorded host: 30 % of the series whose
+#: noise allows it, against 4 %).
 VERDICT_MIN_REF = 2
 
 
@@ -92,7 +92,7 @@ def verdict_calls(fm: FamilyMoves, calls: Mapping[SeriesId, FamilyCall], q: floa
     * every night of the window, and every run it is compared with, ran at least ``HOST_MIN_FAMILIES`` engines of the
       suite (:func:`~jsonbench.history.drift.beside.common_runs`), and the record holds the family's sigma against them
       (``contrast_sigma``): the host's hour moves every version alike and cancels, on both sides of the comparison. One
-      engine alone cannot be told from the host's hour, which the canary does not feel (on ``431a3be6`` the catalogue of
+      engine alone cannot be told from the host's hour, which the canary does not feel (on one recorded host the catalogue of
       PostgreSQL 17, run alone, moved 19-21 % over three honest runs, each 2.2-2.9 of its sigmas); nor can a family whose
       history holds hours the versions beside it were not measured in;
     * its median change over the last two or three nights (tonight's included), less the suite's median engine's,

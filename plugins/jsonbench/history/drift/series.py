@@ -30,7 +30,7 @@ class CalibratedSeries:
     """One statistical series judged against its calibrated noise: its runs' log statistics (oldest first), tonight's,
     and the record's entry.
 
-    ``runs``, ``hosts`` and ``revisions`` name each run of ``logs`` and then tonight's (the host: the boot id, or a host
+    ``runs``, ``hosts`` and ``revisions`` name each run of ``logs`` and then tonight's (the host: the kernel's ``boot_id``, or a host
     of its own under a CPU quota; the revision: the harness's ``git_revision``). ``base`` is where the series' current
     level starts in ``logs``. ``canary`` is the canary's move taken out of tonight's window, when it was taken out, and
     ``canary_note`` why it was not.
