@@ -173,7 +173,8 @@ def test_campaign_keeps_published_runs_resumes_the_unfinished_and_calibrates(mak
 
 def test_the_report_block_shows_each_label_and_the_latest_checkcheck(make_cells: Any, results_dir: Path) -> None:
     from jsonbench.report.model import noise_figures
-    from jsonbench.report.page import environment, noise_context
+    from jsonbench.report.run_blocks import noise_context
+    from jsonbench.report.templating import environment
     from jsonbench_dev.checkcheck import save
 
     _history(make_cells, 3)
@@ -188,7 +189,7 @@ def test_the_report_block_shows_each_label_and_the_latest_checkcheck(make_cells:
     mine = [c for c in fig["calibration"] if c["hardware_label"] == LABEL]
     assert mine[0]["runs"] == 3 and mine[0]["calibrated"]
     assert [c["calibrated"] for c in fig["calibration"] if c["hardware_label"] == "never-calibrated"] == [False]
-    html = environment().get_template("noise.html.j2").render(page={"noise": noise_context(fig)})
+    html = environment().get_template("noise.html.j2").render(page={"noise": {**noise_context(fig), "hearing": []}})
     assert "id='noise'" in html and "never-calibrated" in html and "<th>1.1x</th><th>1.25x</th>" in html and "50%" in html
 
 

@@ -2,7 +2,7 @@
 
 Built by the ``jsonb_benchmark_report`` DAG after every checked run (it is scheduled on the Asset
 ``jsonbench_validations``), at the end of ``python -m jsonbench.cli run``, or by
-``python -m jsonbench.cli report [--results-dir D] [--run-id R]``. See :mod:`jsonbench.report.page`;
+``jsonbench report [--results-dir D] [--run-id R]``. See :mod:`jsonbench.report.page`;
 :mod:`jsonbench.report.serve` serves it inside Airflow's web server.
 
 ``build_report`` is imported on first use: the Airflow plugin imports :mod:`jsonbench.report.serve` in every

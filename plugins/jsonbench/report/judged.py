@@ -5,7 +5,7 @@ findings and drift series (a run below :data:`jsonbench.checks.verdicts.JUDGED_S
 judged*, and its badge never reads as passed), and every suspect with both of its measurements: the
 night's and its confirmation's, with the band and the final verdict (confirmed, cleared, unconfirmed).
 This module says which judgement a run gets; the box's values are prepared by
-:func:`jsonbench.report.page.judged_context` and drawn by ``templates/judged.html.j2``.
+:func:`jsonbench.report.run_blocks.judged_context` and drawn by ``templates/judged.html.j2``.
 """
 
 from __future__ import annotations
