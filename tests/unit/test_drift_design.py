@@ -139,7 +139,7 @@ def test_a_history_that_restarts_says_why() -> None:
 def test_the_report_says_why_a_history_restarted() -> None:
     """The drift section gathers the restart notes of the series still building history, once each (a stand-in frame of
     validation rows for speed; :func:`test_a_history_that_restarts_says_why` makes the note from real drift code)."""
-    from jsonbench.report.page import drift_context
+    from jsonbench.report.suite_blocks import drift_context
 
     why = f"{RESTART_NOTE}: 3 earlier run(s) of postgres-17 were measured otherwise (aslr on -> off), and are not its history"
     v = pd.DataFrame(

@@ -9,7 +9,7 @@ import pytest
 
 from jsonbench.history.stats import family_mds
 from jsonbench.report.model import hearing_figures
-from jsonbench.report.page import hearing_context
+from jsonbench.report.run_blocks import hearing_context
 
 
 def _row(engine: str, sigma: float, nights: int | None, kind: str = "timed", method: str = "calibrated window test") -> dict[str, object]:

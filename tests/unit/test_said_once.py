@@ -39,7 +39,7 @@ def test_write_text_atomic_removes_its_temporary_file_on_failure(tmp_path: Path)
 
 
 def test_templates_fold_markup_tight_and_text_with_one_space() -> None:
-    from jsonbench.report.page import _fold
+    from jsonbench.report.templating import _fold
 
     assert _fold("<p>\n  <b>x</b>\n</p>\n") == "<p><b>x</b></p>"
     assert _fold("<p>one line\n   runs on</p>") == "<p>one line runs on</p>"

@@ -151,7 +151,7 @@ def test_the_noise_table_reads_a_two_start_figure_as_drift_does() -> None:
 
 
 def test_the_report_says_on_how_many_starts_the_figures_rest() -> None:
-    from jsonbench.report.page import _starts_words
+    from jsonbench.report.run_blocks import _starts_words
 
     two = json.dumps({"rows": 500, STARTS_KEY: 2})
     run = pd.DataFrame(
