@@ -25,7 +25,8 @@ from jsonbench.dataset.publish import read_dataset, read_dataset_report
 from jsonbench.suites import get_suite
 from tests.faultkit import DagRun, active_statement, pgbench_clients, postmasters, wait_for
 
-pytestmark = pytest.mark.dag
+#: Two real DAG runs killed mid-cell, with real engines: end to end, so in the matrix tier.
+pytestmark = [pytest.mark.integration, pytest.mark.dag]
 
 SUITE = "large_document_update"
 ENGINE = "postgres-17"
