@@ -8,3 +8,21 @@ derivation of the deterministic facts, the quiet detector's check and the calibr
 containers, and nothing of the product imports it (``tests/unit/test_import_graph.py``), so a change here cannot
 change what the DAGs measure or judge.
 """
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: The folder that holds this package: a child Airflow that imports one of its DAG files needs it on its path.
+DEV_ROOT = Path(__file__).resolve().parent.parent
+
+
+def child_pythonpath(plugins: Path, env: dict[str, str]) -> str:
+    """``PYTHONPATH`` for a child process that loads this package's DAG files: the product's plugins, this package's
+    folder, then whatever the environment already had."""
+    parts = [str(plugins), str(DEV_ROOT)]
+    if env.get("PYTHONPATH"):
+        parts.append(env["PYTHONPATH"])
+    return os.pathsep.join(parts)
+

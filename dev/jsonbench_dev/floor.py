@@ -26,6 +26,7 @@ from typing import Any
 
 from jsonbench import paths
 from jsonbench.cli import UsageError
+from jsonbench_dev import child_pythonpath
 
 #: The floor DAG's id, and its file (copied into a private DAG folder, never imported here: it defines a DAG).
 DAG_ID = "jsonbench_floor"
@@ -68,7 +69,13 @@ def dags_test_floor(tasks: int, seconds: float = 0.0) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="floor-", dir=cache))
     try:
         env = dict(apply(dict(os.environ)))
-        env.update({"AIRFLOW_HOME": str(work / "airflow"), "AIRFLOW__CORE__DAGS_FOLDER": str(dag_folder(work, with_project=False))})
+        env.update(
+            {
+                "AIRFLOW_HOME": str(work / "airflow"),
+                "AIRFLOW__CORE__DAGS_FOLDER": str(dag_folder(work, with_project=False)),
+                "PYTHONPATH": child_pythonpath(paths.PROJECT_ROOT / "plugins", env),
+            }
+        )
         airflow = shutil.which("airflow", path=env.get("PATH")) or "airflow"
         _run([airflow, "db", "migrate"], env, 600)
         sleeps = [seconds] * (tasks - 1)

@@ -32,6 +32,7 @@ from typing import Any
 
 from jsonbench import paths
 from jsonbench.host.census import Census
+from jsonbench_dev import child_pythonpath
 
 DAG_ID = "jsonb_benchmark_matrix"
 
@@ -100,7 +101,7 @@ def _env(home: Path, port: int, scratch: Path) -> dict[str, str]:
             "JSONBENCH_SCHEDULE": "none",
             "JSONBENCH_SCRATCH_DIR": str(scratch),
             "JSONBENCH_HOST_LOCK_DIR": str(scratch / ".host-lease"),
-            "PYTHONPATH": str(paths.PROJECT_ROOT / "plugins") + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""),
+            "PYTHONPATH": child_pythonpath(paths.PROJECT_ROOT / "plugins", env),
         }
     )
     return env
