@@ -25,4 +25,3 @@ def child_pythonpath(plugins: Path, env: dict[str, str]) -> str:
     if env.get("PYTHONPATH"):
         parts.append(env["PYTHONPATH"])
     return os.pathsep.join(parts)
-

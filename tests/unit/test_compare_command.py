@@ -55,3 +55,21 @@ def test_the_verdict_table_names_each_metric_and_the_facts_that_differ() -> None
     text = verdict_table(rows)
     assert "w/v/t" in text and "regression" in text and "(about 30 pairs)" in text
     assert "1 of 2 the same" in text and "size: A 1, B 2" in text and "pair 2 dropped" in text
+
+
+def test_pair_time_sums_each_pairs_engine_cells_and_nothing_else() -> None:
+    from jsonbench.compare.publish import pair_time
+
+    def row(pair: int, workload: str, metric: str, value: float | None) -> dict[str, object]:
+        return {"pair": pair, "workload": workload, "metric": metric, "value": value}
+
+    rows = [
+        row(0, "_cell", "duration", 10.0),
+        row(0, "_cell", "duration", 12.0),  # the pair's other start
+        row(0, "_cell", "peak_rss", 9e8),  # not a time
+        row(0, "json_big", "duration", 99.0),  # a workload's metric, not the cell's
+        row(1, "_cell", "duration", 8.0),
+        row(2, "_cell", "duration", None),  # a start that never measured its cell
+    ]
+    assert pair_time(rows) == {"pairs": 2, "seconds": 30.0, "per_pair": 15.0}
+    assert pair_time([]) == {"pairs": 0, "seconds": 0.0, "per_pair": 0.0}

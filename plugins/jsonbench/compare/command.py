@@ -144,7 +144,11 @@ def run_comparison(conf: dict[str, Any], log_path: Path | None = None, quiet: bo
     rows = [r for r in read_comparisons(cfg.run.results_dir, cfg.run.hardware_label).to_pylist() if r["comparison_id"] == run_id]
     print(verdict_table(rows) if rows else f"no comparison rows for run {run_id}; see {log_path}")
     if rows:
+        from jsonbench.compare.publish import pair_time, read_starts
         from jsonbench.dataset.schema import run_key
+
+        spent = pair_time(read_starts(cfg.run.results_dir, str(run_id), cfg.run.hardware_label))
+        print(f"pairs: {spent['pairs']} started, {spent['seconds']:.0f} s of engine cells, {spent['per_pair']:.1f} s a pair")
 
         print(f"page: {Path(cfg.run.results_dir) / 'report' / f'compare-{run_key(str(run_id))}.html'}")
     print(f"run {run_id}: {state} in {time.perf_counter() - t0:.0f} s")

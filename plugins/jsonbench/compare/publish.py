@@ -160,6 +160,18 @@ def read_starts(results_dir: str | Path, comparison_id: str, hardware_label: str
     return [r for path in sorted(root.glob(glob)) for r in pq.read_table(path, schema=START_SCHEMA).to_pylist()]
 
 
+def pair_time(start_rows_: Sequence[dict[str, Any]]) -> dict[str, float | int]:
+    """What the comparison's pairs cost: the engine cells' measured seconds (their ``_cell`` duration rows) summed per
+    pair, over every pair that started (a dropped pair cost its time too). ``pairs``, ``seconds`` (all of them) and
+    ``per_pair`` (their mean; 0 without a pair), the figure that says how many pairs a night or an hour can hold."""
+    per: dict[int, float] = {}
+    for r in start_rows_:
+        if r.get("workload") == CELL_RECORD and r.get("metric") == "duration" and r.get("value") is not None:
+            per[int(r["pair"])] = per.get(int(r["pair"]), 0.0) + float(r["value"])
+    total = sum(per.values())
+    return {"pairs": len(per), "seconds": total, "per_pair": total / len(per) if per else 0.0}
+
+
 def _finite(v: float | None) -> float | None:
     return v if v is not None and math.isfinite(v) else None
 
