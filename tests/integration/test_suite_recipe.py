@@ -6,24 +6,20 @@ path (outside the repository), one SQL folder, its expectation files and one blo
 named by ``JSONBENCH_INCLUDE_DIR`` / ``JSONBENCH_MATRIX``. The suite is then planned, parsed into
 the DAG (its task group and workload task appear), and run through ``tasks.plan / provision /
 run_workload / teardown / publish / check`` on a real embedded PostgreSQL 17. No Python file of the
-project is touched: the test snapshots them before and compares after.
+project is touched: the test snapshots them (and the build pins) before and compares after.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from tests.conftest import ROOT
+from tests.recipes import child_env, include_copy, parsed_dag, project_files, read_matrix, write_matrix
 
 SUITE = "tiny"
 
@@ -108,19 +104,10 @@ SEED = {
 }
 
 
-def _python_files() -> dict[str, str]:
-    return {
-        str(p.relative_to(ROOT)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for folder in ("plugins", "dags")
-        for p in sorted((ROOT / folder).rglob("*.py"))
-    }
-
-
 @pytest.fixture
 def recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     """The tiny suite added by the recipe: module, SQL folder, expectation files, one matrix block."""
-    include = tmp_path / "include"
-    shutil.copytree(ROOT / "include", include)
+    include = include_copy(tmp_path, monkeypatch)
     modules = tmp_path / "modules"
     modules.mkdir()
     (modules / "tinysuite.py").write_text(textwrap.dedent(MODULE))  # 1. a module
@@ -129,14 +116,11 @@ def recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
         (include / "sql" / SUITE / name).write_text(text)
     (include / "expectations" / f"{SUITE}.reproduction.json").write_text(json.dumps(REPRODUCTION, indent=2))  # 3. its expectations
     (include / "expectations" / f"{SUITE}.seed.json").write_text(json.dumps(SEED, indent=2))
-    matrix = yaml.safe_load((include / "matrix.yaml").read_text())  # 4. one block, and its parameters per scale
+    matrix = read_matrix(include)  # 4. one block, and its parameters per scale
     matrix["suites"][SUITE] = {"module": "tinysuite:Tiny", "family": "postgres", "seed": "tiny.txt"}
     for scale in matrix["scales"].values():
         scale[SUITE] = {"rows": 10}
-    (include / "matrix.yaml").write_text(yaml.safe_dump(matrix, sort_keys=False))
-    monkeypatch.setenv("JSONBENCH_INCLUDE_DIR", str(include))
-    monkeypatch.setenv("JSONBENCH_MATRIX", str(include / "matrix.yaml"))
-    monkeypatch.delenv("JSONBENCH_EXPECTATIONS_DIR", raising=False)
+    write_matrix(include, matrix)
     monkeypatch.syspath_prepend(str(modules))
     return {"include": include, "modules": modules}
 
@@ -148,7 +132,7 @@ def test_a_suite_added_by_the_recipe_is_planned_parsed_and_run(
     from jsonbench.orchestration import tasks
     from jsonbench.suites import get_suite
 
-    before = _python_files()
+    before = project_files()
     suite = get_suite(SUITE)
     assert Path(sys.modules[type(suite).__module__].__file__ or "").parent == recipe["modules"]  # the module lives outside the project
 
@@ -163,28 +147,12 @@ def test_a_suite_added_by_the_recipe_is_planned_parsed_and_run(
     assert planned["costs"]["cells"]["tiny__postgres-17"]["source"] == "tiny estimate"
 
     # Parsed into the DAG: its task group with its workload task, chained like every other cell.
-    env = {
-        **airflow_env,
-        "JSONBENCH_INCLUDE_DIR": str(recipe["include"]),
-        "JSONBENCH_MATRIX": str(recipe["include"] / "matrix.yaml"),
-        "PYTHONPATH": f"{recipe['modules']}:{ROOT / 'plugins'}",
-    }
-    probe = textwrap.dedent(f"""
-        import json
-        from airflow.dag_processing.dagbag import DagBag
-        bag = DagBag(dag_folder={str(ROOT / "dags" / "jsonb_benchmark_matrix.py")!r})
-        assert not bag.import_errors, bag.import_errors
-        dag = bag.dags["jsonb_benchmark_matrix"]
-        last = dag.get_task("tiny__postgres-17.provision")
-        print(json.dumps({{"groups": sorted(dag.task_group_dict), "tasks": sorted(dag.task_ids), "after": sorted(last.upstream_task_ids)}}))
-    """)
-    res = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    parsed = json.loads(res.stdout.strip().splitlines()[-1])
+    parsed = parsed_dag(child_env(airflow_env, recipe["include"], modules=recipe["modules"]))
     assert "tiny__postgres-17" in parsed["groups"]
     assert {"tiny__postgres-17.provision", "tiny__postgres-17.count", "tiny__postgres-17.teardown"} <= set(parsed["tasks"])
     # after every earlier cell's teardown (one engine at a time)
-    assert "plan" in parsed["after"] and any(t.endswith(".teardown") for t in parsed["after"]), parsed["after"]
+    after = parsed["after"]["tiny__postgres-17.provision"]
+    assert "plan" in after and any(t.endswith(".teardown") for t in after), after
 
     # Run through the driver on a real engine, published and checked.
     handle = tasks.provision(planned, cell["cell_id"])
@@ -209,4 +177,4 @@ def test_a_suite_added_by_the_recipe_is_planned_parsed_and_run(
     assert out["sanity_ok"] and out["facts_ok"], out["failed"]
     assert out["by_tag"]["deterministic"]["passed"] > 0, "the suite's fact (10 rows) was judged"
 
-    assert _python_files() == before, "adding a suite by the recipe must not change any Python file of the project"
+    assert project_files() == before, "adding a suite by the recipe must not change any Python file of the project"
