@@ -25,9 +25,11 @@ what a killed task started. Adapters never import the driver (``tasks``), the ru
 (``plan``), the matrix file (``matrix``) or the command line; setup-time work (fetching builds, making venvs) belongs to
 :mod:`jsonbench.setup`, not here.
 
-Adding a backend: subclass :class:`Engine` with a :class:`Handle` dataclass of its own, add it
-under its family in ``include/matrix.yaml``, and give the engines an entry under ``backends:``
-with the options the adapter reads from ``cell.backend_options``.
+Adding a backend: subclass :class:`Engine` with a :class:`Handle` dataclass of its own (named by
+``handle_type``, which :meth:`Engine.load_handle` rebuilds from JSON), add it under its family in
+``include/matrix.yaml``, and give the engines an entry under ``backends:`` with the options the
+adapter reads from ``cell.backend_options``. ``tests/integration/test_backend_recipe.py`` adds one
+from a temporary folder exactly this way (``docs/extending.md`` has the recipe step by step).
 
 Families:
 

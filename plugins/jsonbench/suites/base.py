@@ -50,7 +50,7 @@ measurements (an update) are never retried: their rows are published marked ``qu
 4. one block under ``suites:`` in ``include/matrix.yaml`` naming its ``module`` (``pkg.mod:Class``),
    ``family`` and ``seed``, and its parameters under every scale profile.
 
-``tests/unit/test_suite_recipe.py`` adds a tiny suite from a temporary folder exactly this way.
+``tests/integration/test_suite_recipe.py`` adds a tiny suite from a temporary folder exactly this way.
 """
 
 from __future__ import annotations
