@@ -28,7 +28,7 @@ what a killed task started. Adapters never import the driver (``tasks``), the ru
 Adding a backend: subclass :class:`Engine` with a :class:`Handle` dataclass of its own (named by
 ``handle_type``, which :meth:`Engine.load_handle` rebuilds from JSON), add it under its family in
 ``include/matrix.yaml``, and give the engines an entry under ``backends:`` with the options the
-adapter reads from ``cell.backend_options``. ``tests/integration/test_backend_recipe.py`` adds one
+adapter reads from ``cell.backend_options``. ``tests/matrix/test_backend_recipe.py`` adds one
 from a temporary folder exactly this way (``docs/extending.md`` has the recipe step by step).
 
 Families:

@@ -6,9 +6,10 @@ takes a version of the kind its recipe adds that the project already pins and ha
 PostgreSQL 17 in ``engines/postgres-extra``, the engine the minor-build recipe's step 4 declares; the newest SQLite of
 the matrix), puts a copy of the matrix in the state before that version was added (its engine taken out), and adds it
 back by the recipe's steps, with the matrix block the page prints, its example version replaced by this one. Then the
-engine is planned with ``jsonbench plan``, parsed into the DAG, and a smoke cell of it (one workload) is run through the
-driver's task functions on the real build and published: the rows carry the new engine id and the build's exact
-version. Nothing of the project changes (the test snapshots its Python files and build pins before and compares after).
+engine is planned with ``jsonbench plan``, parsed into the DAG, and a smoke cell of it is run through the driver's task
+functions on the real build, published and checked: the rows carry the new engine id and the build's exact version,
+and the suite's facts are judged on the new engine at once. Nothing of the project changes (the test snapshots its
+Python files and build pins before and compares after).
 
 Not followed here: pinning a new package (``package.json``, ``npm install --package-lock-only``) and fetching it
 (``./bin/setup``, ``pip``): both need the registry. The tests assert instead that their outcome is in place for the
@@ -36,9 +37,8 @@ from tests.recipes import child_env, include_copy, jsonbench, parsed_dag, projec
 MINOR_RECIPE = "A newer minor build of PostgreSQL 17 (for example 17.11)"
 SQLITE_RECIPE = "A newer SQLite"
 LOGICAL_DATE = "2026-11-29T02:00:00+00:00"
-#: The one workload each smoke cell runs: the recipe's smoke run, narrowed to what proves the engine runs.
-PG_WORKLOAD = "json_small"
-SQLITE_WORKLOAD = "keys_10"
+
+pytestmark = pytest.mark.integration
 
 
 def _recipe_engine(heading: str, version: str) -> tuple[str, dict[str, Any]]:
@@ -64,6 +64,31 @@ def _published(results_dir: Path, engine_id: str) -> Any:
 
     rows = read_dataset(str(results_dir), table="measurements").to_pandas()
     return rows[rows["engine_id"] == engine_id]
+
+
+def _checked(planned: dict[str, Any], results_dir: Path, engine_id: str) -> dict[str, Any]:
+    """The run checked for real, its outcome read from the stored validation rows: the sanity checks and the
+    deterministic facts must pass (a timing band depends on how busy the machine is, so its verdict is not read), and
+    the suite's facts must have been judged on the new engine."""
+    from jsonbench.checks.examine import ChecksFailed, check_outcome, row_tag
+    from jsonbench.dataset.read import VALIDATIONS, read_dataset
+    from jsonbench.orchestration import tasks
+
+    try:
+        tasks.check(planned)
+    except ChecksFailed:
+        pass
+    run_id = planned["run"]["run_id"]
+    out = check_outcome(results_dir, run_id)
+    assert out["sanity_ok"] and out["facts_ok"], out["failed"]
+    judged = read_dataset(results_dir, VALIDATIONS, run_id=run_id).to_pandas()
+    facts = [
+        r
+        for _, r in judged.iterrows()
+        if r["engine_id"] == engine_id and r["check_kind"] == "reproduction" and row_tag(r) == "deterministic"
+    ]
+    assert facts and all(r["success"] for r in facts), f"the suite's facts were not judged on {engine_id}: {out['failed']}"
+    return out
 
 
 def test_an_older_minor_added_by_the_recipe_is_planned_parsed_run_and_compared(
@@ -123,7 +148,7 @@ def test_an_older_minor_added_by_the_recipe_is_planned_parsed_run_and_compared(
         LOGICAL_DATE,
     )
     assert [c["cell_id"] for c in planned["cells"]] == [cell_id]
-    run_cell(planned, cell_id, (PG_WORKLOAD,))
+    run_cell(planned, cell_id)
     assert leak_check() == []
     assert tasks.publish(planned)["rows"] > 0
     rows = _published(results_dir, engine_id)
@@ -131,6 +156,7 @@ def test_an_older_minor_added_by_the_recipe_is_planned_parsed_run_and_compared(
     assert set(rows["engine_version"]) == {minor}, "the rows' version is not the build's own"
     pinned = build.pinned()
     assert set(rows["engine_build"]) == {f"npm {pinned['name']}@{pinned['version']}"}
+    _checked(planned, results_dir, engine_id)  # its findings judged on it at once, with no other file changed
 
     assert project_files() == before, "adding an engine version by the recipe must not change a Python file or a build pin"
 
@@ -186,22 +212,22 @@ def test_a_newer_sqlite_added_by_the_recipe_is_installed_planned_parsed_and_run(
         {"suites": ["sqlite_jsonb"], "engines": [engine_id], "scale": "smoke", "results_dir": str(results_dir)}, "recipe_run", LOGICAL_DATE
     )
     assert [c["cell_id"] for c in planned["cells"]] == [cell_id]
-    run_cell(planned, cell_id, (SQLITE_WORKLOAD,))
+    run_cell(planned, cell_id)
     assert leak_check() == []
     assert tasks.publish(planned)["rows"] > 0
     rows = _published(results_dir, engine_id)
     assert len(rows) > 0, "no row carries the new engine id"
     assert set(rows["engine_version"]) == {version}, "the rows' version is not the one SQLite reports"
     assert all(package in b for b in rows["engine_build"]), set(rows["engine_build"])
+    _checked(planned, results_dir, engine_id)
 
     # A version without JSONB is refused by the run's plan, before any engine starts.
+    older_id, older_block = _recipe_engine(SQLITE_RECIPE, "3.44.0")
+    matrix["engines"][older_id] = older_block
     older = include / "older.yaml"
-    matrix["engines"]["sqlite-3.44.0"] = _recipe_engine(SQLITE_RECIPE, "3.44.0")[1]
     older.write_text(json.dumps(matrix))
     monkeypatch.setenv("JSONBENCH_MATRIX", str(older))
     with pytest.raises(ConfigError, match="no JSONB"):
-        tasks.plan(
-            {"suites": ["sqlite_jsonb"], "engines": ["sqlite-3.44.0"], "scale": "smoke", "results_dir": str(results_dir)}, "older", None
-        )
+        tasks.plan({"suites": ["sqlite_jsonb"], "engines": [older_id], "scale": "smoke", "results_dir": str(results_dir)}, "older", None)
 
     assert project_files() == before, "adding a SQLite version by the recipe must not change a Python file or a build pin"

@@ -28,8 +28,8 @@ from tests.recipes import child_env, include_copy, jsonbench, parsed_dag, projec
 BACKEND = "relay"
 ENGINE = "postgres-17"
 SUITE = "large_document_update"
-#: One workload of the suite: the cell is the recipe's smoke run, narrowed to what proves the backend runs.
-WORKLOAD = "json_small"
+
+pytestmark = pytest.mark.integration
 
 MODULE = '''
 """Backend "relay": the embedded build's server, started and stopped by the embedded adapter it relays every step
@@ -115,6 +115,7 @@ def test_a_backend_added_by_the_recipe_is_planned_parsed_and_runs_a_cell(
     from jsonbench.dataset.read import read_dataset
     from jsonbench.engines.base import engine_for
     from jsonbench.orchestration import tasks
+    from jsonbench.suites import get_suite
 
     before = project_files()
     cell_id = cell_id_of(SUITE, ENGINE)
@@ -143,7 +144,8 @@ def test_a_backend_added_by_the_recipe_is_planned_parsed_and_runs_a_cell(
     try:
         assert engine.pids(engine.load_handle(handle)), "the adapter names no process of its running server"
         assert leak_check(wait_s=0), "the server should be running"
-        tasks.run_workload(planned, cell_id, handle, WORKLOAD)
+        for workload in get_suite(SUITE).workloads:
+            tasks.run_workload(planned, cell_id, handle, workload)
     finally:
         tasks.teardown(planned, cell_id, handle)
     tasks.teardown(planned, cell_id, None)  # again, from the handle handle_for finds: idempotent
