@@ -111,6 +111,7 @@ def _log_statistic(x: Any) -> float | None:
 def host_noise(pts: list[tuple[Any, float]], tonight: Any, prior: float, kind: Any) -> OwnNoise:
     """The series' nightly noise on tonight's host (:func:`jsonbench.history.stats.own_noise`): its quiet earlier nights
     measured where tonight was (``host_of``), their engine starts, shrunk towards the record's level inside one host.
+    A night far from the others (:func:`jsonbench.history.stats.quiet_nights`) stays in the history but teaches nothing.
 
     The record's level is pooled over every host of the label, each judged against its own runs, and its quietest and
     noisiest hosts differ several fold: a laptop whose nights move 3 % was judged with a sigma of 10-30 % and a planted
@@ -118,7 +119,7 @@ def host_noise(pts: list[tuple[Any, float]], tonight: Any, prior: float, kind: A
     """
     here = host_of(tonight)
     mine = [(x, lv) for x, lv in pts if host_of(x) == here]
-    starts = [s for x, _ in mine if len(s := start_logs(str(x.unit), x.samples, getattr(x, "extra", None))) >= 2]
+    starts = [start_logs(str(x.unit), x.samples, getattr(x, "extra", None)) for x, _ in mine]
     floor = SAMPLED_FLOOR if kind == "sampled" else SIGMA_FLOOR
     return own_noise([lv for _, lv in mine], starts, prior, floor)
 

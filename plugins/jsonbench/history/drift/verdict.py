@@ -37,7 +37,8 @@ def own_words(c: CalibratedSeries) -> str:
     scaled = f"the record's {record:.1%}" + (f" scaled to this host's family ({own.prior:.1%})" if own.prior != record else "")
     if own.own is None or own.df <= 0:
         return f"no quiet night of this host's own yet: {scaled}; "
-    return f"this host's own nights ({own.nights}, moving {own.own:.1%}) shrunk towards {scaled} ({own.df} df against {HOST_PRIOR_DF}); "
+    apart = f"; {own.left_out} far from the others left out" if own.left_out else ""
+    return f"this host's own nights ({own.nights}, moving {own.own:.1%}{apart}) shrunk towards {scaled} ({own.df} df against {HOST_PRIOR_DF}); "
 
 
 def _score(change: float, floor: float, lone_p: float, call: FamilyCall, q: float) -> float:
