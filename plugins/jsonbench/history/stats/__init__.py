@@ -51,7 +51,7 @@ from jsonbench.history.stats.thresholds import (
     lone_z,
     thresholds,
 )
-from jsonbench.history.stats.window import Window, host_mix, lone_window, window_of, window_se, windows
+from jsonbench.history.stats.window import Window, host_mix, lone_window, reference, window_of, window_se, windows
 
 __all__ = [
     "FAMILY_LEVEL",
@@ -88,6 +88,7 @@ __all__ = [
     "own_noise",
     "pooled_variance",
     "quiet_nights",
+    "reference",
     "shift_for",
     "shrunk",
     "tail_p",

@@ -10,7 +10,9 @@ machine starts from the prior and after a few quiet nights is judged by its own 
 
 Only quiet nights teach it (:func:`quiet_nights`): a night whose level sits far from the others' (a backup job, a noisy
 neighbour, a change its history has not segmented yet) stays in the series' history, but not in what the host learns of
-its noise, which one such night would otherwise widen for as long as it stays in the window.
+its noise, which one such night would otherwise widen for as long as it stays in the window. Nor is tonight judged
+against it (:meth:`OwnNoise.far`): a noise learned without the night, against a level that holds it, reads the
+night's excursion as tonight's move.
 """
 
 from __future__ import annotations
@@ -48,10 +50,23 @@ class OwnNoise:
     #: every earlier night's level and its starts' bests, as given (the left out ones included)
     levels: tuple[float, ...] = ()
     starts: tuple[tuple[float, ...], ...] = ()
+    #: which of ``levels`` taught it (:func:`quiet_nights`)
+    quiet: tuple[bool, ...] = ()
 
     def towards(self, prior: float) -> OwnNoise:
         """The same nights judged against another prior and shrunk towards it (which nights are quiet depends on it)."""
         return own_noise(self.levels, self.starts, prior, self.floor)
+
+    def far(self, first: int = 0) -> list[int]:
+        """Which of the nights from ``first`` on (indices into ``levels``) are far from the others of them, by the rule
+        and the spread that chose the quiet nights (:func:`quiet_nights`): what tonight is not judged against. From the
+        first night, the very nights left out of the noise; from where the series' current level starts (a change
+        its history found), the nights of that level alone, so that a new level, still fewer nights than the old one
+        and left out of the noise as far from its median, remains the reference."""
+        if first <= 0:
+            return [i for i, q in enumerate(self.quiet) if not q]
+        quiet = quiet_nights(self.levels[first:], self.prior, self.floor)
+        return [first + i for i, q in enumerate(quiet) if not q]
 
 
 def pooled_variance(groups: Sequence[Sequence[float]]) -> tuple[float | None, int]:
@@ -124,6 +139,7 @@ def own_noise(
         len(nightly) - len(kept),
         tuple(nightly),
         tuple(tuple(g) for g in starts),
+        tuple(quiet),
     )
 
 
