@@ -192,7 +192,7 @@ class _Laps:
 
 def _check_expectations() -> None:
     """A malformed expectation file fails the plan, naming the file and the field, before any engine starts."""
-    from jsonbench.checks.library import validate_library
+    from jsonbench.checks.validate import validate_library
 
     validate_library()
 
