@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from jsonbench import paths
-from jsonbench.checks.examine import ChecksFailed, check_outcome
+from jsonbench.checks.examine import ChecksFailed
+from jsonbench.checks.outcome import check_outcome
 from jsonbench.dataset.read import read_dataset
 from jsonbench.orchestration import tasks
 from jsonbench.suites import get_suite
