@@ -1,8 +1,7 @@
 """``check_run``: sanity, reproduction and drift checks of one published run, stored as validation rows.
 
-Named *examine* (it was ``run.py``) because "run" already means a DAG run, ``tools/rerun.py`` and the
-scheduler trial: this module examines the published results of one DAG run and publishes the
-validation rows that say what it found; nothing else in the package is named after examining.
+Named *examine* because "run" already means a DAG run and a rerun (``orchestration/rerun.py``): this module
+examines the published results of one DAG run and publishes the validation rows that say what it found.
 
 Order of work: read the run's published rows (never written to), build the frames, validate each
 with Great Expectations (Data Docs under ``<results>/data_docs/<run_key>/``), turn the outcomes
