@@ -192,28 +192,28 @@ def build(spec: BenchmarkDag) -> Any:
 
         @task(trigger_rule="all_done")  # after a failed check too: its suspects still get confirmed
         def suspects() -> list[dict[str, Any]]:
-            from jsonbench.orchestration import tasks
+            from jsonbench.orchestration import confirmation
 
-            return tasks.suspects(planned_or_skip())
+            return confirmation.suspects(planned_or_skip())
 
         @task(pool=POOL, queue=spec.queue, execution_timeout=timedelta(hours=6))
         def reconfirm(suspect: dict[str, Any]) -> dict[str, Any]:
             from airflow.sdk.exceptions import AirflowRescheduleException
 
             from jsonbench.host import lease as hostlease
-            from jsonbench.orchestration import tasks
+            from jsonbench.orchestration import confirmation
 
             try:
-                return tasks.reconfirm(planned_or_skip(), suspect)
+                return confirmation.reconfirm(planned_or_skip(), suspect)
             except hostlease.HostBusy as exc:
                 print(f"{exc}; waiting (rescheduled)")
                 raise AirflowRescheduleException(datetime.now(UTC) + HOST_RECHECK) from None
 
         @task(trigger_rule="all_done", retries=0, queue=spec.queue, on_failure_callback=CheckFailureNotifier())
         def confirm_check() -> dict[str, Any]:
-            from jsonbench.orchestration import tasks
+            from jsonbench.orchestration import confirmation
 
-            return tasks.confirm_check(planned_or_skip())
+            return confirmation.confirm_check(planned_or_skip())
 
         @task(trigger_rule="all_done", retries=0, outlets=[VALIDATIONS])
         def checked() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jsonbench.checks.examine import check_outcome
+from jsonbench.checks.outcome import check_outcome
 
 
 def states_of(task_instances: list[dict[str, Any]]) -> dict[str, str]:

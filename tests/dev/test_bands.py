@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from jsonbench.checks.bandrule import governed
-from jsonbench.checks.library import ExpectationFileError, load_library, validate_library
+from jsonbench.checks.library import load_library
+from jsonbench.checks.validate import validate_library
+from jsonbench.checks.validate_entries import ExpectationFileError
 from jsonbench_dev.bands import apply_rule, write_rule
 
 

@@ -15,11 +15,13 @@ import pandas as pd
 import pytest
 
 from jsonbench import paths
-from jsonbench.checks.examine import ChecksFailed, check_outcome
+from jsonbench.checks.examine import ChecksFailed
+from jsonbench.checks.outcome import check_outcome
 from jsonbench.dataset.read import read_dataset
 from jsonbench.orchestration import tasks
 from jsonbench.suites import get_suite
-from jsonbench.suites.documents.input import SAMPLE, DocumentsError
+from jsonbench.suites.documents.input import SAMPLE
+from jsonbench.suites.documents.plan import DocumentsError
 from jsonbench.suites.documents.summary import answers
 
 ENGINES = ["postgres-17", "sqlite-3.46.1"]

@@ -167,7 +167,8 @@ def test_a_suite_added_by_the_recipe_is_planned_parsed_and_run(
     assert list(mine["value"]) == [10.0]
     # Checked for real; the verdict on timings depends on how busy the machine is, so the test reads the
     # stored validation rows instead: the tiny suite's sanity and its deterministic fact must pass.
-    from jsonbench.checks.examine import ChecksFailed, check_outcome
+    from jsonbench.checks.examine import ChecksFailed
+    from jsonbench.checks.outcome import check_outcome
 
     try:
         tasks.check(planned)

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from jsonbench.checks.findings import SCALES, band_at, finding_expectations, findings_frame
-from jsonbench.checks.library import load_library, validate_library
+from jsonbench.checks.library import load_library
+from jsonbench.checks.validate import validate_library
 
 
 def _all() -> list[tuple[str, dict]]:

@@ -129,3 +129,21 @@ def test_a_metric_margin_from_an_aa_run_is_used() -> None:
     judged, _ = judge(_starts(12, 0.10, 0.01), _planned(12), [SUITE], stage_levels([12]), {"s/w/v/read_time": 0.2}, 0.02)
     read = next(j for j in judged if j.metric == "read_time")
     assert read.comparison is not None and read.comparison.margin == 0.2 and read.verdict == "small"
+
+
+def test_a_timing_neither_build_can_produce_is_left_out_not_called_inconclusive() -> None:
+    starts = [
+        StartResult(
+            s.pair,
+            s.arm,
+            s.suite,
+            (*s.measurements, Measurement.not_applicable("w", "json", "gin_build_time", "ms", "no GIN on json", kind="timed")),
+            s.fingerprint,
+            s.started_at,
+        )
+        for s in _starts(12, 0.0, 0.01)
+    ]
+    judged, _ = judge(starts, _planned(12), [SUITE], stage_levels([10, 12]), {}, 0.02)
+    by = {(j.variant, j.metric): j for j in judged}
+    assert ("json", "gin_build_time") not in by  # no pairs would ever decide it: not a metric left undecided
+    assert ("v", "read_time") in by and by[("v", "read_time")].comparison is not None  # the rest judged as ever

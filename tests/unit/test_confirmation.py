@@ -18,8 +18,8 @@ from jsonbench.cell import RunRef
 from jsonbench.checks import ChecksFailed, check_run
 from jsonbench.checks.alerts import alert_text
 from jsonbench.checks.confirm import confirm_run, suspect_cells
-from jsonbench.checks.examine import check_outcome
 from jsonbench.checks.library import load_library
+from jsonbench.checks.outcome import check_outcome
 from jsonbench.dataset.publish import CONFIRMATIONS, MEASUREMENTS, VALIDATIONS, read_dataset
 from tests.unit.checks_synth import confirm_run_cells, make_run, replace_metric, run_cells
 

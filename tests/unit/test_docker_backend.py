@@ -23,10 +23,13 @@ import pytest
 from docker.models.containers import _create_container_args
 
 from jsonbench import paths
-from jsonbench.engines import docker_exec, postgres_docker
+from jsonbench.engines import docker_client, docker_exec
 from jsonbench.engines.base import engine_for
+from jsonbench.engines.docker_client import DockerTarget, docker_target
+from jsonbench.engines.docker_container import container_labels, container_spec, initdb_args
+from jsonbench.engines.docker_sampling import ContainerGauge
 from jsonbench.engines.postgres_common import scaled_settings
-from jsonbench.engines.postgres_docker import DockerPostgres, DockerTarget, container_labels, container_spec, docker_target, initdb_args
+from jsonbench.engines.postgres_docker import DockerPostgres
 from jsonbench.errors import EngineUnavailable
 from jsonbench.host import facts as hostfacts
 from jsonbench.orchestration import tasks
@@ -460,13 +463,13 @@ def test_the_client_is_the_docker_hooks(monkeypatch: pytest.MonkeyPatch) -> None
             return "the hook's APIClient"
 
     monkeypatch.setattr(hook_module, "DockerHook", FakeHook)
-    client = postgres_docker._default_client(DockerTarget("unix:///run/d.sock", "jsonbench_docker", "jsonbench_docker", "test"))
+    client = docker_client.hook_client(DockerTarget("unix:///run/d.sock", "jsonbench_docker", "jsonbench_docker", "test"))
     assert made == [
         {
             "docker_conn_id": "jsonbench_docker",
             "base_url": "unix:///run/d.sock",
             "version": "auto",
-            "timeout": postgres_docker.CLIENT_TIMEOUT_S,
+            "timeout": docker_client.CLIENT_TIMEOUT_S,
         }
     ]
     assert client.api == "the hook's APIClient" and hasattr(client, "containers") and hasattr(client, "images")
@@ -507,7 +510,7 @@ def test_sampler_reads_host_pids_cgroup_cpu_and_memory_without_cache(
     fake_docker.api = api  # type: ignore[attr-defined]  # the stand-in's low-level API
     cell = make_cells(SUITE, ["postgres-16"], backend="docker")[0]
     engine = engine_for(cell)
-    monkeypatch.setattr(type(engine), "_disk_bytes", lambda self, handle: 42)
+    monkeypatch.setattr(ContainerGauge, "disk_bytes", lambda self, handle: 42)
     handle = engine.handle_for()
     handle.container_id = "c1"
     assert engine.pids(handle) == [4101, 4120, 4133]
@@ -540,7 +543,7 @@ def test_sampler_reads_the_containers_cgroup_files_when_this_host_sees_them(
     fake_docker.api = _SamplingApi()  # type: ignore[attr-defined]  # the stand-in's low-level API
     cell = make_cells(SUITE, ["postgres-16"], backend="docker")[0]
     engine = engine_for(cell)
-    monkeypatch.setattr(type(engine), "_disk_bytes", lambda self, handle: 0)
+    monkeypatch.setattr(ContainerGauge, "disk_bytes", lambda self, handle: 0)
     handle = engine.handle_for()
     handle.container_id = cid
     assert engine.cpu_seconds(handle) == 7.25

@@ -11,20 +11,11 @@ from typing import Any
 import pytest
 
 from jsonbench.errors import ConfigError
-from jsonbench.suites.documents.input import (
-    REST,
-    ROW_ID,
-    SAMPLE,
-    DocumentsError,
-    DocumentsPlan,
-    KeyPath,
-    KeyStats,
-    document_texts,
-    scan,
-    twin_columns,
-    twin_type,
-)
+from jsonbench.suites.documents.input import SAMPLE, scan
+from jsonbench.suites.documents.plan import DocumentsError, DocumentsPlan, KeyPath
 from jsonbench.suites.documents.postgres import updated_ids, variant
+from jsonbench.suites.documents.profile import REST, ROW_ID, KeyStats, twin_columns, twin_type
+from jsonbench.suites.documents.read import document_texts
 
 ROOT = Path(__file__).resolve().parents[2]
 BIG = 10**15  # free disk and memory for the tests that are not about them

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from jsonbench import paths
-from jsonbench.checks.library import ExpectationFileError, validate_library
+from jsonbench.checks.validate import validate_library
+from jsonbench.checks.validate_entries import ExpectationFileError
 from jsonbench.errors import ConfigError
 
 LDU = "large_document_update.reproduction.json"
@@ -298,7 +299,7 @@ def test_an_entry_gx_built_once_is_not_built_again_and_a_new_one_still_is(librar
     probe = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from jsonbench.checks.library import validate_library\n"
+        "from jsonbench.checks.validate import validate_library\n"
         f"validate_library(Path({str(library)!r}))\n"
         "print('gx imported' if 'great_expectations' in sys.modules else 'gx not imported')\n"
     )

@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from jsonbench.checks.findings import findings_frame
-from jsonbench.checks.library import ExpectationFileError, load_library, validate_library
+from jsonbench.checks.library import load_library
+from jsonbench.checks.validate import validate_library
+from jsonbench.checks.validate_entries import ExpectationFileError
 
 NEEDS_3 = {"fact": "host_cores", "min": 3, "why": "2 parallel workers plus the leader need 3 free cores"}
 DEF = {

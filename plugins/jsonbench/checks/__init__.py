@@ -4,7 +4,8 @@ Drift's judgement itself lives in :mod:`jsonbench.history` (how a night is judge
 package runs it as one of the run's expectation suites, beside sanity and reproduction, and confirms its suspects.
 
 :func:`check_run` is what the benchmark DAG's ``check`` task calls. The expectations live as JSON
-under ``include/expectations/`` (see :mod:`jsonbench.checks.library`); alerts on failure are in
+under ``include/expectations/`` (see :mod:`jsonbench.checks.library`; :mod:`jsonbench.checks.validate` checks them
+before any engine starts); alerts on failure are in
 :mod:`jsonbench.checks.alerts`, which the DAG file imports at parse time, so this package imports
 its heavy parts (pandas, Great Expectations) only when :func:`check_run` is first asked for.
 """

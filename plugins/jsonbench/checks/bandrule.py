@@ -32,7 +32,7 @@ A measured value that depends on no host property (a WAL ratio over a fixed coun
 sample) is banded by its own mechanism, named in ``mechanism`` likewise, and this rule leaves it alone.
 
 ``jsonbench-dev bands`` (:mod:`jsonbench_dev.bands`) writes the computed bands into the reproduction files;
-:func:`jsonbench.checks.library.validate_library` refuses a file whose timing band differs from the rule's.
+:func:`jsonbench.checks.validate.validate_library` refuses a file whose timing band differs from the rule's.
 """
 
 from __future__ import annotations

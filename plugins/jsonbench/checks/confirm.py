@@ -247,8 +247,8 @@ def _rejudge(
     lib: Library, run: RunRef, suspects: list[dict[str, Any]], substituted: pd.DataFrame, dataset: pd.DataFrame
 ) -> dict[Any, dict[str, Any]]:
     """The suspects judged again on ``substituted``: ``{(check_kind, key): fresh row}``."""
-    from jsonbench.checks.examine import _drift, _reproduction
     from jsonbench.checks.gxrun import GXSession
+    from jsonbench.checks.validation_rows import drift_check, reproduction_check
     from jsonbench.checks.verdicts import mark_suspects
     from jsonbench.dataset.schema import run_key
     from jsonbench.history.changepoints import DetectorUnavailable
@@ -259,10 +259,10 @@ def _rejudge(
         kinds = {r["check_kind"] for r in suspects if r["suite"] == suite}
         rows: list[dict[str, Any]] = []
         if "reproduction" in kinds and suite in lib.reproduction:
-            rows += _reproduction(lib, gxs, run, substituted, suite)
+            rows += reproduction_check(lib, gxs, run, substituted, suite)
         if "drift" in kinds:
             try:
-                rows += _drift(lib, gxs, run, substituted, dataset, suite)[0]
+                rows += drift_check(lib, gxs, run, substituted, dataset, suite)[0]
             except DetectorUnavailable as exc:
                 log.warning("confirmation of %s drift not judged: %s", suite, exc)
         mark_suspects(rows)  # a confirmation that fails again reads "suspect" here: the same failure

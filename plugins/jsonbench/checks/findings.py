@@ -28,7 +28,7 @@ A tie fails. The bound on the side of a timing finding's ``opposite`` is strict:
 ``"opposite": {"below": 1.0}`` and ``min`` 1.0, an observed 1.0 (no difference) fails, because a
 tie is not the seed's conclusion either. The expectation files' rules (bands exclude the opposite,
 the opposite agrees with the seed's direction, ...) live in one validator,
-:func:`jsonbench.checks.library.validate_library`.
+:func:`jsonbench.checks.validate.validate_library`.
 
 Disturbed windows. A timing finding one of whose inputs was measured while the host was busy (its
 ``quiet`` column is false, contract 3) is reported with the verdict ``disturbed`` and not judged: a
@@ -59,12 +59,15 @@ import math
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
 from jsonbench.dataset.read import row_tuples
 from jsonbench.matrix import load_matrix
+
+if TYPE_CHECKING:
+    from jsonbench.checks.library import Library
 
 FINDINGS_COLUMNS = [
     "suite",
@@ -456,12 +459,12 @@ def promised_metrics(suite: str) -> set[tuple[str, str]] | None:
         return None
 
 
-def findings_per_run(df: pd.DataFrame, lib: Any, suites: list[str] | None, scale: str) -> list[pd.DataFrame]:
+def findings_per_run(df: pd.DataFrame, lib: Library, suites: list[str] | None, scale: str) -> list[pd.DataFrame]:
     """The findings frame of each run and suite asked for (with the run's id and logical date), as the check computes it.
 
-    ``lib`` is the :class:`jsonbench.checks.library.Library` (not imported: the library imports this module).
-    Here, below the check and the tools, because the calibration command (:mod:`jsonbench_dev.calibrate`)
-    and the nightly noise model (:mod:`jsonbench.history.noise`, read by drift) both need it.
+    ``lib`` is the parsed expectation files (:class:`jsonbench.checks.library.Library`). Here, below the check and
+    the tools, because the calibration command (:mod:`jsonbench_dev.calibrate`) and the nightly noise model
+    (:mod:`jsonbench.history.noise`, read by drift) both need it.
     """
     frames = []
     for run_id, rdf in df.groupby("run_id", sort=False):

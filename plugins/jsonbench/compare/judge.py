@@ -128,6 +128,7 @@ class _Series:
     m: Measurement
     a: dict[int, float | None] = field(default_factory=dict)
     b: dict[int, float | None] = field(default_factory=dict)
+    not_applicable: bool = True  # every start of both arms recorded it not_applicable
 
 
 def _series(starts: Sequence[StartResult], pairs: Sequence[int]) -> dict[str, _Series]:
@@ -140,6 +141,7 @@ def _series(starts: Sequence[StartResult], pairs: Sequence[int]) -> dict[str, _S
             name = f"{s.suite}/{m.workload}/{m.variant}/{m.metric}"
             row = out.setdefault(name, _Series(s.suite, m))
             (row.a if s.arm == "A" else row.b)[s.pair] = _value(m)
+            row.not_applicable = row.not_applicable and m.status == "not_applicable"
     return out
 
 
@@ -161,10 +163,17 @@ def judge(
     looks = [s for s in stages if s.pairs <= run] or [Stage(run, 1 - stages[-1].level, stages[-1].level)]
     series = _series(starts, pairs.usable)
     kinds = {name: (s.m.kind or "timed") for name, s in series.items()}
+    # A metric no start of either arm could produce (a GIN build of a json column) has nothing to compare, and no number
+    # of pairs would decide it: left out, as a fact not applicable on both builds is.
+    inapplicable = {n for n, x in series.items() if x.not_applicable and not any(v is not None for v in (*x.a.values(), *x.b.values()))}
     judged: dict[str, Judged] = {}
     for look in looks:
         within = [p for p in pairs.usable if p < look.pairs]
-        undecided = [n for n in series if kinds[n] != "deterministic" and (n not in judged or judged[n].verdict == Verdict.INCONCLUSIVE)]
+        undecided = [
+            n
+            for n in series
+            if kinds[n] != "deterministic" and n not in inapplicable and (n not in judged or judged[n].verdict == Verdict.INCONCLUSIVE)
+        ]
         metrics = [
             MetricPairs(
                 n,

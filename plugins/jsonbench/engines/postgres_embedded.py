@@ -28,14 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonbench import paths
-from jsonbench.host import facts as hostfacts
 from jsonbench.engines.base import Engine, Handle
 from jsonbench.engines.npm_builds import NpmBuild, npm_build
 from jsonbench.engines.postgres_common import opened, scaled_settings, server_facts
 from jsonbench.engines.postgres_ipc import clean_up_after
 from jsonbench.engines.postgres_session import PostgresSession
 from jsonbench.errors import EngineUnavailable
+from jsonbench.host import facts as hostfacts
 
 log = logging.getLogger(__name__)
 

@@ -176,7 +176,7 @@ class RunConfig:
     #: The run this one finishes (``resume_of``): its staged cells are kept and its run id is the one published.
     resume_of: str | None = None
     #: What a suite that reads an input (``input:`` in the matrix) adds to its cells' scale parameters: the
-    #: documents' fingerprint, keys and twin (:meth:`jsonbench.suites.documents.input.DocumentsPlan.to_params`).
+    #: documents' fingerprint, keys and twin (:meth:`jsonbench.suites.documents.plan.DocumentsPlan.to_params`).
     suite_inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 

@@ -9,32 +9,32 @@ engine's name or backend: engines come from :func:`jsonbench.engines.base.engine
 A run's cells run one after another on the host (the DAG chains them); each cell holds the host
 lease (:mod:`jsonbench.host.lease`) from its provision to its teardown, so a second run started
 from another process or deployment waits instead of measuring next to it.
+
+The tasks that measure a run's suspects again are :mod:`jsonbench.orchestration.confirmation`; what a
+cell's tasks sample beside the suite's figures (the engine's resource peaks, the quiet-window sampler,
+the host's canary) is :mod:`jsonbench.orchestration.resources` and :mod:`jsonbench.orchestration.canary`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import os
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 from jsonbench import paths
-from jsonbench.cell import Cell, HostFacts, RunRef, cell_id_of
-from jsonbench.dataset.measurement import CANARY_WORKLOAD, Measurement, merge_starts
+from jsonbench.cell import Cell, HostFacts, RunRef
+from jsonbench.dataset.measurement import Measurement, merge_starts
 from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
-from jsonbench.engines.base import Engine, Handle, engine_for
+from jsonbench.engines.base import engine_for
 from jsonbench.errors import BenchmarkError, ConfigError
 from jsonbench.host import facts as hostfacts
 from jsonbench.host import lease as hostlease
-from jsonbench.host.load import WINDOW_OPEN, WindowSampler
+from jsonbench.orchestration.canary import run_canary
 from jsonbench.orchestration.deployment import host_engines
 from jsonbench.orchestration.plan import plan_cells, resolve
 from jsonbench.orchestration.plant import planted
+from jsonbench.orchestration.resources import resource_peaks, window_sampler
 from jsonbench.suites import get_suite
 from jsonbench.suites.base import WorkloadContext, start_rounds
 
@@ -42,9 +42,6 @@ log = logging.getLogger(__name__)
 
 #: The plan key that asks each workload task to fingerprint the data it loaded (an A/B comparison's plan sets it).
 FINGERPRINT_DATA = "fingerprint_data"
-
-#: How often the resource sampler reads an engine's memory and disk while a task runs (seconds).
-SAMPLE_EVERY_S = 2.0
 
 
 class CellSkipped(BenchmarkError):
@@ -192,95 +189,12 @@ class _Laps:
 
 def _check_expectations() -> None:
     """A malformed expectation file fails the plan, naming the file and the field, before any engine starts."""
-    from jsonbench.checks.library import validate_library
+    from jsonbench.checks.validate import validate_library
 
     validate_library()
 
 
 # -- one cell -------------------------------------------------------------------------------------
-
-
-def _sampler_factory(engine: Engine[Any, Any], handle: Handle, cell: Cell) -> Any:
-    def make() -> WindowSampler:
-        return WindowSampler(lambda: engine.pids(handle), cell.quiet.max_other_cpu, cell.quiet.max_steal)
-
-    return make
-
-
-@contextmanager
-def _resources(engine: Engine[Any, Any], handle: Handle) -> Iterator[dict[str, float]]:
-    """Sample the engine's memory and disk in the background while the block runs; yield the peaks."""
-    peaks: dict[str, float] = {"peak_memory": 0.0, "peak_disk": 0.0, "seconds": 0.0}
-    stop = threading.Event()
-
-    def take() -> None:
-        try:
-            use = engine.usage(handle)
-            peaks["peak_memory"] = max(peaks["peak_memory"], float(use.memory_bytes))
-            peaks["peak_disk"] = max(peaks["peak_disk"], float(use.disk_bytes))
-        except Exception:  # sampling must never break a measurement
-            pass
-
-    in_windows = os.environ.get("JSONBENCH_SAMPLE_IN_WINDOWS") == "1"  # the old way, for the overhead table only
-
-    def sample() -> None:
-        t0 = time.monotonic()
-        while True:
-            # Never beside a measurement: while a window is open, wait for it to close, then sample at once
-            # (what the engine holds right after the window is what it held at its end).
-            while WINDOW_OPEN.is_set() and not in_windows:
-                if stop.wait(0.05):
-                    return
-            take()
-            # Often at first (a short task's engine processes may live a second), then every SAMPLE_EVERY_S.
-            if stop.wait(0.2 if time.monotonic() - t0 < 5 else SAMPLE_EVERY_S):
-                return
-
-    t0 = time.perf_counter()
-    thread = threading.Thread(target=sample, name="jsonbench-resources", daemon=True)
-    thread.start()
-    try:
-        yield peaks
-        take()  # once more at the end, while the session (and its processes) is still open
-    finally:
-        stop.set()
-        thread.join(timeout=30)
-        peaks["seconds"] = time.perf_counter() - t0
-
-
-def run_canary(cell: Cell, folder: Any, position: str) -> None:
-    """Time the host's canary (:mod:`jsonbench.host.canary`) with no engine running, and stage it beside ``cell``.
-
-    ``position`` is ``before`` (the cell's provision, under the host lease, before its engine starts)
-    or ``after`` (the last cell's teardown, once its engine is gone). A canary that fails is logged
-    and left out: it describes the host and must never cost a measurement.
-    """
-    from jsonbench.host import canary
-
-    started = _now()
-    try:
-        got = canary.run(folder, lambda: WindowSampler(lambda: [], cell.quiet.max_other_cpu, cell.quiet.max_steal))
-    except Exception as exc:  # the host's figure, never a reason to lose the cell
-        log.warning("%s: canary %s not measured: %s", cell.cell_id, position, exc)
-        return
-    variant = f"{position}.{cell.suite}"
-    extra = {"cell": cell.cell_id, "position": position, "cores": got.cores, "samples_per_component": len(got.samples["cpu_single"])}
-    ms = [
-        Measurement.of(CANARY_WORKLOAD, variant, name, "ms", vals, kind="timed", extra={**extra, "cpu_ms": got.cpu.get(name)})
-        for name, vals in got.samples.items()
-    ]
-    ms.append(Measurement.of(CANARY_WORKLOAD, variant, "total", "s", got.seconds, kind="timed", extra=extra))
-    record = f"_canary_{position}"
-    Staging(cell.run.results_dir, cell.run.run_id).write_workload(
-        WorkloadRecord(cell, record, ms, {"canary": got.seconds}, started, _now(), got.windows, {"seconds": got.seconds})
-    )
-    log.info(
-        "%s: canary %s in %.2f s: %s",
-        cell.cell_id,
-        position,
-        got.seconds,
-        ", ".join(f"{c} {got.median(c):.1f} ms" for c in got.samples),
-    )
 
 
 def runnable_cells(planned: dict[str, Any] | None) -> list[str]:
@@ -335,13 +249,13 @@ def provision(planned: dict[str, Any], cell_id: str) -> dict[str, Any]:
         log.info(
             "%s: %s %s (%s), checksums %s", cell_id, cell.family, facts.get("version"), facts.get("build"), facts.get("data_checksums")
         )
-        with engine.session(handle) as session, _resources(engine, handle) as peaks:
+        with engine.session(handle) as session, resource_peaks(engine, handle) as peaks:
             ctx = WorkloadContext(
                 cell=cell,
                 session=session,
                 workload=SETUP_RECORD,
                 phases=phases,
-                sampler=_sampler_factory(engine, handle, cell),
+                sampler=window_sampler(engine, handle, cell),
                 kinds=suite.metric_kind,
             )
             suite.load(ctx)
@@ -382,12 +296,12 @@ def run_workload(planned: dict[str, Any], cell_id: str, handle_json: dict[str, A
             handle = engine.restart(handle)
             restart_s = time.perf_counter() - t0
             phases["restart"] = phases.get("restart", 0.0) + restart_s
-        with engine.session(handle) as session, _resources(engine, handle) as used:
+        with engine.session(handle) as session, resource_peaks(engine, handle) as used:
             ctx = WorkloadContext(
                 cell=round_cell,
                 session=session,
                 workload=workload,
-                sampler=_sampler_factory(engine, handle, cell),
+                sampler=window_sampler(engine, handle, cell),
                 kinds=suite.metric_kind,
                 start=i,
                 fingerprint=session.fingerprint if planned.get(FINGERPRINT_DATA) else None,
@@ -486,7 +400,7 @@ def publish(planned: dict[str, Any]) -> dict[str, Any]:
     run = run_of(planned)
     target, rows = publish_run(run.results_dir, run)
     log.info("published %d rows of run %s to %s", rows, run.run_id, target)
-    _refresh_views(run.results_dir)
+    refresh_views(run.results_dir)
     return {"path": str(target), "rows": rows}
 
 
@@ -498,10 +412,10 @@ def check(planned: dict[str, Any]) -> dict[str, Any]:
     try:
         return dict(check_run(run, cells_of(planned)))
     finally:
-        _refresh_views(run.results_dir)
+        refresh_views(run.results_dir)
 
 
-def _refresh_views(results_dir: str) -> None:
+def refresh_views(results_dir: str) -> None:
     """Rebuild the results' ready-made DuckDB views (never fails the task)."""
     from jsonbench.dataset import views
 
@@ -509,80 +423,6 @@ def _refresh_views(results_dir: str) -> None:
         views.refresh(results_dir)
     except Exception as exc:
         log.warning("could not refresh the DuckDB views under %s: %s", results_dir, exc)
-
-
-# -- the confirmation of suspects ---------------------------------------------------------------
-
-
-def confirmation_plan(planned: dict[str, Any]) -> dict[str, Any]:
-    """The plan under the run's confirmation id (:meth:`RunRef.confirmation`): the same cells, with their own
-    staging, engine folders and host lease, so that nothing of the night's measurement is touched."""
-    run = run_of(planned).confirmation()
-    cells = [dataclasses.replace(c, run=run) for c in cells_of(planned)]
-    return {**planned, "run": run.to_json(), "cells": [c.to_json() for c in cells], "resumed": []}
-
-
-def suspects(planned: dict[str, Any]) -> list[dict[str, Any]]:
-    """The cells to measure again and which of their workloads: ``[{"cell_id", "workloads"}]``, in the run's cell order.
-
-    Read from the stored validation rows (verdict ``suspect``), so it works whether or not the check
-    task raised. A suspect whose inputs were measured by the cell's setup (a load time) needs no
-    workload: the provision measures it again. Forgets whatever an earlier attempt staged for the
-    confirmation.
-    """
-    from jsonbench.checks.confirm import suspect_cells
-
-    run = run_of(planned)
-    Staging(run.results_dir, run.confirmation().run_id).reset()
-    by_id = {c.cell_id: c for c in cells_of(planned)}
-    out: list[tuple[int, dict[str, Any]]] = []
-    for s in suspect_cells(run.results_dir, run.run_id):
-        cell = by_id.get(cell_id_of(s["suite"], s["engine_id"]))
-        if cell is None:
-            log.warning("suspect on %s/%s, a cell this run did not plan: not measured again", s["suite"], s["engine_id"])
-            continue
-        workloads = [w for w in get_suite(cell.suite).workloads if w in s["workloads"]]
-        out.append((cell.position, {"cell_id": cell.cell_id, "workloads": workloads}))
-    todo = [s for _, s in sorted(out, key=lambda t: t[0])]
-    log.info("suspects to measure again: %s", "; ".join(f"{s['cell_id']}: {', '.join(s['workloads'])}" for s in todo) or "none")
-    return todo
-
-
-def reconfirm(planned: dict[str, Any], suspect: dict[str, Any]) -> dict[str, Any]:
-    """Measure one suspect cell again: a fresh engine, its suspect workloads only, teardown; staged apart.
-
-    Raises :class:`~jsonbench.host.lease.HostBusy` while another run holds the host (the DAG reschedules).
-    """
-    cplan = confirmation_plan(planned)
-    cell_id = suspect["cell_id"]
-    handle = provision(cplan, cell_id)
-    done = []
-    try:
-        for workload in suspect["workloads"]:
-            run_workload(cplan, cell_id, handle, workload)
-            done.append(workload)
-    finally:
-        teardown(cplan, cell_id, handle)
-    return {"cell_id": cell_id, "workloads": done}
-
-
-def confirm_check(planned: dict[str, Any]) -> dict[str, Any]:
-    """Publish the confirmation measurements and judge the suspects on them (raises ``ChecksFailed`` when one is confirmed).
-
-    Sweeps first: an engine a killed ``reconfirm`` left behind goes, and its host lease with it.
-    """
-    from jsonbench.checks.confirm import confirm_run
-    from jsonbench.dataset.publish import publish_confirmations
-
-    run = run_of(planned)
-    sweep(confirmation_plan(planned))
-    published = publish_confirmations(run.results_dir, run)
-    if published:
-        log.info("published %d confirmation rows of run %s to %s", published[1], run.run_id, published[0])
-    try:
-        return dict(confirm_run(run))
-    finally:
-        _refresh_views(run.results_dir)
 
 
 #: Task states that mean the run did not do what it should (skips are fine: unselected cells).

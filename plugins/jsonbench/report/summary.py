@@ -60,7 +60,7 @@ def summary(results_dir: str | None = None, run_id: str | None = None) -> str:
 
 def _checks_line(root: Path, run_id: str) -> str:
     """The run's judgement in one line: passed, failed, suspect or NOT JUDGED, the judged share and the confirmations."""
-    from jsonbench.checks.examine import check_outcome
+    from jsonbench.checks.outcome import check_outcome
     from jsonbench.checks.verdicts import describe_share
 
     out = check_outcome(root, run_id)

@@ -46,7 +46,13 @@ def common_runs(members: Mapping[Family, Sequence[WindowedSeries]], suite: str) 
 
 def series_on_common(c: CalibratedSeries, way: int, k: int, common: Collection[str]) -> tuple[list[float], float, int] | None:
     """A series' last ``k`` nights against its earlier runs of its current level that ran beside the suite's other
-    engines (:func:`jsonbench.history.stats.on_common`)."""
+    engines (:func:`jsonbench.history.stats.on_common`).
+
+    These keep the nights its lone reference leaves out as far from the others
+    (:attr:`~jsonbench.history.drift.series.CalibratedSeries.far`): the engines' moves cancel the host only against the
+    same runs, and each series leaves out nights of its own; one series' far night does not move its family's median
+    move, nor the engines' beside it, and a night far for most of them is the host's, which the contrast cancels. A
+    family's sigma is the record's, never learned without those nights."""
     return on_common([*c.logs, c.tonight], c.runs, c.base, way, k, common)
 
 

@@ -3,8 +3,9 @@
 Its runs are the log of each quiet earlier run's statistic (:func:`jsonbench.history.noise.statistic`), oldest first,
 and tonight's; its noise is the record's ``sigma`` learned on tonight's host from its own quiet nights
 (:func:`host_noise`), and the record's ``host_sigma`` between hosts. Before the test, the level it is
-compared with starts where Otava's last change point in its history says (``base``), and the host's move beside each
-cell, read from the canary, is taken out of each run (:func:`take_canary_out`).
+compared with starts where Otava's last change point in its history says (``base``), leaves out the nights too far from
+the others to teach its noise (:attr:`CalibratedSeries.far`), and the host's move beside each cell, read from the canary,
+is taken out of each run (:func:`take_canary_out`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from jsonbench.history.drift.selection import not_judgeable, quiet_runs
 from jsonbench.history.drift.wording import known_revision
 from jsonbench.history.noise import SAMPLED_FLOOR, SIGMA_FLOOR, canary_component, host_of, serves, start_logs, statistic
 from jsonbench.history.noise import series_key as record_key
-from jsonbench.history.stats import OwnNoise, log_of, own_noise, variance_ratio
+from jsonbench.history.stats import OwnNoise, log_of, own_noise, reference, variance_ratio
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,23 @@ class CalibratedSeries:
     def key(self) -> tuple[str, int]:
         """The series' identity in a run: its suite and its row in the suite's frame."""
         return (self.suite, self.row)
+
+    @property
+    def far(self) -> frozenset[int]:
+        """The earlier runs (indices into ``logs``) its reference leaves out: tonight's host's nights of the current
+        level (from ``base``) far from the others of it (:meth:`jsonbench.history.stats.OwnNoise.far`); without a change
+        point, the nights its noise left out. They stay in its history, and in a window that holds them."""
+        if self.own is None or not self.hosts:
+            return frozenset()
+        mine = [i for i, h in enumerate(self.hosts[:-1]) if h == self.hosts[-1]]
+        if len(mine) != len(self.own.levels):
+            raise ValueError(f"{len(self.own.levels)} nights of its own noise for {len(mine)} runs on its host")
+        return frozenset(mine[j] for j in self.own.far(sum(1 for i in mine if i < self.base)))
+
+    @property
+    def reference_runs(self) -> list[int]:
+        """The runs (indices into ``logs``) tonight is judged against: from ``base``, but those :attr:`far` from the others."""
+        return reference(self.base, len(self.logs), self.far)
 
     @property
     def kind(self) -> Any:
@@ -111,6 +129,8 @@ def _log_statistic(x: Any) -> float | None:
 def host_noise(pts: list[tuple[Any, float]], tonight: Any, prior: float, kind: Any) -> OwnNoise:
     """The series' nightly noise on tonight's host (:func:`jsonbench.history.stats.own_noise`): its quiet earlier nights
     measured where tonight was (``host_of``), their engine starts, shrunk towards the record's level inside one host.
+    A night far from the others (:func:`jsonbench.history.stats.quiet_nights`) stays in the history but teaches nothing,
+    nor is tonight judged against it (:attr:`CalibratedSeries.far`).
 
     The record's level is pooled over every host of the label, each judged against its own runs, and its quietest and
     noisiest hosts differ several fold: a laptop whose nights move 3 % was judged with a sigma of 10-30 % and a planted
@@ -118,7 +138,7 @@ def host_noise(pts: list[tuple[Any, float]], tonight: Any, prior: float, kind: A
     """
     here = host_of(tonight)
     mine = [(x, lv) for x, lv in pts if host_of(x) == here]
-    starts = [s for x, _ in mine if len(s := start_logs(str(x.unit), x.samples, getattr(x, "extra", None))) >= 2]
+    starts = [start_logs(str(x.unit), x.samples, getattr(x, "extra", None)) for x, _ in mine]
     floor = SAMPLED_FLOOR if kind == "sampled" else SIGMA_FLOOR
     return own_noise([lv for _, lv in mine], starts, prior, floor)
 

@@ -30,14 +30,20 @@ def record_words(record: Mapping[str, Any] | None) -> str:
 
 def own_words(c: CalibratedSeries) -> str:
     """Where the sigma comes from: the record's level inside one host, scaled to this host's family and learned from
-    its own nights (how many)."""
+    its own nights (how many, and how many far from the others were left out of it and of the reference)."""
     own, record = c.own, float(c.entry["sigma"])
     if own is None:
         return ""
     scaled = f"the record's {record:.1%}" + (f" scaled to this host's family ({own.prior:.1%})" if own.prior != record else "")
     if own.own is None or own.df <= 0:
         return f"no quiet night of this host's own yet: {scaled}; "
-    return f"this host's own nights ({own.nights}, moving {own.own:.1%}) shrunk towards {scaled} ({own.df} df against {HOST_PRIOR_DF}); "
+    apart = f"; {own.left_out} far from the others left out" if own.left_out else ""
+    far = len(c.far)
+    if far and far == own.left_out and c.base == 0:
+        apart += ", of the reference too"
+    elif far:
+        apart += f"; {far} far from the others of its current level left out of the reference"
+    return f"this host's own nights ({own.nights}, moving {own.own:.1%}{apart}) shrunk towards {scaled} ({own.df} df against {HOST_PRIOR_DF}); "
 
 
 def _score(change: float, floor: float, lone_p: float, call: FamilyCall, q: float) -> float:
@@ -61,14 +67,15 @@ def judge_calibrated(
     """The fields of a calibrated row judged: its band, p-values, threshold, mds, score, verdict, method and note."""
     c, test = t.series, t.test
     log_change, nights, ref_n = call.window or (test.change, test.nights, test.ref_runs)
-    n_ref = max(len(c.logs) - c.base, 1)
+    lone_ref = c.reference_runs
+    n_ref = max(len(lone_ref), 1)
     se1 = window_se(c.sigma, 1, n_ref, c.host_sigma, test.mix.get(1, 0.0))
     z = tail_z(s.q / m, tail_of((record or {}).get("tails") or {}, str(row["suite"]), c.kind))
     # A count or a volume (kind sampled) needs only its own noise and 1 %; a timing also the 5 % no
     # nightly noise record should alarm below (min_effect).
     floor = s.sampled_min_effect if c.kind == "sampled" else s.min_effect
     thr, mds = lone_bounds(z, se1, floor)
-    ref = math.exp(statistics.fmean(c.logs[c.base :]))
+    ref = math.exp(statistics.fmean(c.logs[i] for i in lone_ref))
     change = math.exp(log_change) - 1.0
     score = _score(log_change, floor, p_adj, call, s.q)
     note = (

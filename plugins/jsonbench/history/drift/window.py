@@ -1,10 +1,12 @@
 """The calibrated window test of one series: tonight, and the mean of the last 2 .. k runs, against the runs before them.
 
 The reference starts at the last change point Otava found in the history (the series' ``base``): an old change is the
-new normal. Each window is a z-test on the log statistic with the calibrated ``sigma`` (plus the record's
-between-hosts level as far as the window and its reference were measured on different hosts); the lone series'
-p-value is the smallest under the honest runs' tail, times the number of windows tried
-(:mod:`jsonbench.history.stats.window`).
+new normal. It leaves out the host's nights too far from the others to teach its noise
+(:attr:`~jsonbench.history.drift.series.CalibratedSeries.far`): a sigma learned without such a night, against a
+level that holds it, would read the night's excursion as tonight's move. Each window is a z-test on the log
+statistic with the calibrated ``sigma`` (plus the record's between-hosts level as far as the window and its reference
+were measured on different hosts); the lone series' p-value is the smallest under the honest runs' tail, times the
+number of windows tried (:mod:`jsonbench.history.stats.window`).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ class WindowedSeries:
 def window_test(c: CalibratedSeries, recent: int, min_ref: int, tail: Tail) -> WindowedSeries:
     """The series' windows of 1 .. ``recent`` nights whose reference has ``min_ref`` runs, and its lone test."""
     series = [*c.logs, c.tonight]
-    tried, mix = windows(series, c.hosts or [""] * len(series), c.base, recent, min_ref, c.sigma, c.host_sigma)
+    tried, mix = windows(series, c.hosts or [""] * len(series), c.base, recent, min_ref, c.sigma, c.host_sigma, c.far)
     lone = lone_window(tried, tail)
     if lone is None:
         return WindowedSeries(c, WindowTest(tuple(tried), mix))

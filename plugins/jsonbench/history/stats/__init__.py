@@ -6,7 +6,7 @@ business of :mod:`jsonbench.history.drift` and :mod:`jsonbench.history.noise`. R
 * :mod:`~jsonbench.history.stats.tails`: the normal distribution and the honest runs' heavier tail (p-values, quantiles);
 * :mod:`~jsonbench.history.stats.fdr`: Benjamini-Hochberg over many tests;
 * :mod:`~jsonbench.history.stats.levels`: the log scale, and the noise between starts and between hosts;
-* :mod:`~jsonbench.history.stats.own`: a host's own noise from its quiet nights, shrunk towards a prior;
+* :mod:`~jsonbench.history.stats.own`: a host's own noise from its quiet nights (one far from the others left out), shrunk towards a prior;
 * :mod:`~jsonbench.history.stats.thresholds`: the threshold and the minimum detectable shift a series' noise allows;
 * :mod:`~jsonbench.history.stats.window`: the calibrated window test (the last 1 .. k nights against the reference);
 * :mod:`~jsonbench.history.stats.families`: a family's (one engine's suite) median move against the host's;
@@ -35,6 +35,7 @@ from jsonbench.history.stats.own import (
     night_level,
     own_noise,
     pooled_variance,
+    quiet_nights,
     shrunk,
     variance_ratio,
 )
@@ -50,7 +51,7 @@ from jsonbench.history.stats.thresholds import (
     lone_z,
     thresholds,
 )
-from jsonbench.history.stats.window import Window, host_mix, lone_window, window_of, window_se, windows
+from jsonbench.history.stats.window import Window, host_mix, lone_window, reference, window_of, window_se, windows
 
 __all__ = [
     "FAMILY_LEVEL",
@@ -86,6 +87,8 @@ __all__ = [
     "on_common",
     "own_noise",
     "pooled_variance",
+    "quiet_nights",
+    "reference",
     "shift_for",
     "shrunk",
     "tail_p",

@@ -2,15 +2,15 @@
 
 A series is a sequence of log statistics, oldest first, tonight last. Each window is a z-test of the mean of its last
 ``k`` values against the mean of the reference (from ``base``, where the series' current level starts, up to the
-window) with the calibrated ``sigma``, plus the between-hosts level ``host_sigma`` as far as the window and its
-reference were measured on different hosts (:func:`host_mix`).
+window, but the runs ``left_out`` of it: :func:`reference`) with the calibrated ``sigma``, plus the between-hosts level
+``host_sigma`` as far as the window and its reference were measured on different hosts (:func:`host_mix`).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from jsonbench.history.stats.tails import Tail, tail_p
@@ -47,20 +47,33 @@ def window_se(sigma: float, nights: int, ref_runs: int, host_sigma: float = 0.0,
     return math.sqrt(sigma**2 * (1.0 / nights + 1.0 / ref_runs) + host_sigma**2 * mix)
 
 
+def reference(base: int, end: int, left_out: Collection[int] = ()) -> list[int]:
+    """The reference of a window starting at ``end``: the indices from ``base`` up to it, but those ``left_out``."""
+    return [i for i in range(base, end) if i not in left_out]
+
+
 def windows(
-    series: Sequence[float], hosts: Sequence[str], base: int, recent: int, min_ref: int, sigma: float, host_sigma: float
+    series: Sequence[float],
+    hosts: Sequence[str],
+    base: int,
+    recent: int,
+    min_ref: int,
+    sigma: float,
+    host_sigma: float,
+    left_out: Collection[int] = (),
 ) -> tuple[list[Window], dict[int, float]]:
-    """Every window of 1 .. ``recent`` nights ending tonight whose reference (from ``base``) has ``min_ref`` runs, and
-    each window's host mix (:func:`host_mix`); ``hosts`` names the host of each value of ``series``."""
+    """Every window of 1 .. ``recent`` nights ending tonight whose reference (:func:`reference`: from ``base``, but the
+    runs ``left_out``) has ``min_ref`` runs, and each window's host mix (:func:`host_mix`); ``hosts`` names the host of
+    each value of ``series``. A run left out of the reference still counts in a window that holds it."""
     n = len(series)
     out: list[Window] = []
     mix: dict[int, float] = {}
     for k in range(1, max(recent, 1) + 1):
-        ref = series[base : n - k]
+        ref = reference(base, n - k, left_out)
         if len(ref) < min_ref:
             break
-        d = statistics.fmean(series[n - k :]) - statistics.fmean(ref)
-        mix[k] = host_mix(hosts[n - k :], hosts[base : n - k])
+        d = statistics.fmean(series[n - k :]) - statistics.fmean(series[i] for i in ref)
+        mix[k] = host_mix(hosts[n - k :], [hosts[i] for i in ref])
         out.append(Window(k, d, window_se(sigma, k, len(ref), host_sigma, mix[k]), len(ref)))
     return out, mix
 

@@ -47,7 +47,8 @@ from jsonbench.dataset.measurement import MetricKind
 from jsonbench.errors import BenchmarkError
 from jsonbench.sqlfiles import compose, load_sql
 from jsonbench.suites.base import LOAD, MEASURE, CellCost, KindTable, Suite, WorkloadContext, check_kinds
-from jsonbench.suites.documents.input import TOAST_THRESHOLD, DocumentsPlan, KeyPath, document_texts
+from jsonbench.suites.documents.plan import DocumentsPlan, KeyPath
+from jsonbench.suites.documents.read import document_texts
 from jsonbench.suites.pgcost import postgres_cost
 
 if TYPE_CHECKING:
@@ -57,6 +58,8 @@ NAME = "documents"
 SOURCE, JSON_T, JSONB_T, TWIN_T = "doc_source", "doc_json", "doc_jsonb", "doc_twin"
 TYPES = ("json", "jsonb")
 COMPRESSIONS = ("pglz", "lz4")
+#: PostgreSQL's TOAST_TUPLE_THRESHOLD on 8 kB pages: a row larger than this is compressed, then moved out of line.
+TOAST_THRESHOLD = 2032
 #: The update designs, in the order each repetition runs them.
 DESIGNS = ("jsonb", "column", "twin")
 #: The twin's types by their pg_type names (what add_column.sql binds as an identifier).

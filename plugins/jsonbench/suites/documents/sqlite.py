@@ -30,8 +30,9 @@ from jsonbench.cell import Cell
 from jsonbench.dataset.measurement import MetricKind
 from jsonbench.errors import BenchmarkError
 from jsonbench.suites.base import LOAD, CellCost, KindTable, Suite, WorkloadContext, check_kinds
-from jsonbench.suites.documents.input import DocumentsPlan, KeyPath, document_texts
+from jsonbench.suites.documents.plan import DocumentsPlan, KeyPath
 from jsonbench.suites.documents.postgres import NESTED_REASON, updated_ids, variant
+from jsonbench.suites.documents.read import document_texts
 
 if TYPE_CHECKING:
     from jsonbench.engines.sqlite_apsw import SqliteSession

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from jsonbench import paths
-from jsonbench.checks.examine import check_outcome
+from jsonbench.checks.outcome import check_outcome
 from jsonbench.dataset.publish import MEASUREMENTS, read_dataset
 
 pytestmark = pytest.mark.dag

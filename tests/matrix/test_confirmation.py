@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from jsonbench import paths
-from jsonbench.checks.examine import check_outcome
+from jsonbench.checks.outcome import check_outcome
 from jsonbench.dataset.publish import CONFIRMATIONS, MEASUREMENTS, VALIDATIONS, read_dataset
 
 pytestmark = pytest.mark.dag
