@@ -70,7 +70,8 @@ def _checked(planned: dict[str, Any], results_dir: Path, engine_id: str) -> dict
     """The run checked for real, its outcome read from the stored validation rows: the sanity checks and the
     deterministic facts must pass (a timing band depends on how busy the machine is, so its verdict is not read), and
     the suite's facts must have been judged on the new engine."""
-    from jsonbench.checks.examine import ChecksFailed, check_outcome, row_tag
+    from jsonbench.checks.examine import ChecksFailed
+    from jsonbench.checks.outcome import check_outcome, row_tag
     from jsonbench.dataset.read import VALIDATIONS, read_dataset
     from jsonbench.orchestration import tasks
 
