@@ -33,7 +33,8 @@ Runs the JSON-storage benchmark matrix: every selected suite on every selected e
   fails the run and alerts when any task failed, not only the checks.
 
 Nightly at 02:00 (`$JSONBENCH_SCHEDULE` changes it, `none` turns it off); `catchup=False`: unpausing
-starts the latest interval's run at once (at the default `laptop` scale). Trigger
+starts the latest interval's run at once (at the default `laptop` scale). A scheduled run measures the matrix's
+default suites, or `$JSONBENCH_SUITES` (add `documents`, with `$JSONBENCH_DOCUMENTS`, for your own documents). Trigger
 with parameters from the form, or `airflow dags test jsonb_benchmark_matrix -c '{"scale": "smoke"}'`.
 """
 

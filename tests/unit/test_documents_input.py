@@ -319,3 +319,61 @@ def test_the_matrix_checks_input_and_part_of() -> None:
         _check_matrix(Matrix(raw))
     m = load_matrix()
     assert "documents" not in m.raw["default_suites"] and "documents_sqlite" not in m.raw["default_suites"]
+
+
+# -- the nightly run: the deployment's environment fills what a run leaves empty -----------------------------
+
+
+NIGHTLY = "large_document_update,catalogue,json_vs_jsonb,sqlite_jsonb,documents"
+
+
+def test_the_nightly_suites_and_documents_come_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that names no suite measures $JSONBENCH_SUITES, and the documents suite reads $JSONBENCH_DOCUMENTS with
+    $JSONBENCH_READ_KEYS: what the scheduled run, triggered without parameters, does with them."""
+    from jsonbench.orchestration.plan import params_schema, resolve
+
+    path = _jsonl(tmp_path, GOOD)
+    env = {"JSONBENCH_SUITES": NIGHTLY, "JSONBENCH_DOCUMENTS": str(path), "JSONBENCH_READ_KEYS": "status, when"}
+    cfg = resolve({"scale": "smoke", "results_dir": str(tmp_path)}, env=env)
+    assert cfg.suites == (*NIGHTLY.split(","), "documents_sqlite")
+    for suite in ("documents", "documents_sqlite"):
+        params = cfg.suite_inputs[suite]
+        assert params["documents"] == str(path.resolve()) and params["input_documents"] == 3
+        assert params["read_keys"] == ["status", "when"] and params["keys_from"] == "given"
+    # The trigger form's default is the same list (the DAG file reads the variable where Airflow parses it).
+    monkeypatch.setenv("JSONBENCH_SUITES", NIGHTLY)
+    assert params_schema()["suites"]["default"] == NIGHTLY.split(",")
+
+
+def test_a_run_that_names_its_own_wins_over_the_environment(tmp_path: Path) -> None:
+    from jsonbench.orchestration.plan import resolve
+
+    mine, theirs = _jsonl(tmp_path, GOOD, "mine.jsonl"), _jsonl(tmp_path, GOOD[:2], "theirs.jsonl")
+    env = {"JSONBENCH_SUITES": NIGHTLY, "JSONBENCH_DOCUMENTS": str(theirs)}
+    cfg = resolve({"suites": ["documents"], "documents": str(mine), "scale": "smoke", "results_dir": str(tmp_path)}, env=env)
+    assert cfg.suites == ("documents", "documents_sqlite") and cfg.suite_inputs["documents"]["input_documents"] == 3
+    # A run without the documents suite ignores the documents variable (it is no error there).
+    cfg = resolve({"suites": ["catalogue"], "scale": "smoke", "results_dir": str(tmp_path)}, env=env)
+    assert cfg.suites == ("catalogue",) and cfg.suite_inputs == {}
+
+
+@pytest.mark.parametrize(
+    ("env", "field", "words"),
+    [
+        ({"JSONBENCH_SUITES": "catalogue,documnets"}, "JSONBENCH_SUITES", "unknown suite 'documnets'"),
+        ({"JSONBENCH_SUITES": "catalogue,catalogue"}, "JSONBENCH_SUITES", "twice"),
+        (
+            {"JSONBENCH_SUITES": "documents", "JSONBENCH_DOCUMENTS": "/nowhere/orders.jsonl"},
+            "documents (from $JSONBENCH_DOCUMENTS)",
+            "does not exist",
+        ),
+        ({"JSONBENCH_SUITES": "documents", "JSONBENCH_READ_KEYS": "stauts"}, "read_keys (from $JSONBENCH_READ_KEYS)", "stauts"),
+    ],
+)
+def test_a_wrong_variable_fails_the_plan_naming_it(tmp_path: Path, env: dict[str, str], field: str, words: str) -> None:
+    from jsonbench.orchestration.plan import resolve
+
+    env = {"JSONBENCH_DOCUMENTS": str(_jsonl(tmp_path, GOOD)), **env}
+    with pytest.raises(ConfigError) as exc:
+        resolve({"scale": "smoke", "results_dir": str(tmp_path)}, env=env)
+    assert exc.value.field == field and words in str(exc.value), str(exc.value)

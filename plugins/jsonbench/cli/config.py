@@ -34,7 +34,7 @@ ARG_ENGINES = Arg(
 )
 ARG_SUITES = Arg(
     ("--suites",),
-    "comma-separated suite names (default: the matrix's default_suites); this checkout's: %(listing)s",
+    "comma-separated suite names (default: $JSONBENCH_SUITES, else the matrix's default_suites); this checkout's: %(listing)s",
     listing=SUITES,
     metavar="NAMES",
 )
@@ -63,15 +63,19 @@ ARG_RESULTS_DIR = Arg(
 ARG_CONF = Arg(("--conf",), "more DAG parameters as a JSON object; the options above override its keys", metavar="JSON")
 ARG_DOCUMENTS = Arg(
     ("--documents",),
-    "your documents for --suites documents: a .jsonl file or a folder of .json files (default: examples/orders.jsonl)",
+    "your documents for --suites documents: a .jsonl file or a folder of .json files (default: $JSONBENCH_DOCUMENTS, "
+    "else examples/orders.jsonl)",
     metavar="PATH",
 )
 ARG_READ_KEYS = Arg(
-    ("--read-keys",), "comma-separated key paths the documents suite reads (default: found by a scan)", dest="read_keys", metavar="KEYS"
+    ("--read-keys",),
+    "comma-separated key paths the documents suite reads (default: $JSONBENCH_READ_KEYS, else found by a scan)",
+    dest="read_keys",
+    metavar="KEYS",
 )
 ARG_UPDATE_KEYS = Arg(
     ("--update-keys",),
-    "comma-separated key paths the documents suite updates (default: found by a scan)",
+    "comma-separated key paths the documents suite updates (default: $JSONBENCH_UPDATE_KEYS, else found by a scan)",
     dest="update_keys",
     metavar="KEYS",
 )

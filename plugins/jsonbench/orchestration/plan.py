@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,10 +68,11 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
     return {
         "engines": _some_of(m.raw["default_engines"], m.engines, "Engines", "Engine versions to benchmark (from include/matrix.yaml)."),
         "suites": _some_of(
-            m.raw["default_suites"],
+            default_suites(m, os.environ),
             m.suites,
             "Suites",
-            "Benchmark suites to run; each runs on every selected engine of its family.",
+            "Benchmark suites to run; each runs on every selected engine of its family. "
+            "Default: $JSONBENCH_SUITES, else the matrix's default_suites.",
         ),
         "backend": {
             "default": os.environ.get("JSONBENCH_BACKEND") or m.raw.get("default_backend", "embedded"),
@@ -127,8 +128,8 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
             "title": "Documents",
             "description": (
                 "Your documents, for the suite documents: a .jsonl file (one JSON object per line) or a folder of .json files, "
-                "on the machine that runs the tasks. Read and checked before any engine starts. Empty: the shipped sample "
-                "examples/orders.jsonl."
+                "on the machine that runs the tasks. Read and checked before any engine starts. Empty: $JSONBENCH_DOCUMENTS, "
+                "else the shipped sample examples/orders.jsonl."
             ),
         },
         "read_keys": {
@@ -136,14 +137,20 @@ def params_schema(matrix: Matrix | None = None, hardware_label: str | None = Non
             "type": ["null", "array"],
             "items": {"type": "string", "minLength": 1},
             "title": "Keys to read",
-            "description": "Key paths the documents suite reads (status, shipping.city). Empty: the most common top-level scalar keys.",
+            "description": (
+                "Key paths the documents suite reads (status, shipping.city). Empty: $JSONBENCH_READ_KEYS, else the most common "
+                "top-level scalar keys."
+            ),
         },
         "update_keys": {
             "default": None,
             "type": ["null", "array"],
             "items": {"type": "string", "minLength": 1},
             "title": "Keys to update",
-            "description": "Key paths the documents suite updates. Empty: the most common top-level scalar key that is not an identifier.",
+            "description": (
+                "Key paths the documents suite updates. Empty: $JSONBENCH_UPDATE_KEYS, else the most common top-level scalar key "
+                "that is not an identifier."
+            ),
         },
         "resume_of": {
             "default": None,
@@ -214,7 +221,7 @@ def resolve(
     if unknown:
         raise ConfigError(unknown[0], f"unknown parameter (known: {', '.join(sorted(known))})")
 
-    engines, suites = _engines_and_suites(p, m)
+    engines, suites = _engines_and_suites(p, m, env)
     backend = _backend(p, m, env, engines)
 
     scale = p.get("scale") or m.raw["default_scale"]
@@ -243,7 +250,7 @@ def resolve(
             f"no selected engine can run the selected suites (suite families: {sorted(wanted_families)}, engine families: {sorted(have_families)})",
         )
 
-    inputs = _suite_inputs(p, m, suites, scale)
+    inputs = _suite_inputs(p, m, suites, scale, env)
     results = str(paths.results_dir(p.get("results_dir")))
     resume_of = _resume_of(p.get("resume_of"), results)
     return RunConfig(
@@ -261,15 +268,32 @@ def resolve(
     )
 
 
-#: The run parameters that describe a suite's input (``input: documents`` in the matrix).
-INPUT_PARAMS = ("documents", "read_keys", "update_keys")
+#: The run parameters that describe a suite's input (``input: documents`` in the matrix), each with the environment
+#: variable that gives it a deployment's default: how the nightly run, which no one triggers with parameters, measures
+#: a user's own documents.
+INPUT_PARAMS = {"documents": "JSONBENCH_DOCUMENTS", "read_keys": "JSONBENCH_READ_KEYS", "update_keys": "JSONBENCH_UPDATE_KEYS"}
 
 
-def _suite_inputs(p: dict[str, Any], m: Matrix, suites: list[str], scale: str) -> dict[str, dict[str, Any]]:
+def _input_params(p: dict[str, Any], env: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The input's parameters: each given one, else its environment variable's value (a key list comma-separated);
+    and which came from the environment (parameter -> variable), so that an error names what the user set."""
+    out = {k: p.get(k) for k in INPUT_PARAMS}
+    from_env: dict[str, str] = {}
+    for key, var in INPUT_PARAMS.items():
+        raw = (env.get(var) or "").strip()
+        if out[key] in (None, "", []) and raw:
+            out[key] = raw if key == "documents" else [v.strip() for v in raw.split(",") if v.strip()]
+            from_env[key] = var
+    return out, from_env
+
+
+def _suite_inputs(p: dict[str, Any], m: Matrix, suites: list[str], scale: str, env: dict[str, str]) -> dict[str, dict[str, Any]]:
     """Each selected suite's input, read and checked here, before any engine starts (``documents``: the user's documents).
 
-    The input's parameters without a suite that reads them are refused (naming the field); a suite that
-    reads documents without ``documents`` measures the shipped sample (jsonbench.suites.documents.input.SAMPLE).
+    The input's parameters without a suite that reads them are refused (naming the field); a suite that reads
+    documents without ``documents`` measures ``$JSONBENCH_DOCUMENTS``, else the shipped sample
+    (jsonbench.suites.documents.input.SAMPLE). The variables apply only to a run that measures the suite: a run of
+    other suites on the same deployment ignores them. A wrong one is refused naming the variable.
     """
     readers = [s for s in suites if m.suites[s].get("input") == "documents"]
     given = [k for k in INPUT_PARAMS if p.get(k) not in (None, "", [])]
@@ -279,10 +303,17 @@ def _suite_inputs(p: dict[str, Any], m: Matrix, suites: list[str], scale: str) -
         return {}
     from jsonbench.suites.documents.input import plan_documents
 
+    params, from_env = _input_params(p, env)
     out: dict[str, dict[str, Any]] = {}
     for suite in readers:
         limit = int(m.scales[scale][suite].get("max_documents") or 0) or None
-        out[suite] = plan_documents(p, limit).to_params()
+        try:
+            out[suite] = plan_documents(params, limit).to_params()
+        except ConfigError as e:
+            var = from_env.get(e.field.split("[")[0])
+            if var is None:
+                raise
+            raise ConfigError(f"{e.field} (from ${var})", str(e).removeprefix(f"{e.field}: ")) from e
     return out
 
 
@@ -292,13 +323,27 @@ def _with_parts(suites: list[str], m: Matrix) -> list[str]:
     return suites + parts
 
 
-def _engines_and_suites(p: dict[str, Any], m: Matrix) -> tuple[list[str], list[str]]:
-    """The run's engines and suites (the matrix's defaults unless given), each declared in the matrix."""
+def default_suites(m: Matrix, env: Mapping[str, str]) -> list[str]:
+    """The suites a run measures when none are given: ``$JSONBENCH_SUITES`` (comma-separated), else the matrix's
+    ``default_suites``. The nightly run, triggered by the schedule without parameters, measures these: the variable is how
+    a deployment adds the documents suite to its nights. A name the matrix lacks is refused, naming the variable."""
+    raw = (env.get("JSONBENCH_SUITES") or "").strip()
+    if not raw:
+        return list(m.raw["default_suites"])
+    suites = _string_list(raw, "JSONBENCH_SUITES")
+    for s in suites:
+        if s not in m.suites:
+            raise ConfigError("JSONBENCH_SUITES", f"unknown suite {s!r}; known: {', '.join(sorted(m.suites))}")
+    return suites
+
+
+def _engines_and_suites(p: dict[str, Any], m: Matrix, env: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """The run's engines and suites (the defaults unless given: :func:`default_suites`), each declared in the matrix."""
     engines = _string_list(_given(p, "engines", m.raw["default_engines"]), "engines")
     for eid in engines:
         if eid not in m.engines:
             raise ConfigError("engines", f"unknown engine {eid!r}; known: {', '.join(sorted(m.engines))}")
-    suites = _string_list(_given(p, "suites", m.raw["default_suites"]), "suites")
+    suites = _string_list(p["suites"], "suites") if p.get("suites") is not None else default_suites(m, env)
     for s in suites:
         if s not in m.suites:
             raise ConfigError("suites", f"unknown suite {s!r}; known: {', '.join(sorted(m.suites))}")
