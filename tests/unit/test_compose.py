@@ -157,6 +157,33 @@ def test_project_folders_and_results_are_mounted_where_the_code_looks(compose: d
     assert (ROOT / "plugins" / "jsonbench" / "paths.py").exists()
 
 
+def test_the_documents_suite_finds_its_sample_and_your_documents(compose: dict[str, Any]) -> None:
+    """The shipped sample sits where the documents suite looks for it (the project's examples/), and a user's folder
+    of documents is mounted read-only where JSONBENCH_DOCUMENTS can point; the nightly suites and documents pass
+    through to every Airflow component (the DAG files' form defaults and the plan task read them)."""
+    for name in AIRFLOW_SERVICES:
+        service = compose["services"][name]
+        mounts, env = _mounts(service), _env(service)
+        assert mounts[f"{env['JSONBENCH_HOME']}/examples"] == "./examples", name
+        assert mounts["/opt/airflow/documents"] == "./examples", name
+        assert all(
+            f"{target}:ro" in " ".join(map(str, service["volumes"])) for target in ("/opt/airflow/examples", "/opt/airflow/documents")
+        )
+        assert {"JSONBENCH_SUITES", "JSONBENCH_DOCUMENTS", "JSONBENCH_READ_KEYS", "JSONBENCH_UPDATE_KEYS"} <= set(env), name
+    mine = load(
+        {
+            **ENV,
+            "JSONBENCH_DOCUMENTS_HOST_DIR": "/data/orders",
+            "JSONBENCH_SUITES": "catalogue,documents",
+            "JSONBENCH_DOCUMENTS": "/opt/airflow/documents/orders.jsonl",
+        }
+    )
+    worker = mine["services"]["airflow-bench-worker"]
+    assert _mounts(worker)["/opt/airflow/documents"] == "/data/orders"
+    assert _env(worker)["JSONBENCH_SUITES"] == "catalogue,documents"
+    assert _env(worker)["JSONBENCH_DOCUMENTS"] == "/opt/airflow/documents/orders.jsonl"
+
+
 def test_two_benchmark_workers_one_per_label_one_task_at_a_time(compose: dict[str, Any]) -> None:
     services = compose["services"]
     commands = _commands(services)
