@@ -7,6 +7,9 @@ per fat-document update in jsonb, no HOT update of the document design with its 
 indexes, no TOAST growth when the stock has its own column. Also: the workloads leave the shared
 tables as they found them, JSON_TABLE is not applicable on 16, and a missing pgbench stops the run
 before anything is loaded. No timing is asserted.
+
+In the matrix tier: every workload twice is minutes of a worker, and the default tier's narrowed DAG runs the
+suite once through the real DAG.
 """
 
 from __future__ import annotations
