@@ -92,6 +92,20 @@ def _checked(planned: dict[str, Any], results_dir: Path, engine_id: str) -> dict
     return out
 
 
+def _declare(include: Path, engine_id: str, block: dict[str, Any], *, default: bool) -> None:
+    """The recipe's edit of the matrix copy: the matrix as it was without the engine, then the page's block added (and
+    the engine to ``default_engines`` when ``default``). Where the project already declares the engine, its block must
+    be the page's: the recipe and the project say the same."""
+    matrix = read_matrix(include)
+    if engine_id in matrix["engines"]:
+        assert matrix["engines"].pop(engine_id) == block, f"the recipe's block is not what the project declares for {engine_id}"
+    if not default:
+        assert engine_id not in matrix["default_engines"], f"the project runs {engine_id} by default, not on demand"
+    matrix["default_engines"] = [e for e in matrix["default_engines"] if e != engine_id] + ([engine_id] if default else [])
+    matrix["engines"][engine_id] = block
+    write_matrix(include, matrix)
+
+
 def test_an_older_minor_added_by_the_recipe_is_planned_parsed_run_and_compared(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, results_dir: Path, airflow_env: dict[str, str], leak_check: Any
 ) -> None:
@@ -114,15 +128,9 @@ def test_an_older_minor_added_by_the_recipe_is_planned_parsed_run_and_compared(
     if not build.fetched():
         pytest.skip(f"the build {build.alias} is not fetched: run {build.fetch_command}")
 
-    # The matrix before the recipe: without the engine. Step 4 adds the block the page prints, and nothing else.
+    # Step 4 adds the block the page prints, and nothing else: on demand, not in the default run.
     include = include_copy(tmp_path, monkeypatch)
-    matrix = read_matrix(include)
-    if engine_id in matrix["engines"]:
-        assert matrix["engines"][engine_id] == block, "the recipe's block is not what the project declares for the same build"
-    matrix["engines"].pop(engine_id, None)
-    assert engine_id not in matrix["default_engines"]
-    matrix["engines"][engine_id] = block
-    write_matrix(include, matrix)
+    _declare(include, engine_id, block, default=False)
     cell_id = cell_id_of("large_document_update", engine_id)
 
     # Planned by the command a user runs.
@@ -181,16 +189,9 @@ def test_a_newer_sqlite_added_by_the_recipe_is_installed_planned_parsed_and_run(
     if not venv_ready(version, package):
         pytest.skip(f"no venv with {package} at {venv_dir(version, package)}: run ./bin/setup")
 
-    # The matrix before the recipe: without the engine. Step 1 adds the page's block, step 2 the default run.
+    # Step 1 adds the page's block, step 2 the engine to the default run.
     include = include_copy(tmp_path, monkeypatch)
-    matrix = read_matrix(include)
-    if engine_id in matrix["engines"]:
-        assert matrix["engines"][engine_id] == block, "the recipe's block is not what the project declares for the same version"
-    matrix["engines"].pop(engine_id, None)
-    matrix["default_engines"] = [e for e in matrix["default_engines"] if e != engine_id]
-    matrix["engines"][engine_id] = block
-    matrix["default_engines"].append(engine_id)
-    write_matrix(include, matrix)
+    _declare(include, engine_id, block, default=True)
     cell_id = cell_id_of("sqlite_jsonb", engine_id)
 
     # Step 3: setup's step finds the venv made (no download); the plan prints the cell.
@@ -224,6 +225,7 @@ def test_a_newer_sqlite_added_by_the_recipe_is_installed_planned_parsed_and_run(
 
     # A version without JSONB is refused by the run's plan, before any engine starts.
     older_id, older_block = _recipe_engine(SQLITE_RECIPE, "3.44.0")
+    matrix = read_matrix(include)
     matrix["engines"][older_id] = older_block
     older = include / "older.yaml"
     older.write_text(json.dumps(matrix))

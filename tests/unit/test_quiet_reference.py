@@ -6,6 +6,7 @@ no timing."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -80,17 +81,5 @@ def test_a_new_level_its_history_found_stays_the_reference() -> None:
 
 def test_only_tonights_hosts_nights_leave_the_reference() -> None:
     nights = [0.3, math.log(1.047), 0.0, 0.0005]  # another host's night first, far from this host's
-    c = CalibratedSeries(
-        suite="catalogue",
-        row=0,
-        engine_id="postgres-17",
-        engine_build="b",
-        unit="bytes",
-        entry={"kind": "sampled", "sigma": PRIOR},
-        sigma=0.001,
-        logs=tuple(nights),
-        tonight=0.0,
-        hosts=("other", "h", "h", "h", "h"),
-        own=own_noise(nights[1:], [], PRIOR, FLOOR),
-    )
+    c = replace(_series(nights, 0.0, hosts=("other", "h", "h", "h", "h")), own=own_noise(nights[1:], [], PRIOR, FLOOR))
     assert c.far == {1} and c.reference_runs == [0, 2, 3]
