@@ -29,7 +29,7 @@ EMPTY_CLUSTER_BYTES = 64 * MB
 PROCESS_BYTES = 12 * MB
 #: Server processes besides the clients (postmaster, checkpointer, WAL writer, autovacuum, ...).
 BACKGROUND_PROCESSES = 7
-#: Server start and stop, per cell (seconds): the recorded smoke cells of 2026-12-01 (a whole seed 004 cell
+#: Server start and stop, per cell (seconds): the recorded smoke cells (a whole seed 004 cell
 #: in 2.5 s of staged task time, its workloads 2.4 s of it) leave under a second for them.
 PROVISION_S = 1.0
 

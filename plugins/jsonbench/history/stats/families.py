@@ -23,7 +23,7 @@ def host_move(moves: Mapping[tuple[str, str], float]) -> dict[str, float]:
     """The host's own move, per suite, from each family's (suite, engine) median change of one night or window.
 
     A host that slows moves every engine together, and moves each suite by its own sensitivity (on the
-    2-core laptop reruns of 2026-12-01 the catalogue's pgbench workloads moved +8 to +11 % on all three
+    honest 2-core laptop reruns the catalogue's pgbench workloads moved +8 to +11 % on all three
     PostgreSQL versions while json_vs_jsonb moved +2 %). So the host's move for a suite is the median of
     that suite's engines when it has ``HOST_MIN_FAMILIES`` of them; otherwise the median of every family
     of the run when there are that many; otherwise 0 (one engine alone cannot be told from the host).
