@@ -26,7 +26,7 @@ def test_a_bad_parameter_is_refused_naming_the_field_before_airflow_starts(capsy
 
 
 def test_the_verdict_table_names_each_metric_and_the_facts_that_differ() -> None:
-    common = {"suite": "s", "variant": "v", "margin": 0.02, "pairs_used": 6, "dropped": '{"2": "start B/s did not complete"}'}
+    common = {"suite": "s", "variant": "v", "unit": "ms", "margin": 0.02, "pairs_used": 6, "dropped": '{"2": "start B/s did not complete"}'}
     rows = [
         {
             **common,
@@ -55,6 +55,13 @@ def test_the_verdict_table_names_each_metric_and_the_facts_that_differ() -> None
     text = verdict_table(rows)
     assert "w/v/t" in text and "regression" in text and "(about 30 pairs)" in text
     assert "1 of 2 the same" in text and "size: A 1, B 2" in text and "pair 2 dropped" in text
+    # the precision: +/-4.7 % at 6 pairs, the one finite interval not within +/-3 %, about 15 pairs for it
+    assert "  4.7%" in text and "0 of 1 metrics within +/-3%" in text and "about 15 for the median metric, 15 for the widest" in text
+    from jsonbench.compare.page import render
+    from jsonbench.compare.params import Arm
+
+    page = render("manual__x", Arm("A", "postgres-17"), Arm("B", "postgres-17", {"jit": "off"}), rows)
+    assert "<td>4.7%</td>" in page and "pairs for +/-3%: about 15 for the median metric" in page
 
 
 def test_pair_time_sums_each_pairs_engine_cells_and_nothing_else() -> None:

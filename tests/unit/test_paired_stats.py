@@ -194,6 +194,24 @@ def test_an_inconclusive_metric_says_how_many_pairs_would_decide_it() -> None:
     assert few.verdict is Verdict.INCONCLUSIVE and few.pairs_needed is not None and few.pairs_needed >= 6
 
 
+def test_the_pairs_for_a_precision_shrink_the_half_width_as_one_over_root_n() -> None:
+    assert paired.half_width((1.0 / 1.06, 1.06)) == pytest.approx(0.06)
+    assert paired.half_width((-math.inf, math.inf)) is None
+    # +/-6 % at 10 pairs: +/-3 % needs four times as many
+    assert paired.pairs_for_precision(10, (1.0 / 1.06, 1.06), 0.03) == math.ceil(10 * (math.log(1.06) / math.log(1.03)) ** 2)
+    assert 39 <= paired.pairs_for_precision(10, (1.0 / 1.06, 1.06), 0.03) <= 41  # type: ignore[operator]
+    assert paired.pairs_for_precision(20, (0.99, 1.01), 0.03) == paired.min_pairs()  # already narrower: the fewest that give an interval
+    assert paired.pairs_for_precision(6, (-math.inf, math.inf)) is None
+    # the promise on seeded pairs: at the pairs it names, the half-width is near the precision
+    a, b = _lognormal_pairs(np.random.default_rng(11), 10, 0.05)
+    c = paired.compare_metric(MetricPairs("s", a, b, False, 0.02))
+    need = paired.pairs_for_precision(10, c.interval, 0.02)
+    assert need is not None and need > 10
+    a, b = _lognormal_pairs(np.random.default_rng(12), need, 0.05)
+    wider = paired.half_width(paired.compare_metric(MetricPairs("s", a, b, False, 0.02)).interval)
+    assert wider is not None and 0.01 < wider < 0.04
+
+
 def test_aa_margin_is_the_far_end_of_the_aa_interval() -> None:
     a, b = _lognormal_pairs(np.random.default_rng(8), 20, 0.03)
     d = paired.log_ratios(a, b).values

@@ -74,16 +74,23 @@ def conf_of(
 
 def verdict_table(rows: list[dict[str, Any]]) -> str:
     """The comparison's rows as a plain-text table: timed and sampled metrics, then the facts that differ."""
-    lines = [f"{'metric':<58} {'B/A':>7} {'interval':>17} {'margin':>7} {'pairs':>5}  verdict"]
+    from jsonbench.compare.page import precision_lines
+    from jsonbench.history.stats.paired import PRECISION, half_width
+
+    lines = [f"{'metric':<58} {'B/A':>7} {'interval':>17} {'+/-':>6} {'margin':>7} {'pairs':>5}  verdict"]
     for r in rows:
         if r["metric_kind"] == "deterministic":
             continue
         name = f"{r['workload']}/{r['variant']}/{r['metric']}"
         lo, hi = r.get("interval_low"), r.get("interval_high")
-        interval = f"[{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi) else "none"
+        interval, hw = "none", None
+        if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi):
+            interval, hw = f"[{lo:.3f}, {hi:.3f}]", half_width((lo, hi))
         est = f"{r['estimate']:.3f}" if r.get("estimate") is not None else ""
         need = f" (about {r['pairs_needed']} pairs)" if r.get("pairs_needed") else ""
-        lines.append(f"{name:<58} {est:>7} {interval:>17} {r['margin']:7.1%} {r['pairs_used']:>5}  {r['verdict']}{need}")
+        spread = f"{hw:6.1%}" if hw is not None else ""
+        lines.append(f"{name:<58} {est:>7} {interval:>17} {spread:>6} {r['margin']:7.1%} {r['pairs_used']:>5}  {r['verdict']}{need}")
+    lines += precision_lines(rows, PRECISION)
     facts = [r for r in rows if r["metric_kind"] == "deterministic"]
     same = sum(1 for r in facts if r["verdict"] == "same")
     lines.append(f"deterministic facts: {same} of {len(facts)} the same in A and B")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from jsonbench.compare.params import Arm
 from jsonbench.dataset.fsio import write_text_atomic
 from jsonbench.dataset.schema import run_key
+from jsonbench.history.stats.paired import PRECISION, half_width, pairs_for_precision
 
 COLOURS = {
     "regression": "#e15759",
@@ -69,8 +71,39 @@ def _colour() -> Any:
     return alt.Color("verdict:N", scale=alt.Scale(domain=list(COLOURS), range=list(COLOURS.values())))
 
 
+def _half_width(r: dict[str, Any]) -> float | None:
+    lo, hi = r.get("interval_low"), r.get("interval_high")
+    return half_width((lo, hi)) if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) else None
+
+
 def _num(v: Any, fmt: str = ".4f") -> str:
     return format(v, fmt) if isinstance(v, (int, float)) and math.isfinite(v) else ""
+
+
+def precision_lines(rows: list[dict[str, Any]], precision: float) -> list[str]:
+    """How precise the timed metrics' intervals are, and about how many pairs would bring each to +/- ``precision``.
+
+    A comparison planned for a precision needs the pairs of its widest metric; the median metric says what most
+    of them need."""
+    got = []
+    for r in rows:
+        lo, hi = r.get("interval_low"), r.get("interval_high")
+        if r["metric_kind"] == "deterministic" or lo is None or hi is None:
+            continue
+        hw, need = half_width((lo, hi)), pairs_for_precision(int(r["pairs_used"]), (lo, hi), precision)
+        if hw is not None and need is not None:
+            got.append((hw, need, f"{r['workload']}/{r['variant']}/{r['metric']}"))
+    if not got:
+        return []
+    got.sort()
+    within = sum(hw <= precision for hw, _, _ in got)
+    widest = got[-1]
+    return [
+        f"interval half-width: median {statistics.median(h for h, _, _ in got):.1%}, widest {widest[0]:.1%} ({widest[2]}); "
+        f"{within} of {len(got)} metrics within +/-{precision:.0%}",
+        f"pairs for +/-{precision:.0%}: about {statistics.median(n for _, n, _ in got):.0f} for the median metric, "
+        f"{widest[1]} for the widest",
+    ]
 
 
 def render(comparison_id: str, a: Arm, b: Arm, rows: Sequence[dict[str, Any]], script: str = "") -> str:
@@ -92,6 +125,7 @@ def render(comparison_id: str, a: Arm, b: Arm, rows: Sequence[dict[str, Any]], s
         f"<tr><td>{html.escape(r['suite'])}</td><td>{html.escape(r['workload'])}</td><td>{html.escape(r['variant'])}</td>"
         f"<td>{html.escape(r['metric'])} ({html.escape(r['unit'])})</td><td>{_num(r.get('estimate'))}</td>"
         f"<td>[{_num(r.get('interval_low'))}, {_num(r.get('interval_high'))}] at {_num(r.get('level'), '.3f')}</td>"
+        f"<td>{_num(_half_width(r), '.1%')}</td>"
         f"<td>{_num(r.get('margin'), '.1%')}</td><td>{r.get('pairs_used')}</td>"
         f"<td style='color:{COLOURS.get(r['verdict'], '#000')}'>{html.escape(r['verdict'])}"
         f"{' (about ' + str(r['pairs_needed']) + ' pairs)' if r.get('pairs_needed') else ''}</td></tr>"
@@ -114,7 +148,8 @@ def render(comparison_id: str, a: Arm, b: Arm, rows: Sequence[dict[str, Any]], s
         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}</style>"
         f"</head><body>{head}{plot}"
         "<h2>Timed and sampled metrics (B / A)</h2><table><tr><th>suite</th><th>workload</th><th>variant</th><th>metric</th>"
-        f"<th>estimate</th><th>interval</th><th>margin</th><th>pairs</th><th>verdict</th></tr>{cells}</table>"
+        f"<th>estimate</th><th>interval</th><th>+/-</th><th>margin</th><th>pairs</th><th>verdict</th></tr>{cells}</table>"
+        f"{''.join(f'<p>{html.escape(line)}</p>' for line in precision_lines(list(stats), PRECISION))}"
         f"<h2>Deterministic facts</h2><table><tr><th>fact</th><th>verdict</th><th>A and B</th></tr>{fact_rows}</table>"
         "</body></html>"
     )

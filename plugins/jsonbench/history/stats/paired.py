@@ -265,6 +265,30 @@ def pairs_needed(d: Sequence[float], interval: tuple[float, float], *, margin: f
     return max(math.ceil(need), n + 1, min_pairs(level))
 
 
+#: The precision the report states the pairs for: a ratio's 95 % interval within plus or minus 3 % of its estimate.
+PRECISION = 0.03
+
+
+def half_width(interval: tuple[float, float]) -> float | None:
+    """The half-width of a ratio's interval (B/A), as a share: (hi / lo) ** 0.5 - 1; None when it is not finite."""
+    lo, hi = interval
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo <= 0 or hi <= 0:
+        return None
+    return math.expm1((math.log(hi) - math.log(lo)) / 2)
+
+
+def pairs_for_precision(pairs: int, interval: tuple[float, float], precision: float = PRECISION) -> int | None:
+    """About how many pairs would bring a ratio's interval to plus or minus ``precision`` if the spread held.
+
+    The half-width shrinks as 1/sqrt(n), so n = pairs * (log half-width / log(1 + precision)) ** 2, never fewer than
+    :func:`min_pairs`: what to plan a comparison for, not a promise. None without a finite interval.
+    """
+    hw = half_width(interval)
+    if hw is None or pairs < 1 or precision <= 0:
+        return None
+    return max(math.ceil(pairs * (math.log1p(hw) / math.log1p(precision)) ** 2 - 1e-9), min_pairs())
+
+
 def aa_margin(d_aa: Sequence[float], level: float = 0.95) -> float:
     """The floor below which no change can be told apart on this host: the far end of an A/A interval, as a share.
 
