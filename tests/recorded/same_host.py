@@ -195,6 +195,7 @@ FIRST_NIGHT: dict[str, Plant] = {
     "the average document datum +1 %": _datum,
 }
 SLOW_VERSION = _engine("postgres-17", 1.1)
+SLOW_SUITE = _engine("postgres-16", 1.1, "catalogue")
 
 
 def main() -> int:
@@ -206,9 +207,10 @@ def main() -> int:
         print(
             f"{name}: caught {len(o.caught)} of {len(o.moved)} moved, {len(o.alarms - o.moved)} other alarm(s), {harness} said as harness"
         )
-    for before in range(3):
-        o = judge(night=-3 + before, plant=SLOW_VERSION, planted_before=before)
-        print(f"postgres-17 1.1x, night {before + 1}: caught {len(o.caught)} of {len(o.moved)}, {len(o.alarms - o.moved)} other alarm(s)")
+    for name, plant in (("postgres-17 1.1x", SLOW_VERSION), ("postgres-16 catalogue 1.1x", SLOW_SUITE)):
+        for before in range(3):
+            o = judge(night=-3 + before, plant=plant, planted_before=before)
+            print(f"{name}, night {before + 1}: caught {len(o.caught)} of {len(o.moved)}, {len(o.alarms - o.moved)} other alarm(s)")
     return 0
 
 

@@ -3,7 +3,9 @@
 The host's last recorded night against its five earlier ones (:mod:`tests.recorded.same_host`). Its own nights move a
 timing ~3 %, while the record of ``local`` holds 10-30 % inside one host for many series, pooled over noisier hosts:
 judged by the record alone, none of these plants raised anything. Judged by what this host's nights show of it
-(:func:`jsonbench.history.drift.series.learn_from_family`), each is caught the first night, a 1.1x version within three.
+(:func:`jsonbench.history.drift.series.learn_from_family`), and its versions' spread beside each other learned from the
+same nights (:func:`jsonbench.history.drift.beside.own_contrasts`), each is caught the first night, and a 1.1x version
+by its second night, as a version (:mod:`jsonbench.history.drift.versions`).
 """
 
 from __future__ import annotations
@@ -56,3 +58,9 @@ def test_a_slower_harness_of_one_engine_family_is_said_as_the_harness() -> None:
 def test_a_version_ten_percent_slower_is_caught_within_three_nights() -> None:
     caught = [len(same_host.judge(night=-3 + k, plant=same_host.SLOW_VERSION, planted_before=k).caught) for k in range(3)]
     assert any(caught), caught
+
+
+def test_a_version_ten_percent_slower_is_heard_by_its_second_night_as_a_version() -> None:
+    o = same_host.judge(night=-2, plant=same_host.SLOW_VERSION, planted_before=1)
+    assert o.caught and o.alarms <= o.moved, (len(o.caught), sorted(o.alarms - o.moved)[:3])
+    assert any("its version moved" in n for n in o.notes()), o.notes()[:2]

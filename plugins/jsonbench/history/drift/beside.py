@@ -21,7 +21,7 @@ from typing import Any
 from jsonbench.history.drift.series import CalibratedSeries
 from jsonbench.history.drift.window import WindowedSeries
 from jsonbench.history.noise import CONTRAST
-from jsonbench.history.stats import HOST_MIN_FAMILIES, nightly_medians, on_common
+from jsonbench.history.stats import FAMILY_MIN_SERIES, HOST_MIN_FAMILIES, HOST_PRIOR_DF, nightly_medians, on_common, shrunk
 
 #: A family: one engine's suite, ``(suite, engine id)``.
 Family = tuple[str, str]
@@ -52,7 +52,7 @@ def series_on_common(c: CalibratedSeries, way: int, k: int, common: Collection[s
     (:attr:`~jsonbench.history.drift.series.CalibratedSeries.far`): the engines' moves cancel the host only against the
     same runs, and each series leaves out nights of its own; one series' far night does not move its family's median
     move, nor the engines' beside it, and a night far for most of them is the host's, which the contrast cancels. A
-    family's sigma is the record's, never learned without those nights."""
+    family's sigma against the others is learned from the same runs, those nights kept (:func:`own_contrasts`)."""
     return on_common([*c.logs, c.tonight], c.runs, c.base, way, k, common)
 
 
@@ -63,6 +63,46 @@ def nightly(cs: Sequence[WindowedSeries], k: int, common: Collection[str]) -> tu
         x for t in cs if t.series.kind == "timed" and (way := t.series.way) if (x := series_on_common(t.series, way, k, common)) is not None
     ]
     return nightly_medians(got, k)
+
+
+def earlier_moves(c: CalibratedSeries, k: int, common: Collection[str]) -> dict[str, float]:
+    """A series' earlier runs of its current level on tonight's host, beside its suite's other engines and before the
+    window of ``k`` nights: each one's move (slower positive) from their mean; empty with fewer than two."""
+    series = [*c.logs, c.tonight]
+    n = len(series)
+    if len(c.runs) != n or c.way == 0:
+        return {}
+    here = c.hosts[-1] if len(c.hosts) == n else None
+    idx = [i for i in range(c.base, n - k) if c.runs[i] in common and (here is None or c.hosts[i] == here)]
+    if len(idx) < 2:
+        return {}
+    mean = statistics.fmean(series[i] for i in idx)
+    return {c.runs[i]: c.way * (series[i] - mean) for i in idx}
+
+
+def suite_contrasts(
+    members: Mapping[Family, Sequence[WindowedSeries]], suite: str, k: int, common: Collection[str]
+) -> dict[str, dict[str, float]]:
+    """Per engine of ``suite``, its family's move beyond the suite's median engine on each earlier run (run -> log):
+    the contrast the family is judged by tonight, night by night before the window."""
+    fams: dict[str, dict[str, float]] = {}
+    for (sx, engine), ts in members.items():
+        if sx != suite:
+            continue
+        per_run: dict[str, list[float]] = {}
+        for t in ts:
+            if t.series.timed:
+                for r, v in earlier_moves(t.series, k, common).items():
+                    per_run.setdefault(r, []).append(v)
+        fams[engine] = {r: statistics.median(v) for r, v in per_run.items() if len(v) >= FAMILY_MIN_SERIES}
+    out: dict[str, dict[str, float]] = {e: {} for e in fams}
+    for r in {r for m in fams.values() for r in m}:
+        here = {e: m[r] for e, m in fams.items() if r in m}
+        if len(here) >= HOST_MIN_FAMILIES:
+            mid = statistics.median(here.values())
+            for e, v in here.items():
+                out[e][r] = v - mid
+    return out
 
 
 def beside_moves(
@@ -89,4 +129,25 @@ def beside_moves(
             host = statistics.median(x[1] for x in got.values())
             for f, x in got.items():
                 out[k][f] = (x[1], host, x[2], common[suite])
+    return out
+
+
+def own_contrasts(
+    members: Mapping[Family, Sequence[WindowedSeries]], beside: Beside, fams: Mapping[str, Any]
+) -> dict[int, dict[Family, float]]:
+    """Per window, each family judged beside the other versions: its sigma against them learned on this host.
+
+    The spread of its contrast over its earlier nights here (:func:`suite_contrasts`), shrunk toward the record's
+    ``contrast_sigma`` by ``HOST_PRIOR_DF``: the record pools hosts whose versions move apart several times more than a
+    quiet machine's, and a version's 1.1x in one suite hid in it for three nights."""
+    out: dict[int, dict[Family, float]] = {}
+    for k, by_f in beside.items():
+        seen: dict[str, dict[str, dict[str, float]]] = {}
+        for f, (_, _, _, common) in by_f.items():
+            suite, engine = f
+            if suite not in seen:
+                seen[suite] = suite_contrasts(members, suite, k, common)
+            values = list(seen[suite].get(engine, {}).values())
+            own = statistics.variance(values) if len(values) >= 2 else None
+            out.setdefault(k, {})[f] = shrunk(own, len(values) - 1, float(fams[f"{suite}/{engine}"][CONTRAST]), HOST_PRIOR_DF)
     return out

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from jsonbench.history.drift.beside import Beside, Family, Moves, beside_moves, series_on_common
+from jsonbench.history.drift.beside import Beside, Family, Moves, beside_moves, own_contrasts, series_on_common
 from jsonbench.history.drift.window import WindowedSeries
 from jsonbench.history.noise import CONTRAST, serves
 from jsonbench.history.stats import benjamini_hochberg, family_p, host_move, host_seen, norm_sf
@@ -38,7 +38,8 @@ class FamilyCall:
     """What a series' family said of it: ``selected`` (its family was selected, or its verdict or the run-wide move
     took it), the family's move (``sign``, log, slower positive), ``p_family`` (<= 1 exactly when discovered), the
     family's sustained ``verdict`` (nights, the family's move, BH-adjusted p), ``common`` (every engine of the suite
-    moved this way while the canary held), and the window (log change, nights, reference runs) the call judged."""
+    moved this way while the canary held), the window (log change, nights, reference runs) the call judged, and
+    ``version`` when its whole version moved."""
 
     selected: bool = False
     sign: float = 0.0
@@ -46,6 +47,9 @@ class FamilyCall:
     verdict: tuple[int, float, float] | None = None
     common: bool = False
     window: tuple[float, int, int] | None = None
+    #: the version's test that called it (:mod:`~jsonbench.history.drift.versions`): nights, the version's move, its
+    #: BH-adjusted p, its suites, the sigma it was judged at, and the earlier nights of this host that sigma learned from
+    version: tuple[int, float, float, int, float, int] | None = None
 
     @property
     def discovered(self) -> bool:
@@ -70,6 +74,14 @@ class FamilyMoves:
     seen: dict[int, set[str]]
     measured: set[str]
     beside: Beside = field(default_factory=dict)
+    #: per window, the sigma against the versions beside it each family judged beside them learned on this host
+    contrasts: dict[int, dict[Family, float]] = field(default_factory=dict)
+
+    def contrast(self, f: Family, k: int) -> float:
+        """A family's sigma against the versions beside it in window ``k``: this host's where it was learned
+        (:func:`~jsonbench.history.drift.beside.own_contrasts`), else the record's."""
+        learned = self.contrasts.get(k, {}).get(f)
+        return learned if learned is not None else float(self.fams[f"{f[0]}/{f[1]}"].get(CONTRAST) or 0.0)
 
     def against(self, f: Family, k: int) -> tuple[float, float]:
         """(the move a family's is judged beyond, the family sigma of that difference) in window ``k``.
@@ -81,7 +93,7 @@ class FamilyMoves:
         suite = f[0]
         fam = self.fams[f"{f[0]}/{f[1]}"]
         if f in self.beside[k]:
-            return self.beside[k][f][1], float(fam[CONTRAST])
+            return self.beside[k][f][1], self.contrast(f, k)
         if fam.get(CONTRAST) and suite in self.seen[k]:
             return self.host[k].get(suite, 0.0), float(fam[CONTRAST])
         return (0.0 if suite in self.measured else self.host[k].get(suite, 0.0)), float(fam["sigma"])
@@ -158,7 +170,8 @@ def read_moves(tested: Sequence[WindowedSeries], record: Mapping[str, Any]) -> F
     by_window = {k: {f: by_k[k][0] for f, by_k in moves.items() if k in by_k} for k in (1, 2, 3)}
     host = {k: host_move(by_window[k]) for k in (1, 2, 3)}
     seen = {k: host_seen(by_window[k]) for k in (1, 2, 3)}
-    return FamilyMoves(fams, members, moves, host, seen, _measured(tested, fams), beside_moves(members, moves, seen, fams))
+    beside = beside_moves(members, moves, seen, fams)
+    return FamilyMoves(fams, members, moves, host, seen, _measured(tested, fams), beside, own_contrasts(members, beside, fams))
 
 
 def family_test(fm: FamilyMoves, q: float) -> list[tuple[str, str, float, int, float]]:

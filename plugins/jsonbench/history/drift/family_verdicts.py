@@ -28,6 +28,7 @@ from jsonbench.history.drift.families import (
     read_moves,
     selected_calls,
 )
+from jsonbench.history.drift.versions import version_calls
 from jsonbench.history.drift.window import WindowedSeries
 from jsonbench.history.noise import CONTRAST
 from jsonbench.history.stats import HOST_MIN_FAMILIES, benjamini_hochberg, common_p, contrast_p, nights_apart, norm_sf, went_along_p
@@ -56,6 +57,7 @@ def judge_families(tested: Sequence[WindowedSeries], record: Mapping[str, Any], 
             calls.update(selected_calls(fm, (suite, engine), k, med, level))
         calls.update(verdict_calls(fm, calls, q, attribute_p))
         calls.update(_every_engine_selected(fm, calls, [(sx, e, m) for sx, e, _, _, m in selected]))
+    calls.update(version_calls(fm, calls, q, attribute_p))
     calls.update(common_calls(fm, record, q, calls))
     return FamilyJudgement(calls, fm)
 
@@ -66,9 +68,10 @@ def _verdict_test(
     """A family's sustained test: (p, its move beyond the host's, the window, the host's move) of its best window of two
     or three nights in which each night stood apart the same way; None when no window did."""
     suite, engine = f
-    contrast = float((fm.fams.get(f"{suite}/{engine}") or {}).get(CONTRAST) or 0.0)
+    has_contrast = bool((fm.fams.get(f"{suite}/{engine}") or {}).get(CONTRAST))
     best: tuple[float, float, int, float] | None = None
     for k in (2, 3):
+        contrast = fm.contrast(f, k) if has_contrast else 0.0
         got = nights.get((f, k))
         beside = [v for ((sx, _), kk), v in nights.items() if kk == k and sx == suite]
         if not contrast or got is None or got[2] < VERDICT_MIN_REF or len(beside) < HOST_MIN_FAMILIES:

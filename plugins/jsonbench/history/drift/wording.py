@@ -70,6 +70,16 @@ def family_words(verdict: tuple[int, float, float] | None, selected: bool, sign:
     return ""
 
 
+def version_words(version: tuple[int, float, float, int, float, int], p_family: float, verdict_p: float) -> str:
+    """Why the series' version called it: every suite of the version moved beyond the versions beside it."""
+    nights, move, adjusted, suites, sigma, learned = version
+    return (
+        f"its version moved {math.exp(move) - 1:+.1%} beyond the versions beside it over {suites} suites and {nights} night(s) "
+        f"(the version's test at sigma {sigma:.1%}, learned from {learned} earlier night(s) of this host and the record, "
+        f"BH-adjusted p {adjusted:.2g} over the run's versions); this series went along, one-sided p {p_family * verdict_p:.2g}; "
+    )
+
+
 def common_words(sign: float, canary: CanaryMove | None, harness: str) -> str:
     """Every engine of the suite moved the family's way while the canary held: a harness or setting change."""
     return (

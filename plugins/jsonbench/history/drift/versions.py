@@ -1,0 +1,142 @@
+"""A version judged as a whole: every suite of one engine moving beyond the versions beside it.
+
+A version's regression moves each of its suites beyond the other versions of that suite. Each family (one suite of the
+version) is judged alone against its contrast sigma, and a 1.1x version hides in each of them; the mean of the version's
+contrasts over its suites moves by the whole change while their noise averages down as far as the suites' engine starts
+are independent. How far is this host's to say: the version's own contrast sigma is the spread of that mean over its
+earlier nights on this host beside the others, shrunk towards the record's (the suites' contrast sigmas averaged, as if
+they moved together: the cautious prior) by ``HOST_PRIOR_DF``. A new machine starts from the prior and after a few quiet
+nights is judged by its own noise.
+
+When the version moved (Bonferroni over the windows of one to three nights, Benjamini-Hochberg at ``q`` over the run's
+versions), a series of it is the version's finding when its own change over that window went the version's way beyond
+its suite's median engine at one-sided p <= ``attribute_p``, as a family's sustained verdict calls its series.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from jsonbench.history.drift.beside import Family, series_on_common, suite_contrasts
+from jsonbench.history.drift.families import FamilyCall, FamilyMoves, SeriesId
+from jsonbench.history.noise import CONTRAST
+from jsonbench.history.stats import (
+    HOST_PRIOR_DF,
+    benjamini_hochberg,
+    norm_sf,
+    shrunk,
+    went_along_p,
+)
+
+log = logging.getLogger(__name__)
+
+#: The fewest suites a version is judged over as a whole: one suite is its family, judged as such.
+VERSION_MIN_SUITES = 2
+
+
+@dataclass(frozen=True)
+class VersionTest:
+    """One version's test in a window of ``nights``: its mean contrast over ``suites`` (log, slower positive), the sigma
+    it was judged at (``sigma``: the host's own ``own`` over ``nights_learned`` earlier nights shrunk towards ``prior``),
+    the median reference runs and the two-sided p."""
+
+    engine: str
+    nights: int
+    suites: tuple[str, ...]
+    move: float
+    sigma: float
+    own: float | None
+    nights_learned: int
+    prior: float
+    nref: float
+    p: float
+
+
+def version_tests(fm: FamilyMoves) -> list[VersionTest]:
+    """Each version judged over every suite where it was measured beside the others, in each window of 1 .. 3 nights."""
+    tests: list[VersionTest] = []
+    engines = sorted({e for by_f in fm.beside.values() for (_, e) in by_f})
+    for k in (1, 2, 3):
+        beside = fm.beside.get(k) or {}
+        contrasts: dict[str, dict[str, dict[str, float]]] = {}
+        for engine in engines:
+            suites = tuple(sorted(sx for (sx, e) in beside if e == engine))
+            if len(suites) < VERSION_MIN_SUITES:
+                continue
+            for sx in suites:
+                if sx not in contrasts:
+                    contrasts[sx] = suite_contrasts(fm.members, sx, k, beside[(sx, engine)][3])
+            move = statistics.fmean(beside[(sx, engine)][0] - beside[(sx, engine)][1] for sx in suites)
+            nref = statistics.median(beside[(sx, engine)][2] for sx in suites)
+            prior = statistics.fmean(float(fm.fams[f"{sx}/{engine}"][CONTRAST]) for sx in suites)
+            runs = set.intersection(*(set(contrasts[sx].get(engine, {})) for sx in suites))
+            nightly = [statistics.fmean(contrasts[sx][engine][r] for sx in suites) for r in sorted(runs)]
+            own_var = statistics.variance(nightly) if len(nightly) >= 2 else None
+            sigma = shrunk(own_var, len(nightly) - 1, prior, HOST_PRIOR_DF)
+            p = 2 * norm_sf(abs(move) / (sigma * math.sqrt(1.0 / k + 1.0 / max(nref, 1.0))))
+            own = math.sqrt(own_var) if own_var is not None else None
+            tests.append(VersionTest(engine, k, suites, move, sigma, own, len(nightly), prior, nref, p))
+    return tests
+
+
+def version_calls(fm: FamilyMoves, calls: Mapping[SeriesId, FamilyCall], q: float, attribute_p: float) -> dict[SeriesId, FamilyCall]:
+    """The series of each version that moved as a whole, not yet discovered by their families, that went its way."""
+    best: dict[str, VersionTest] = {}
+    tried: dict[str, int] = {}
+    for t in version_tests(fm):
+        tried[t.engine] = tried.get(t.engine, 0) + 1
+        if t.engine not in best or t.p < best[t.engine].p:
+            best[t.engine] = t
+    if not best:
+        return {}
+    versions = sorted(best)
+    adjusted = benjamini_hochberg([min(1.0, best[e].p * tried[e]) for e in versions])
+    out: dict[SeriesId, FamilyCall] = {}
+    for engine, a in zip(versions, adjusted, strict=True):
+        if a > q:
+            continue
+        log.info("the version %s moved as a whole (BH-adjusted p %.2g): %s", engine, a, version_summary([best[engine]])[0])
+        out.update(_went_along(fm, best[engine], a, calls, attribute_p))
+    return out
+
+
+def _went_along(
+    fm: FamilyMoves, v: VersionTest, adjusted: float, calls: Mapping[SeriesId, FamilyCall], attribute_p: float
+) -> dict[SeriesId, FamilyCall]:
+    out: dict[SeriesId, FamilyCall] = {}
+    for sx in v.suites:
+        f: Family = (sx, v.engine)
+        _, host, _, common = fm.beside[v.nights][f]
+        for t in fm.members[f]:
+            c = t.series
+            prev = calls.get(c.key, FamilyCall())
+            if not c.timed or prev.discovered:
+                continue
+            mine = series_on_common(c, c.way, v.nights, common)
+            if mine is None:
+                continue
+            _, d, nref = mine
+            p_one = went_along_p(d, host, c.sigma, v.nights, nref, v.move)
+            if p_one <= attribute_p:
+                out[c.key] = replace(
+                    prev,
+                    selected=True,
+                    sign=v.move,
+                    p_family=p_one / attribute_p,
+                    window=(c.way * d, v.nights, nref),
+                    version=(v.nights, v.move, adjusted, len(v.suites), v.sigma, v.nights_learned),
+                )
+    return out
+
+
+def version_summary(tests: Sequence[VersionTest]) -> list[str]:
+    """One line per version and window, for the log: what each version's test saw."""
+    return [
+        f"{t.engine} over {len(t.suites)} suites, {t.nights} night(s): {math.expm1(t.move):+.1%} beyond the versions beside it, "
+        f"sigma {t.sigma:.1%} (own {'-' if t.own is None else f'{t.own:.1%}'} over {t.nights_learned} nights, prior {t.prior:.1%}), p {t.p:.2g}"
+        for t in tests
+    ]
