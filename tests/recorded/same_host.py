@@ -190,11 +190,26 @@ FIRST_NIGHT: dict[str, Plant] = {
     "postgres-17 json_vs_jsonb 1.25x (one cell)": _engine("postgres-17", 1.25, "json_vs_jsonb"),
     "postgres-18 large_document_update 1.25x (one cell)": _engine("postgres-18", 1.25, "large_document_update"),
     "postgres-17 catalogue reads 1.5x (one workload)": _engine("postgres-17", 1.5, "catalogue", "reads"),
+    "postgres-16 catalogue scan 1.5x (one workload of four timings)": _engine("postgres-16", 1.5, "catalogue", "scan"),
     "sqlite-3.54.1 JSONB json_extract 2x": _json_extract,
     "every SQLite 1.3x, the canary steady": _every_sqlite,
     "the average document datum +1 %": _datum,
 }
 SLOW_VERSION = _engine("postgres-17", 1.1)
+
+
+def cells() -> list[tuple[str, str]]:
+    """Every (suite, engine) cell of the host's last night but the canary's."""
+    ds = nights()
+    last = ds[(ds["run_id"] == run_ids()[-1]) & benchmarked(ds)]
+    return sorted({(str(s), str(e)) for s, e in zip(last["suite"], last["engine_id"], strict=True)})
+
+
+def slow_cell(suite: str, engine: str) -> Plant:
+    """Every timing of one cell 1.25x slower."""
+    return _engine(engine, 1.25, suite)
+
+
 SLOW_SUITE = _engine("postgres-16", 1.1, "catalogue")
 
 

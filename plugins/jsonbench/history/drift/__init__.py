@@ -36,7 +36,7 @@ row's ``metric_kind`` column, or for rows written before that column existed the
   with the record's sigma learned on tonight's host (the record's level inside one host, scaled by how quiet
   this host's family is against it over its nights, and each series' own quiet nights here shrunk towards that:
   :func:`~jsonbench.history.drift.series.learn_from_family`, :mod:`jsonbench.history.stats.own`); one earlier run is
-  enough (``calibrated_min_history``). Four ways to a
+  enough (``calibrated_min_history``). Five ways to a
   discovery, each with the false-discovery rate controlled across every suite of the run at
   ``fdr_q``: a lone series whose p-value under the honest runs' heavy tail survives
   Benjamini-Hochberg over all the run's series; or a series of a *family* (one engine's suite) whose
@@ -49,7 +49,9 @@ row's ``metric_kind`` column, or for rows written before that column existed the
   ``family_verdict_p``: :func:`~jsonbench.history.drift.family_verdicts.verdict_calls`); or a series of a *version*
   whose suites, averaged, moved beyond the versions beside them, judged at the version's sigma learned from this
   host's own nights (BH at ``fdr_q`` over the versions), and the series went along
-  (:func:`~jsonbench.history.drift.versions.version_calls`). Every way, the change must exceed ``min_effect``.
+  (:func:`~jsonbench.history.drift.versions.version_calls`); or a series of a *workload* of one version whose
+  timings' median moved beyond the same workload's on the versions beside it, at a sigma learned the same way
+  (:func:`~jsonbench.history.drift.workloads.workload_calls`). Every way, the change must exceed ``min_effect``.
   Each row carries its ``pvalue``, ``p_adjusted``, ``sigma``, ``threshold`` and ``mds`` (the minimum
   detectable shift of the series alone). Method ``calibrated ...``.
 
@@ -85,7 +87,8 @@ The package, in the order a night runs through it:
   taken out, and its window test;
 * :mod:`~jsonbench.history.drift.suite`: one suite stage after stage; :mod:`~jsonbench.history.drift.families`,
   :mod:`~jsonbench.history.drift.beside` and :mod:`~jsonbench.history.drift.family_verdicts`: the run's families;
-  :mod:`~jsonbench.history.drift.versions`: each version over its suites;
+  :mod:`~jsonbench.history.drift.versions` and :mod:`~jsonbench.history.drift.workloads`: each version over its
+  suites, each workload beside the same workload of the other versions;
 * :mod:`~jsonbench.history.drift.verdict` and :mod:`~jsonbench.history.drift.wording`: a calibrated row's verdict
   and note; :mod:`~jsonbench.history.drift.frame`: ``drift_frame``; :mod:`~jsonbench.history.drift.expectations`: its
   Great Expectations suite.

@@ -15,13 +15,13 @@ version on one recorded host: 8 series the first night, not 22; 199 within three
 from __future__ import annotations
 
 import statistics
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from jsonbench.history.drift.series import CalibratedSeries
 from jsonbench.history.drift.window import WindowedSeries
 from jsonbench.history.noise import CONTRAST
-from jsonbench.history.stats import FAMILY_MIN_SERIES, HOST_MIN_FAMILIES, HOST_PRIOR_DF, nightly_medians, on_common, shrunk
+from jsonbench.history.stats import FAMILY_MIN_SERIES, HOST_MIN_FAMILIES, nightly_medians, on_common, shrunk
 
 #: A family: one engine's suite, ``(suite, engine id)``.
 Family = tuple[str, str]
@@ -30,6 +30,13 @@ Moves = dict[Family, dict[int, tuple[float, float, float]]]
 #: Per window, the families judged beside the other versions: (its median move, its suite's median family's move, the
 #: median reference runs, the runs they shared).
 Beside = dict[int, dict[Family, tuple[float, float, float, set[str]]]]
+
+
+#: Weight, in nights, of the record's sigma against this host's own nights when a family's, a version's or a workload's
+#: sigma beside the other versions is learned (:func:`own_contrasts`): two. Each night's contrast is a median over many
+#: timings, so a few nights say much of it; the record pools hosts whose versions move apart several times more (one
+#: SQLite version's 8 % in the record, 1-2 % on a quiet host), and at four nights' worth a 1.25x cell hid in it.
+CONTRAST_PRIOR_DF = 2
 
 
 def common_runs(members: Mapping[Family, Sequence[WindowedSeries]], suite: str) -> set[str]:
@@ -81,27 +88,36 @@ def earlier_moves(c: CalibratedSeries, k: int, common: Collection[str]) -> dict[
 
 
 def suite_contrasts(
-    members: Mapping[Family, Sequence[WindowedSeries]], suite: str, k: int, common: Collection[str]
-) -> dict[str, dict[str, float]]:
-    """Per engine of ``suite``, its family's move beyond the suite's median engine on each earlier run (run -> log):
-    the contrast the family is judged by tonight, night by night before the window."""
-    fams: dict[str, dict[str, float]] = {}
+    members: Mapping[Family, Sequence[WindowedSeries]],
+    suite: str,
+    k: int,
+    common: Collection[str],
+    part: Callable[[CalibratedSeries], str | None] = lambda c: "",
+    least: int = FAMILY_MIN_SERIES,
+) -> dict[tuple[str, str], dict[str, float]]:
+    """Per engine of ``suite`` and part of it (``part``: the whole family by default, or a workload), its median move
+    beyond the same part's median engine on each earlier run (run -> log): the contrast it is judged by tonight, night by
+    night before the window. A part needs ``least`` timings on a run, and ``HOST_MIN_FAMILIES`` engines beside it."""
+    parts: dict[tuple[str, str], dict[str, float]] = {}
     for (sx, engine), ts in members.items():
         if sx != suite:
             continue
-        per_run: dict[str, list[float]] = {}
+        per_run: dict[tuple[str, str], dict[str, list[float]]] = {}
         for t in ts:
-            if t.series.timed:
+            if t.series.timed and (name := part(t.series)) is not None:
                 for r, v in earlier_moves(t.series, k, common).items():
-                    per_run.setdefault(r, []).append(v)
-        fams[engine] = {r: statistics.median(v) for r, v in per_run.items() if len(v) >= FAMILY_MIN_SERIES}
-    out: dict[str, dict[str, float]] = {e: {} for e in fams}
-    for r in {r for m in fams.values() for r in m}:
-        here = {e: m[r] for e, m in fams.items() if r in m}
-        if len(here) >= HOST_MIN_FAMILIES:
-            mid = statistics.median(here.values())
-            for e, v in here.items():
-                out[e][r] = v - mid
+                    per_run.setdefault((engine, name), {}).setdefault(r, []).append(v)
+        for key, runs in per_run.items():
+            parts[key] = {r: statistics.median(v) for r, v in runs.items() if len(v) >= least}
+    out: dict[tuple[str, str], dict[str, float]] = {key: {} for key in parts}
+    for name in {n for _, n in parts}:
+        mine = {key: m for key, m in parts.items() if key[1] == name}
+        for r in {r for m in mine.values() for r in m}:
+            here = {key: m[r] for key, m in mine.items() if r in m}
+            if len(here) >= HOST_MIN_FAMILIES:
+                mid = statistics.median(here.values())
+                for key, v in here.items():
+                    out[key][r] = v - mid
     return out
 
 
@@ -138,16 +154,16 @@ def own_contrasts(
     """Per window, each family judged beside the other versions: its sigma against them learned on this host.
 
     The spread of its contrast over its earlier nights here (:func:`suite_contrasts`), shrunk toward the record's
-    ``contrast_sigma`` by ``HOST_PRIOR_DF``: the record pools hosts whose versions move apart several times more than a
+    ``contrast_sigma`` by ``CONTRAST_PRIOR_DF``: the record pools hosts whose versions move apart several times more than a
     quiet machine's, and a version's 1.1x in one suite hid in it for three nights."""
     out: dict[int, dict[Family, float]] = {}
     for k, by_f in beside.items():
-        seen: dict[str, dict[str, dict[str, float]]] = {}
+        seen: dict[str, dict[tuple[str, str], dict[str, float]]] = {}
         for f, (_, _, _, common) in by_f.items():
             suite, engine = f
             if suite not in seen:
                 seen[suite] = suite_contrasts(members, suite, k, common)
-            values = list(seen[suite].get(engine, {}).values())
+            values = list(seen[suite].get((engine, ""), {}).values())
             own = statistics.variance(values) if len(values) >= 2 else None
-            out.setdefault(k, {})[f] = shrunk(own, len(values) - 1, float(fams[f"{suite}/{engine}"][CONTRAST]), HOST_PRIOR_DF)
+            out.setdefault(k, {})[f] = shrunk(own, len(values) - 1, float(fams[f"{suite}/{engine}"][CONTRAST]), CONTRAST_PRIOR_DF)
     return out

@@ -39,7 +39,7 @@ class FamilyCall:
     took it), the family's move (``sign``, log, slower positive), ``p_family`` (<= 1 exactly when discovered), the
     family's sustained ``verdict`` (nights, the family's move, BH-adjusted p), ``common`` (every engine of the suite
     moved this way while the canary held), the window (log change, nights, reference runs) the call judged, and
-    ``version`` when its whole version moved."""
+    ``version`` or ``workload`` when its whole version or its workload moved."""
 
     selected: bool = False
     sign: float = 0.0
@@ -50,6 +50,9 @@ class FamilyCall:
     #: the version's test that called it (:mod:`~jsonbench.history.drift.versions`): nights, the version's move, its
     #: BH-adjusted p, its suites, the sigma it was judged at, and the earlier nights of this host that sigma learned from
     version: tuple[int, float, float, int, float, int] | None = None
+    #: the workload's test that called it (:mod:`~jsonbench.history.drift.workloads`): nights, the workload's move, its
+    #: BH-adjusted p, the sigma it was judged at, and the earlier nights of this host that sigma learned from
+    workload: tuple[int, float, float, float, int] | None = None
 
     @property
     def discovered(self) -> bool:

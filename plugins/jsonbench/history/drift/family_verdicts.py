@@ -30,6 +30,7 @@ from jsonbench.history.drift.families import (
 )
 from jsonbench.history.drift.versions import version_calls
 from jsonbench.history.drift.window import WindowedSeries
+from jsonbench.history.drift.workloads import workload_calls
 from jsonbench.history.noise import CONTRAST
 from jsonbench.history.stats import HOST_MIN_FAMILIES, benjamini_hochberg, common_p, contrast_p, nights_apart, norm_sf, went_along_p
 
@@ -58,6 +59,7 @@ def judge_families(tested: Sequence[WindowedSeries], record: Mapping[str, Any], 
         calls.update(verdict_calls(fm, calls, q, attribute_p))
         calls.update(_every_engine_selected(fm, calls, [(sx, e, m) for sx, e, _, _, m in selected]))
     calls.update(version_calls(fm, calls, q, attribute_p))
+    calls.update(workload_calls(fm, calls, q, attribute_p))
     calls.update(common_calls(fm, record, q, calls))
     return FamilyJudgement(calls, fm)
 

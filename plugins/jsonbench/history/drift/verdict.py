@@ -16,7 +16,15 @@ from jsonbench.history.drift.families import FamilyCall
 from jsonbench.history.drift.policy import Settings
 from jsonbench.history.drift.series import CalibratedSeries
 from jsonbench.history.drift.window import WindowedSeries
-from jsonbench.history.drift.wording import common_words, family_words, harness_words, host_words, hosts_words, version_words
+from jsonbench.history.drift.wording import (
+    common_words,
+    family_words,
+    harness_words,
+    host_words,
+    hosts_words,
+    version_words,
+    workload_words,
+)
 from jsonbench.history.noise import tail_of
 from jsonbench.history.stats import HOST_PRIOR_DF, family_mds, lone_bounds, tail_z, window_se
 
@@ -83,6 +91,8 @@ def judge_calibrated(
         + (
             version_words(call.version, call.p_family, s.family_verdict_p)
             if call.version is not None
+            else workload_words(call.workload, call.p_family, s.family_verdict_p)
+            if call.workload is not None
             else family_words(call.verdict, call.selected, call.sign, call.p_family, s.family_verdict_p)
         )
         + (common_words(call.sign, c.canary, harness_words(c.revisions, nights, c.base)) if call.common and call.selected else "")

@@ -5,7 +5,7 @@ version) is judged alone against its contrast sigma, and a 1.1x version hides in
 contrasts over its suites moves by the whole change while their noise averages down as far as the suites' engine starts
 are independent. How far is this host's to say: the version's own contrast sigma is the spread of that mean over its
 earlier nights on this host beside the others, shrunk towards the record's (the suites' contrast sigmas averaged, as if
-they moved together: the cautious prior) by ``HOST_PRIOR_DF``. A new machine starts from the prior and after a few quiet
+they moved together: the cautious prior) by ``CONTRAST_PRIOR_DF``. A new machine starts from the prior and after a few quiet
 nights is judged by its own noise.
 
 When the version moved (Bonferroni over the windows of one to three nights, Benjamini-Hochberg at ``q`` over the run's
@@ -21,11 +21,10 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from jsonbench.history.drift.beside import Family, series_on_common, suite_contrasts
+from jsonbench.history.drift.beside import CONTRAST_PRIOR_DF, Family, series_on_common, suite_contrasts
 from jsonbench.history.drift.families import FamilyCall, FamilyMoves, SeriesId
 from jsonbench.history.noise import CONTRAST
 from jsonbench.history.stats import (
-    HOST_PRIOR_DF,
     benjamini_hochberg,
     norm_sf,
     shrunk,
@@ -62,7 +61,7 @@ def version_tests(fm: FamilyMoves) -> list[VersionTest]:
     engines = sorted({e for by_f in fm.beside.values() for (_, e) in by_f})
     for k in (1, 2, 3):
         beside = fm.beside.get(k) or {}
-        contrasts: dict[str, dict[str, dict[str, float]]] = {}
+        contrasts: dict[str, dict[tuple[str, str], dict[str, float]]] = {}
         for engine in engines:
             suites = tuple(sorted(sx for (sx, e) in beside if e == engine))
             if len(suites) < VERSION_MIN_SUITES:
@@ -73,10 +72,10 @@ def version_tests(fm: FamilyMoves) -> list[VersionTest]:
             move = statistics.fmean(beside[(sx, engine)][0] - beside[(sx, engine)][1] for sx in suites)
             nref = statistics.median(beside[(sx, engine)][2] for sx in suites)
             prior = statistics.fmean(float(fm.fams[f"{sx}/{engine}"][CONTRAST]) for sx in suites)
-            runs = set.intersection(*(set(contrasts[sx].get(engine, {})) for sx in suites))
-            nightly = [statistics.fmean(contrasts[sx][engine][r] for sx in suites) for r in sorted(runs)]
+            runs = set.intersection(*(set(contrasts[sx].get((engine, ""), {})) for sx in suites))
+            nightly = [statistics.fmean(contrasts[sx][(engine, "")][r] for sx in suites) for r in sorted(runs)]
             own_var = statistics.variance(nightly) if len(nightly) >= 2 else None
-            sigma = shrunk(own_var, len(nightly) - 1, prior, HOST_PRIOR_DF)
+            sigma = shrunk(own_var, len(nightly) - 1, prior, CONTRAST_PRIOR_DF)
             p = 2 * norm_sf(abs(move) / (sigma * math.sqrt(1.0 / k + 1.0 / max(nref, 1.0))))
             own = math.sqrt(own_var) if own_var is not None else None
             tests.append(VersionTest(engine, k, suites, move, sigma, own, len(nightly), prior, nref, p))

@@ -80,6 +80,16 @@ def version_words(version: tuple[int, float, float, int, float, int], p_family: 
     )
 
 
+def workload_words(workload: tuple[int, float, float, float, int], p_family: float, verdict_p: float) -> str:
+    """Why the series' workload called it: the workload's timings moved beyond the same workload's median version."""
+    nights, move, adjusted, sigma, learned = workload
+    return (
+        f"its workload moved {math.exp(move) - 1:+.1%} beyond the same workload of the versions beside it over {nights} night(s) "
+        f"(the workload's test at sigma {sigma:.1%}, learned from {learned} earlier night(s) of this host and the record, "
+        f"BH-adjusted p {adjusted:.2g} over the run's workloads); this series went along, one-sided p {p_family * verdict_p:.2g}; "
+    )
+
+
 def common_words(sign: float, canary: CanaryMove | None, harness: str) -> str:
     """Every engine of the suite moved the family's way while the canary held: a harness or setting change."""
     return (

@@ -1,0 +1,158 @@
+"""A workload judged as a whole: one version's timings of one workload moving beyond the same workload on the versions
+beside it.
+
+A workload 1.5x slower moves a few of its family's hundred timings: the family's median does not move, and each timing
+alone must pass the run's false-discovery control over thousands of series. The median of the workload's timings, less
+the same workload's median engine that night, moves by the whole change while the host's move cancels. Its sigma is
+this host's: the spread of that contrast over the earlier nights here, shrunk by ``CONTRAST_PRIOR_DF`` toward the
+median sigma of its timings on this host. A workload's timings share their engine start, so their median moves about
+as much as one of them: the family's sigma as the prior (a median of a hundred timings) raised honest alarms on 11 of
+the 75 recorded nights where a workload's few nights of history had not yet shown its spread.
+
+When a workload moved (Bonferroni over the windows of one to three nights, Benjamini-Hochberg at ``q`` over the run's
+workloads), a timing of it is its finding when it went the workload's way at one-sided p <= ``attribute_p``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import statistics
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
+
+from jsonbench.history.drift.beside import CONTRAST_PRIOR_DF, Family, series_on_common, suite_contrasts
+from jsonbench.history.drift.families import FamilyCall, FamilyMoves, SeriesId
+from jsonbench.history.drift.series import CalibratedSeries
+from jsonbench.history.drift.window import WindowedSeries
+from jsonbench.history.stats import HOST_MIN_FAMILIES, benjamini_hochberg, norm_sf, shrunk, went_along_p
+
+log = logging.getLogger(__name__)
+
+#: The fewest timings of a workload whose median is its move on a night.
+WORKLOAD_MIN_SERIES = 3
+
+
+def workload_of(c: CalibratedSeries) -> str | None:
+    """The series' workload, as the record's entry names it (None without one)."""
+    return str(c.entry.get("workload")) if c.entry.get("workload") else None
+
+
+@dataclass(frozen=True)
+class WorkloadTest:
+    """One workload of one version in a window of ``nights``: its move beyond the same workload's median engine (log,
+    slower positive, ``beside`` that engine's move), the sigma it was judged at (this host's ``own`` over
+    ``nights_learned`` earlier nights shrunk towards ``prior``), the median reference runs and the two-sided p."""
+
+    suite: str
+    engine: str
+    workload: str
+    nights: int
+    move: float
+    beside: float
+    sigma: float
+    own: float | None
+    nights_learned: int
+    prior: float
+    nref: float
+    p: float
+
+
+def tonight_moves(
+    members: Mapping[Family, list[WindowedSeries]], suite: str, k: int, common: Collection[str]
+) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """Per (engine, workload) of ``suite`` over the last ``k`` nights: (its median move beyond the same workload's median
+    engine, that engine's move, the median reference runs), where ``HOST_MIN_FAMILIES`` engines measured it."""
+    per: dict[tuple[str, str], list[tuple[float, int]]] = {}
+    for (sx, engine), ts in members.items():
+        if sx != suite:
+            continue
+        for t in ts:
+            c = t.series
+            if c.timed and (w := workload_of(c)) and (x := series_on_common(c, c.way, k, common)) is not None:
+                per.setdefault((engine, w), []).append((x[1], x[2]))  # slower positive already
+    meds = {
+        key: (statistics.median(d for d, _ in v), statistics.median(n for _, n in v))
+        for key, v in per.items()
+        if len(v) >= WORKLOAD_MIN_SERIES
+    }
+    out: dict[tuple[str, str], tuple[float, float, float]] = {}
+    for w in {w for _, w in meds}:
+        mine = {key: m for key, m in meds.items() if key[1] == w}
+        if len(mine) >= HOST_MIN_FAMILIES:
+            mid = statistics.median(m for m, _ in mine.values())
+            out.update({key: (m - mid, mid, n) for key, (m, n) in mine.items()})
+    return out
+
+
+def workload_tests(fm: FamilyMoves) -> list[WorkloadTest]:
+    """Each workload of each version judged beside the same workload of the others, in each window of 1 .. 3 nights,
+    in the suites whose families were judged beside each other."""
+    tests: list[WorkloadTest] = []
+    for k in (1, 2, 3):
+        beside = fm.beside.get(k) or {}
+        for suite in sorted({sx for sx, _ in beside}):
+            common = next(x[3] for f, x in beside.items() if f[0] == suite)
+            history = suite_contrasts(fm.members, suite, k, common, workload_of, WORKLOAD_MIN_SERIES)
+            for (engine, w), (move, mid, nref) in sorted(tonight_moves(fm.members, suite, k, common).items()):
+                sigmas = [t.series.sigma for t in fm.members.get((suite, engine), []) if t.series.timed and workload_of(t.series) == w]
+                prior = statistics.median(sigmas) if sigmas else 0.0
+                if not prior:
+                    continue
+                values = list(history.get((engine, w), {}).values())
+                own_var = statistics.variance(values) if len(values) >= 2 else None
+                sigma = shrunk(own_var, len(values) - 1, prior, CONTRAST_PRIOR_DF)
+                p = 2 * norm_sf(abs(move) / (sigma * math.sqrt(1.0 / k + 1.0 / max(nref, 1.0))))
+                own = math.sqrt(own_var) if own_var is not None else None
+                tests.append(WorkloadTest(suite, engine, w, k, move, mid, sigma, own, len(values), prior, nref, p))
+    return tests
+
+
+def workload_calls(fm: FamilyMoves, calls: Mapping[SeriesId, FamilyCall], q: float, attribute_p: float) -> dict[SeriesId, FamilyCall]:
+    """The timings of each workload that moved as a whole, not yet discovered, that went its way."""
+    best: dict[tuple[str, str, str], WorkloadTest] = {}
+    tried: dict[tuple[str, str, str], int] = {}
+    for t in workload_tests(fm):
+        key = (t.suite, t.engine, t.workload)
+        tried[key] = tried.get(key, 0) + 1
+        if key not in best or t.p < best[key].p:
+            best[key] = t
+    keys = sorted(best)
+    out: dict[SeriesId, FamilyCall] = {}
+    for key, a in zip(keys, benjamini_hochberg([min(1.0, best[k].p * tried[k]) for k in keys]), strict=True):
+        if a > q:
+            continue
+        w = best[key]
+        log.info(
+            "the workload %s/%s of %s moved %+.1f%% beyond the versions beside it over %d night(s), sigma %.1f%% (BH-adjusted p %.2g)",
+            w.suite, w.workload, w.engine, 100 * math.expm1(w.move), w.nights, 100 * w.sigma, a,
+        )  # fmt: skip
+        out.update(_went_along(fm, w, a, {**calls, **out}, attribute_p))
+    return out
+
+
+def _went_along(
+    fm: FamilyMoves, w: WorkloadTest, adjusted: float, calls: Mapping[SeriesId, FamilyCall], attribute_p: float
+) -> dict[SeriesId, FamilyCall]:
+    out: dict[SeriesId, FamilyCall] = {}
+    common = fm.beside[w.nights][(w.suite, w.engine)][3]
+    for t in fm.members[(w.suite, w.engine)]:
+        c = t.series
+        prev = calls.get(c.key, FamilyCall())
+        if not c.timed or prev.discovered or workload_of(c) != w.workload:
+            continue
+        mine = series_on_common(c, c.way, w.nights, common)
+        if mine is None:
+            continue
+        _, d, nref = mine
+        p_one = went_along_p(d, w.beside, c.sigma, w.nights, nref, w.move)
+        if p_one <= attribute_p:
+            out[c.key] = replace(
+                prev,
+                selected=True,
+                sign=w.move,
+                p_family=p_one / attribute_p,
+                window=(c.way * d, w.nights, nref),
+                workload=(w.nights, w.move, adjusted, w.sigma, w.nights_learned),
+            )
+    return out
