@@ -1,7 +1,7 @@
 """A version judged as a whole: every suite of one engine moving beyond the versions beside it.
 
 A version's regression moves each of its suites beyond the other versions of that suite. Each family (one suite of the
-version) is judged alone against its contrast sigma, and a 1.1x version hides in each of them; the mean of the version's
+version) is judged alone against its contrast sigma, and a small change of a whole version can hide in each; the mean of its
 contrasts over its suites moves by the whole change while their noise averages down as far as the suites' engine starts
 are independent. How far is this host's to say: the version's own contrast sigma is the spread of that mean over its
 earlier nights on this host beside the others, shrunk towards the record's (the suites' contrast sigmas averaged, as if
@@ -24,12 +24,7 @@ from dataclasses import dataclass, replace
 from jsonbench.history.drift.beside import CONTRAST_PRIOR_DF, Family, series_on_common, suite_contrasts
 from jsonbench.history.drift.families import FamilyCall, FamilyMoves, SeriesId
 from jsonbench.history.noise import CONTRAST
-from jsonbench.history.stats import (
-    benjamini_hochberg,
-    norm_sf,
-    shrunk,
-    went_along_p,
-)
+from jsonbench.history.stats import benjamini_hochberg, norm_sf, shrunk, went_along_p
 
 log = logging.getLogger(__name__)
 
