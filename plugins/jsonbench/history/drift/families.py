@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jsonbench.history.drift.beside import Beside, Family, Moves, beside_moves, own_contrasts, series_on_common
+from jsonbench.history.drift.series import CalibratedSeries
 from jsonbench.history.drift.window import WindowedSeries
 from jsonbench.history.noise import CONTRAST, serves
-from jsonbench.history.stats import benjamini_hochberg, family_p, host_move, host_seen, norm_sf
+from jsonbench.history.stats import benjamini_hochberg, family_p, host_move, host_seen, norm_sf, went_along_p
 
 #: A calibrated series in a run: its suite and its row in the suite's frame.
 SeriesId = tuple[str, int]
@@ -227,3 +228,28 @@ def selected_calls(fm: FamilyMoves, f: Family, k: int, med: float, level: float)
         )
         for (t, _), a, win in zip(cs, benjamini_hochberg(ps), windows, strict=True)
     }
+
+
+def went_along(
+    series: Iterable[CalibratedSeries],
+    host: float,
+    k: int,
+    common: Collection[str],
+    move: float,
+    calls: Mapping[SeriesId, FamilyCall],
+    attribute_p: float,
+    **why: Any,
+) -> dict[SeriesId, FamilyCall]:
+    """The timings of a unit that moved (a version, a workload) that are not yet discovered and whose change over ``k``
+    nights on the ``common`` runs went the unit's ``move`` way beyond ``host`` at one-sided p <= ``attribute_p``: each
+    called, with ``why`` (the unit's own field of :class:`FamilyCall`)."""
+    out: dict[SeriesId, FamilyCall] = {}
+    for c in series:
+        prev = calls.get(c.key, NOT_CALLED)
+        if not c.timed or prev.discovered or (mine := series_on_common(c, c.way, k, common)) is None:
+            continue
+        _, d, nref = mine
+        p_one = went_along_p(d, host, c.sigma, k, nref, move)
+        if p_one <= attribute_p:
+            out[c.key] = replace(prev, selected=True, sign=move, p_family=p_one / attribute_p, window=(c.way * d, k, nref), **why)
+    return out

@@ -19,12 +19,12 @@ import logging
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from jsonbench.history.drift.beside import CONTRAST_PRIOR_DF, Family, series_on_common, suite_contrasts
-from jsonbench.history.drift.families import FamilyCall, FamilyMoves, SeriesId
+from jsonbench.history.drift.beside import CONTRAST_PRIOR_DF, Family, suite_contrasts
+from jsonbench.history.drift.families import FamilyCall, FamilyMoves, SeriesId, went_along
 from jsonbench.history.noise import CONTRAST
-from jsonbench.history.stats import benjamini_hochberg, norm_sf, shrunk, went_along_p
+from jsonbench.history.stats import benjamini_hochberg, norm_sf, shrunk
 
 log = logging.getLogger(__name__)
 
@@ -102,28 +102,12 @@ def _went_along(
     fm: FamilyMoves, v: VersionTest, adjusted: float, calls: Mapping[SeriesId, FamilyCall], attribute_p: float
 ) -> dict[SeriesId, FamilyCall]:
     out: dict[SeriesId, FamilyCall] = {}
+    why = (v.nights, v.move, adjusted, len(v.suites), v.sigma, v.nights_learned)
     for sx in v.suites:
         f: Family = (sx, v.engine)
         _, host, _, common = fm.beside[v.nights][f]
-        for t in fm.members[f]:
-            c = t.series
-            prev = calls.get(c.key, FamilyCall())
-            if not c.timed or prev.discovered:
-                continue
-            mine = series_on_common(c, c.way, v.nights, common)
-            if mine is None:
-                continue
-            _, d, nref = mine
-            p_one = went_along_p(d, host, c.sigma, v.nights, nref, v.move)
-            if p_one <= attribute_p:
-                out[c.key] = replace(
-                    prev,
-                    selected=True,
-                    sign=v.move,
-                    p_family=p_one / attribute_p,
-                    window=(c.way * d, v.nights, nref),
-                    version=(v.nights, v.move, adjusted, len(v.suites), v.sigma, v.nights_learned),
-                )
+        series = [t.series for t in fm.members[f]]
+        out.update(went_along(series, host, v.nights, common, v.move, calls, attribute_p, version=why))
     return out
 
 

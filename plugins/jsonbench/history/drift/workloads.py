@@ -19,13 +19,13 @@ import logging
 import math
 import statistics
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from jsonbench.history.drift.beside import CONTRAST_PRIOR_DF, Family, series_on_common, suite_contrasts
-from jsonbench.history.drift.families import FamilyCall, FamilyMoves, SeriesId
+from jsonbench.history.drift.families import FamilyCall, FamilyMoves, SeriesId, went_along
 from jsonbench.history.drift.series import CalibratedSeries
 from jsonbench.history.drift.window import WindowedSeries
-from jsonbench.history.stats import HOST_MIN_FAMILIES, benjamini_hochberg, norm_sf, shrunk, went_along_p
+from jsonbench.history.stats import HOST_MIN_FAMILIES, benjamini_hochberg, norm_sf, shrunk
 
 log = logging.getLogger(__name__)
 
@@ -134,25 +134,7 @@ def workload_calls(fm: FamilyMoves, calls: Mapping[SeriesId, FamilyCall], q: flo
 def _went_along(
     fm: FamilyMoves, w: WorkloadTest, adjusted: float, calls: Mapping[SeriesId, FamilyCall], attribute_p: float
 ) -> dict[SeriesId, FamilyCall]:
-    out: dict[SeriesId, FamilyCall] = {}
     common = fm.beside[w.nights][(w.suite, w.engine)][3]
-    for t in fm.members[(w.suite, w.engine)]:
-        c = t.series
-        prev = calls.get(c.key, FamilyCall())
-        if not c.timed or prev.discovered or workload_of(c) != w.workload:
-            continue
-        mine = series_on_common(c, c.way, w.nights, common)
-        if mine is None:
-            continue
-        _, d, nref = mine
-        p_one = went_along_p(d, w.beside, c.sigma, w.nights, nref, w.move)
-        if p_one <= attribute_p:
-            out[c.key] = replace(
-                prev,
-                selected=True,
-                sign=w.move,
-                p_family=p_one / attribute_p,
-                window=(c.way * d, w.nights, nref),
-                workload=(w.nights, w.move, adjusted, w.sigma, w.nights_learned),
-            )
-    return out
+    series = [t.series for t in fm.members[(w.suite, w.engine)] if workload_of(t.series) == w.workload]
+    why = (w.nights, w.move, adjusted, w.sigma, w.nights_learned)
+    return went_along(series, w.beside, w.nights, common, w.move, calls, attribute_p, workload=why)
