@@ -62,3 +62,16 @@ def test_one_versions_workload_moved_is_called_where_its_family_did_not_move() -
 def test_a_quiet_night_and_a_workload_slower_on_every_version_call_no_workload() -> None:
     assert _called(_tested({})) == {}
     assert _called(_tested({(e, "reads"): 0.4 for e in ENGINES})) == {}
+
+
+def test_a_neighbour_apart_from_the_median_engine_a_slower_version_made_is_not_called() -> None:
+    """PostgreSQL 16's reads 1.5x slower make the higher of the other two the median engine; PostgreSQL 17's reads, 10 %
+    below PostgreSQL 18's tonight, would seem to have moved by that gap. With the moved workload left out of the median
+    beside them, only PostgreSQL 16's reads are called."""
+    tonight = {("postgres-16", "reads"): 0.4, ("postgres-17", "reads"): -0.05, ("postgres-18", "reads"): 0.05}
+    tested = _tested(tonight)
+    plain = next(
+        t for t in workload_tests(read_moves(tested, _record())) if (t.engine, t.workload, t.nights) == ("postgres-17", "reads", 1)
+    )
+    assert plain.move < -0.09 and plain.p < 1e-4, "beside the median of all three, the gap alone looks like a move"
+    assert _called(tested) == {("postgres-16", "reads"): 6}

@@ -11,6 +11,11 @@ the 75 recorded nights where a workload's few nights of history had not yet show
 
 When a workload moved (Bonferroni over the windows of one to three nights, Benjamini-Hochberg at ``q`` over the run's
 workloads), a timing of it is its finding when it went the workload's way at one-sided p <= ``attribute_p``.
+
+With three versions the median engine is one of them: one version's workload 1.25x slower makes the higher of the other
+two the median, and the lower one seems to have moved by their gap. So a workload that moved is left out of the median
+its neighbours are judged beside (a moved one further out than the one judged), and the run's workloads are judged
+again until the called set holds.
 """
 
 from __future__ import annotations
@@ -58,11 +63,19 @@ class WorkloadTest:
     p: float
 
 
+#: The most times the run's workloads are judged again with the moved ones left out of the median beside them.
+MASK_ROUNDS = 3
+
+Unit = tuple[str, str, str]  # (suite, engine, workload)
+
+
 def tonight_moves(
-    members: Mapping[Family, list[WindowedSeries]], suite: str, k: int, common: Collection[str]
+    members: Mapping[Family, list[WindowedSeries]], suite: str, k: int, common: Collection[str], moved: Collection[Unit] = ()
 ) -> dict[tuple[str, str], tuple[float, float, float]]:
     """Per (engine, workload) of ``suite`` over the last ``k`` nights: (its median move beyond the same workload's median
-    engine, that engine's move, the median reference runs), where ``HOST_MIN_FAMILIES`` engines measured it."""
+    engine, that engine's move, the median reference runs), where ``HOST_MIN_FAMILIES`` engines measured it. A workload in
+    ``moved`` that stands further from the median than this one is left out of its median (all are kept when fewer than
+    two would be left)."""
     per: dict[tuple[str, str], list[tuple[float, int]]] = {}
     for (sx, engine), ts in members.items():
         if sx != suite:
@@ -80,21 +93,29 @@ def tonight_moves(
     for w in {w for _, w in meds}:
         mine = {key: m for key, m in meds.items() if key[1] == w}
         if len(mine) >= HOST_MIN_FAMILIES:
-            mid = statistics.median(m for m, _ in mine.values())
-            out.update({key: (m - mid, mid, n) for key, (m, n) in mine.items()})
+            first = statistics.median(m for m, _ in mine.values())
+            for key, (m, n) in mine.items():
+                steady = [x for other, (x, _) in mine.items() if not _masks(suite, other, x, key, m, first, moved)]
+                mid = statistics.median(steady) if len(steady) >= 2 else first
+                out[key] = (m - mid, mid, n)
     return out
 
 
-def workload_tests(fm: FamilyMoves) -> list[WorkloadTest]:
-    """Each workload of each version judged beside the same workload of the others, in each window of 1 .. 3 nights,
-    in the suites whose families were judged beside each other."""
+def _masks(suite: str, other: tuple[str, str], x: float, key: tuple[str, str], m: float, mid: float, moved: Collection[Unit]) -> bool:
+    """Whether ``other`` (move ``x``) is left out of the median ``key`` (move ``m``) is judged beside."""
+    return other != key and (suite, *other) in moved and abs(x - mid) > abs(m - mid)
+
+
+def workload_tests(fm: FamilyMoves, moved: Collection[Unit] = ()) -> list[WorkloadTest]:
+    """Each workload of each version judged beside the same workload of the others (less those in ``moved``), in each
+    window of 1 .. 3 nights, in the suites whose families were judged beside each other."""
     tests: list[WorkloadTest] = []
     for k in (1, 2, 3):
         beside = fm.beside.get(k) or {}
         for suite in sorted({sx for sx, _ in beside}):
             common = next(x[3] for f, x in beside.items() if f[0] == suite)
             history = suite_contrasts(fm.members, suite, k, common, workload_of, WORKLOAD_MIN_SERIES)
-            for (engine, w), (move, mid, nref) in sorted(tonight_moves(fm.members, suite, k, common).items()):
+            for (engine, w), (move, mid, nref) in sorted(tonight_moves(fm.members, suite, k, common, moved).items()):
                 sigmas = [t.series.sigma for t in fm.members.get((suite, engine), []) if t.series.timed and workload_of(t.series) == w]
                 prior = statistics.median(sigmas) if sigmas else 0.0
                 if not prior:
@@ -110,25 +131,34 @@ def workload_tests(fm: FamilyMoves) -> list[WorkloadTest]:
 
 def workload_calls(fm: FamilyMoves, calls: Mapping[SeriesId, FamilyCall], q: float, attribute_p: float) -> dict[SeriesId, FamilyCall]:
     """The timings of each workload that moved as a whole, not yet discovered, that went its way."""
-    best: dict[tuple[str, str, str], WorkloadTest] = {}
-    tried: dict[tuple[str, str, str], int] = {}
-    for t in workload_tests(fm):
-        key = (t.suite, t.engine, t.workload)
-        tried[key] = tried.get(key, 0) + 1
-        if key not in best or t.p < best[key].p:
-            best[key] = t
-    keys = sorted(best)
+    moved: dict[Unit, tuple[WorkloadTest, float]] = {}
+    for _ in range(MASK_ROUNDS):
+        called = judged(workload_tests(fm, set(moved)), q)
+        if set(called) == set(moved):
+            break
+        moved = called
     out: dict[SeriesId, FamilyCall] = {}
-    for key, a in zip(keys, benjamini_hochberg([min(1.0, best[k].p * tried[k]) for k in keys]), strict=True):
-        if a > q:
-            continue
-        w = best[key]
+    for w, a in (moved[key] for key in sorted(moved)):
         log.info(
             "the workload %s/%s of %s moved %+.1f%% beyond the versions beside it over %d night(s), sigma %.1f%% (BH-adjusted p %.2g)",
             w.suite, w.workload, w.engine, 100 * math.expm1(w.move), w.nights, 100 * w.sigma, a,
         )  # fmt: skip
         out.update(_went_along(fm, w, a, {**calls, **out}, attribute_p))
     return out
+
+
+def judged(tests: list[WorkloadTest], q: float) -> dict[Unit, tuple[WorkloadTest, float]]:
+    """The workloads that moved: each one's best window, Bonferroni over its windows, then BH at ``q`` over the run's."""
+    best: dict[Unit, WorkloadTest] = {}
+    tried: dict[Unit, int] = {}
+    for t in tests:
+        key = (t.suite, t.engine, t.workload)
+        tried[key] = tried.get(key, 0) + 1
+        if key not in best or t.p < best[key].p:
+            best[key] = t
+    keys = sorted(best)
+    adjusted = benjamini_hochberg([min(1.0, best[k].p * tried[k]) for k in keys])
+    return {key: (best[key], a) for key, a in zip(keys, adjusted, strict=True) if a <= q}
 
 
 def _went_along(
