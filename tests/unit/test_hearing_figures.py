@@ -36,3 +36,32 @@ def test_each_family_gets_its_mds_from_the_sigmas_it_was_judged_with() -> None:
     shown = {h["family"]: h for h in hearing_context(v, "r")}
     assert shown["catalogue / postgres-18"]["host_nights"] == "-"
     assert hearing_figures(v, "another run") == []
+
+
+def test_a_version_and_a_workload_judged_as_a_whole_get_rows_of_their_own() -> None:
+    """The drift rows' ``hearing`` (the sigma a version's or a workload's test was judged at, one night and three, its
+    reference runs and this host's nights) gives one row per version and per workload, after the families'."""
+
+    def timing(workload: str, hearing: dict[str, list[float]]) -> dict[str, object]:
+        row = _row("postgres-16", 0.05, 5)
+        details = {**json.loads(str(row["details"])), "hearing": hearing}
+        return {**row, "workload": workload, "details": json.dumps(details)}
+
+    version = [0.02, 0.015, 5.0, 5.0]
+    v = pd.DataFrame(
+        [
+            timing("reads", {"version": version, "workload": [0.03, 0.025, 5.0, 5.0]}),
+            timing("reads", {"version": version, "workload": [0.03, 0.025, 5.0, 5.0]}),
+            timing("load", {"version": version}),
+        ]
+    )
+    got = hearing_figures(v, "r")
+    assert [h["kind"] for h in got] == ["family", "version", "workload"]
+    whole, reads = got[1], got[2]
+    assert whole["series"] == 3 and whole["suite"] is None and whole["mds_1"] == pytest.approx(family_mds(0.02, ref_runs=5, nights=1))
+    assert (
+        reads["series"] == 2 and reads["workload"] == "reads" and reads["mds_3"] == pytest.approx(family_mds(0.025, ref_runs=5, nights=3))
+    )
+    assert reads["host_nights"] == 5
+    shown = [h["family"] for h in hearing_context(v, "r")]
+    assert shown == ["catalogue / postgres-16", "postgres-16, every suite", "catalogue / postgres-16 / reads"]

@@ -242,6 +242,7 @@ def _drift_row(r: Any, suite: str, ok: bool, run: RunRef) -> dict[str, Any]:
             "threshold": None if pd.isna(r.threshold) else float(r.threshold),
             "mds": None if pd.isna(r.mds) else float(r.mds),
             "host_nights": None if pd.isna(r.host_nights) else int(r.host_nights),
+            "hearing": json.loads(r.hearing) if isinstance(r.hearing, str) else None,
             "note": r.note or None,
             "scale": run.scale,
         },

@@ -462,7 +462,8 @@ def hearing_figures(v: pd.DataFrame, run_id: str) -> list[dict[str, Any]]:
     """Per family (suite and engine) of run ``run_id``: what tonight could see on this host, from its calibrated timings'
     drift rows: the minimum detectable shift of the whole family in one night and over three (at the family's level,
     :func:`jsonbench.history.stats.family_mds`, from the median sigma its rows were judged with and their median
-    reference), and how many nights of this host's own history those sigmas learned from (the median ``host_nights``)."""
+    reference), and how many nights of this host's own history those sigmas learned from (the median ``host_nights``);
+    then each version and each workload of a version judged as a whole (``kind``)."""
     from jsonbench.history.stats import family_mds
 
     if v.empty:
@@ -480,8 +481,10 @@ def hearing_figures(v: pd.DataFrame, run_id: str) -> list[dict[str, Any]]:
         nights = pd.Series([x.get("host_nights") for x in dets]).dropna()
         rows.append(
             {
+                "kind": "family",
                 "suite": suite,
                 "engine_id": engine,
+                "workload": None,
                 "series": len(dets),
                 "sigma": sigma,
                 "mds_1": family_mds(sigma, ref_runs=ref, nights=1),
@@ -489,7 +492,37 @@ def hearing_figures(v: pd.DataFrame, run_id: str) -> list[dict[str, Any]]:
                 "host_nights": int(nights.median()) if len(nights) else None,
             }
         )
-    return rows
+    return rows + _unit_hearing(d)
+
+
+def _unit_hearing(d: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per version and per workload of one version judged as a whole: the shift of the whole unit caught with probability
+    0.8 in one night and over three, at the sigma its test was judged at (the drift rows' ``hearing``)."""
+    from jsonbench.history.stats import family_mds
+
+    units: dict[tuple[str, str, str, str], tuple[list[float], int]] = {}
+    for r in d.itertuples(index=False):
+        heard = details_of(r.details).get("hearing") or {}
+        for kind, figures in heard.items():
+            key = (kind, "" if kind == "version" else str(r.suite), str(r.engine_id), str(r.workload) if kind == "workload" else "")
+            units[key] = (list(figures), units.get(key, ([], 0))[1] + 1)
+    order = {"version": 0, "workload": 1}
+    return [
+        {
+            "kind": kind,
+            "suite": suite or None,
+            "engine_id": engine,
+            "workload": workload or None,
+            "series": n,
+            "sigma": s1,
+            "mds_1": family_mds(s1, ref_runs=max(1, round(ref)), nights=1),
+            "mds_3": family_mds(s3, ref_runs=max(1, round(ref)), nights=3),
+            "host_nights": int(nights),
+        }
+        for (kind, suite, engine, workload), ((s1, s3, ref, nights), n) in sorted(
+            units.items(), key=lambda u: (order.get(u[0][0], 2), u[0][1:])
+        )
+    ]
 
 
 def noise_figures(root: Path, labels: list[str]) -> dict[str, Any]:

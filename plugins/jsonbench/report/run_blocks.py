@@ -341,10 +341,13 @@ def noise_context(fig: dict[str, Any]) -> dict[str, Any]:
 
 
 def hearing_context(v: pd.DataFrame, chosen: str) -> list[dict[str, Any]]:
-    """What tonight could see per family on this host (:func:`jsonbench.report.model.hearing_figures`), formatted."""
+    """What tonight could see per family, version and workload on this host (:func:`jsonbench.report.model.hearing_figures`),
+    formatted."""
     return [
         {
-            "family": f"{h['suite']} / {h['engine_id']}",
+            "kind": h["kind"],
+            "family": " / ".join(str(x) for x in (h["suite"], h["engine_id"], h["workload"]) if x)
+            + (", every suite" if h["kind"] == "version" else ""),
             "series": h["series"],
             "sigma": format(h["sigma"], ".1%"),
             "mds_1": format(h["mds_1"], ".0%"),

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -109,17 +109,55 @@ class FamilyMoves:
 
 
 @dataclass(frozen=True)
+class UnitHearing:
+    """What a unit judged as a whole (a version, or a workload of one) could see tonight: the sigma it was judged at in
+    one night and over three, its median reference runs, and the earlier nights of this host those sigmas learned from."""
+
+    sigma_1: float
+    sigma_3: float
+    ref_runs: float
+    nights: int
+
+    def figures(self) -> list[float]:
+        return [self.sigma_1, self.sigma_3, self.ref_runs, float(self.nights)]
+
+
+#: A unit's key in :attr:`FamilyJudgement.hearing`: ``("", engine, "")`` a version, ``(suite, engine, workload)`` a workload.
+UnitKey = tuple[str, str, str]
+
+
+def hearing_of(tests: Iterable[Any], key: Callable[[Any], UnitKey]) -> dict[UnitKey, UnitHearing]:
+    """Per unit, from its tests (each with ``nights``, ``sigma``, ``nref`` and ``nights_learned``): its hearing, where
+    it was tested in one night."""
+    by: dict[UnitKey, dict[int, Any]] = {}
+    for t in tests:
+        by.setdefault(key(t), {})[t.nights] = t
+    return {k: UnitHearing(w[1].sigma, w.get(3, w[1]).sigma, w[1].nref, w[1].nights_learned) for k, w in by.items() if 1 in w}
+
+
+@dataclass(frozen=True)
 class FamilyJudgement:
-    """The family stage's result: each called series' :class:`FamilyCall`, and the families' moves."""
+    """The family stage's result: each called series' :class:`FamilyCall`, the families' moves, and what each version
+    and workload judged as a whole could see (:class:`UnitHearing`)."""
 
     calls: dict[SeriesId, FamilyCall]
     moves: FamilyMoves
+    hearing: dict[UnitKey, UnitHearing] = field(default_factory=dict)
 
     def call(self, key: SeriesId) -> FamilyCall:
         return self.calls.get(key, NOT_CALLED)
 
     def host_move(self, f: Family) -> float:
         return self.moves.host_move(f)
+
+    def unit_hearing(self, suite: str, engine: str, workload: str | None) -> dict[str, list[float]]:
+        """A series' version's and workload's hearing (:meth:`UnitHearing.figures`), where each was judged as a whole."""
+        out: dict[str, list[float]] = {}
+        if (v := self.hearing.get(("", engine, ""))) is not None:
+            out["version"] = v.figures()
+        if workload and (w := self.hearing.get((suite, engine, workload))) is not None:
+            out["workload"] = w.figures()
+        return out
 
 
 def members_of(tested: Sequence[WindowedSeries]) -> dict[Family, list[WindowedSeries]]:

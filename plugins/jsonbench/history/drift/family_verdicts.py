@@ -25,12 +25,13 @@ from jsonbench.history.drift.families import (
     FamilyMoves,
     SeriesId,
     family_test,
+    hearing_of,
     read_moves,
     selected_calls,
 )
-from jsonbench.history.drift.versions import version_calls
+from jsonbench.history.drift.versions import version_calls, version_tests
 from jsonbench.history.drift.window import WindowedSeries
-from jsonbench.history.drift.workloads import workload_calls
+from jsonbench.history.drift.workloads import workload_calls, workload_tests
 from jsonbench.history.noise import CONTRAST
 from jsonbench.history.stats import HOST_MIN_FAMILIES, benjamini_hochberg, common_p, contrast_p, nights_apart, norm_sf, went_along_p
 
@@ -58,10 +59,15 @@ def judge_families(tested: Sequence[WindowedSeries], record: Mapping[str, Any], 
             calls.update(selected_calls(fm, (suite, engine), k, med, level))
         calls.update(verdict_calls(fm, calls, q, attribute_p))
         calls.update(_every_engine_selected(fm, calls, [(sx, e, m) for sx, e, _, _, m in selected]))
-    calls.update(version_calls(fm, calls, q, attribute_p))
-    calls.update(workload_calls(fm, calls, q, attribute_p))
+    versions, workloads = version_tests(fm), workload_tests(fm)
+    calls.update(version_calls(fm, calls, q, attribute_p, versions))
+    calls.update(workload_calls(fm, calls, q, attribute_p, workloads))
     calls.update(common_calls(fm, record, q, calls))
-    return FamilyJudgement(calls, fm)
+    hearing = {
+        **hearing_of(versions, lambda t: ("", t.engine, "")),
+        **hearing_of(workloads, lambda t: (t.suite, t.engine, t.workload)),
+    }
+    return FamilyJudgement(calls, fm, hearing)
 
 
 def _verdict_test(

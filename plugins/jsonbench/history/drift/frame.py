@@ -9,6 +9,7 @@ call then finishes its own suite's calibrated rows (:func:`~jsonbench.history.dr
 
 from __future__ import annotations
 
+import json
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from jsonbench.history.drift.policy import Settings
 from jsonbench.history.drift.rows import typed_frame
 from jsonbench.history.drift.suite import Judging, Kinds, PreparedSuite, prepare_suite
 from jsonbench.history.drift.verdict import judge_calibrated
+from jsonbench.history.drift.workloads import workload_of
 from jsonbench.history.hostspeed import canary_table
 from jsonbench.history.noise import load_record
 from jsonbench.history.stats import benjamini_hochberg
@@ -117,5 +119,6 @@ def drift_frame(
         p_adj = judged.adjusted.get(c.key, 1.0)
         call = judged.families.call(c.key)
         fields = judge_calibrated(rows[c.row], t, call, judged.families.host_move((c.suite, c.engine_id)), p_adj, judged.m, s, record)
-        rows[c.row] = {**rows[c.row], **fields}
+        heard = judged.families.unit_hearing(c.suite, c.engine_id, workload_of(c)) if c.timed else {}
+        rows[c.row] = {**rows[c.row], **fields, "hearing": json.dumps(heard) if heard else None}
     return typed_frame(rows)

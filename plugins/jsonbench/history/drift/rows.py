@@ -13,7 +13,9 @@ from jsonbench.history.rules import Rule
 #: A drift row's numbers besides the measured value and spread (float64 in the frame, see :func:`typed_frame`):
 #: what it is judged against, and the calibrated window test's figures with the machine's other load.
 _AGAINST = ("reference", "lower", "upper", "relative_change", "drift_score")
-#: ``host_nights``: how many quiet earlier nights of tonight's host a calibrated series' sigma learned from.
+#: ``host_nights``: how many quiet earlier nights of tonight's host a calibrated series' sigma learned from. ``hearing``
+#: (JSON, calibrated timings): what its version and its workload judged as a whole could see
+#: (:meth:`~jsonbench.history.drift.families.FamilyJudgement.unit_hearing`).
 _TESTED = ("host_other_cpu", "pvalue", "p_adjusted", "sigma", "threshold", "mds", "host_nights")
 DRIFT_COLUMNS = [
     "suite",
@@ -32,6 +34,7 @@ DRIFT_COLUMNS = [
     "change_points",
     "quiet",
     *_TESTED,
+    "hearing",
     "note",
 ]
 VERDICTS = ("ok", "drift", "insufficient_history", "disturbed", "excluded", "missing")
@@ -83,6 +86,7 @@ def blank_row(suite: str, r: Any, **fields: Any) -> dict[str, Any]:
         "change_points": "[]",
         "quiet": None,
         **dict.fromkeys(_TESTED),
+        "hearing": None,
         "note": "",
     }
     row.update(fields)

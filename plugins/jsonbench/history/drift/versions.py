@@ -77,11 +77,14 @@ def version_tests(fm: FamilyMoves) -> list[VersionTest]:
     return tests
 
 
-def version_calls(fm: FamilyMoves, calls: Mapping[SeriesId, FamilyCall], q: float, attribute_p: float) -> dict[SeriesId, FamilyCall]:
-    """The series of each version that moved as a whole, not yet discovered by their families, that went its way."""
+def version_calls(
+    fm: FamilyMoves, calls: Mapping[SeriesId, FamilyCall], q: float, attribute_p: float, tests: Sequence[VersionTest] | None = None
+) -> dict[SeriesId, FamilyCall]:
+    """The series of each version that moved as a whole (``tests``: :func:`version_tests`, computed when not given), not
+    yet discovered by their families, that went its way."""
     best: dict[str, VersionTest] = {}
     tried: dict[str, int] = {}
-    for t in version_tests(fm):
+    for t in version_tests(fm) if tests is None else tests:
         tried[t.engine] = tried.get(t.engine, 0) + 1
         if t.engine not in best or t.p < best[t.engine].p:
             best[t.engine] = t

@@ -69,13 +69,23 @@ MASK_ROUNDS = 3
 Unit = tuple[str, str, str]  # (suite, engine, workload)
 
 
+#: The engine that stands in for a version whose workload was not judged tonight: the suite's median family.
+SUITE = ""
+
+
 def tonight_moves(
-    members: Mapping[Family, list[WindowedSeries]], suite: str, k: int, common: Collection[str], moved: Collection[Unit] = ()
+    members: Mapping[Family, list[WindowedSeries]],
+    suite: str,
+    k: int,
+    common: Collection[str],
+    moved: Collection[Unit] = (),
+    host: float | None = None,
 ) -> dict[tuple[str, str], tuple[float, float, float]]:
     """Per (engine, workload) of ``suite`` over the last ``k`` nights: (its median move beyond the same workload's median
-    engine, that engine's move, the median reference runs), where ``HOST_MIN_FAMILIES`` engines measured it. A workload in
-    ``moved`` that stands further from the median than this one is left out of its median (all are kept when fewer than
-    two would be left)."""
+    engine, that engine's move, the median reference runs), where ``HOST_MIN_FAMILIES`` engines measured it; where one
+    fewer did (a version's timings of it disturbed tonight), ``host`` (the suite's median family's move) stands in for
+    the missing one. A workload in ``moved`` that stands further from the median than this one is left out of its
+    median (all are kept when fewer than two would be left)."""
     per: dict[tuple[str, str], list[tuple[float, int]]] = {}
     for (sx, engine), ts in members.items():
         if sx != suite:
@@ -92,12 +102,15 @@ def tonight_moves(
     out: dict[tuple[str, str], tuple[float, float, float]] = {}
     for w in {w for _, w in meds}:
         mine = {key: m for key, m in meds.items() if key[1] == w}
+        if len(mine) == HOST_MIN_FAMILIES - 1 and host is not None:
+            mine[(SUITE, w)] = (host, 0.0)
         if len(mine) >= HOST_MIN_FAMILIES:
             first = statistics.median(m for m, _ in mine.values())
             for key, (m, n) in mine.items():
                 steady = [x for other, (x, _) in mine.items() if not _masks(suite, other, x, key, m, first, moved)]
                 mid = statistics.median(steady) if len(steady) >= 2 else first
-                out[key] = (m - mid, mid, n)
+                if key[0] != SUITE:
+                    out[key] = (m - mid, mid, n)
     return out
 
 
@@ -113,9 +126,9 @@ def workload_tests(fm: FamilyMoves, moved: Collection[Unit] = ()) -> list[Worklo
     for k in (1, 2, 3):
         beside = fm.beside.get(k) or {}
         for suite in sorted({sx for sx, _ in beside}):
-            common = next(x[3] for f, x in beside.items() if f[0] == suite)
+            common, host = next((x[3], x[1]) for f, x in beside.items() if f[0] == suite)
             history = suite_contrasts(fm.members, suite, k, common, workload_of, WORKLOAD_MIN_SERIES)
-            for (engine, w), (move, mid, nref) in sorted(tonight_moves(fm.members, suite, k, common, moved).items()):
+            for (engine, w), (move, mid, nref) in sorted(tonight_moves(fm.members, suite, k, common, moved, host).items()):
                 sigmas = [t.series.sigma for t in fm.members.get((suite, engine), []) if t.series.timed and workload_of(t.series) == w]
                 prior = statistics.median(sigmas) if sigmas else 0.0
                 if not prior:
@@ -129,11 +142,14 @@ def workload_tests(fm: FamilyMoves, moved: Collection[Unit] = ()) -> list[Worklo
     return tests
 
 
-def workload_calls(fm: FamilyMoves, calls: Mapping[SeriesId, FamilyCall], q: float, attribute_p: float) -> dict[SeriesId, FamilyCall]:
-    """The timings of each workload that moved as a whole, not yet discovered, that went its way."""
+def workload_calls(
+    fm: FamilyMoves, calls: Mapping[SeriesId, FamilyCall], q: float, attribute_p: float, first: list[WorkloadTest] | None = None
+) -> dict[SeriesId, FamilyCall]:
+    """The timings of each workload that moved as a whole, not yet discovered, that went its way (``first``: the tests
+    with nothing left out of the median, :func:`workload_tests`, computed when not given)."""
     moved: dict[Unit, tuple[WorkloadTest, float]] = {}
     for _ in range(MASK_ROUNDS):
-        called = judged(workload_tests(fm, set(moved)), q)
+        called = judged(workload_tests(fm, set(moved)) if moved or first is None else first, q)
         if set(called) == set(moved):
             break
         moved = called
