@@ -1,11 +1,11 @@
 """A laptop host's last recorded night judged against its own earlier nights, honest and with wrong results planted.
 
-One host ran six laptop nights of the whole matrix under one design (two engine starts a figure) in
-``recorded/local-570a7f7-76df4b9f/`` and ``recorded/local-b1dda63-76df4b9f/``. Its last night is judged as a night
-judges it (every suite but the canary's, the run's false-discovery control, the committed record of ``local`` at
-laptop) with the five before it as history; each plant moves tonight's rows as the maintainers' plants do (durations
-times a factor, rates divided by it, the canary's rows as measured) and says which series it moved. Run as a module
-(``python -m tests.recorded.same_host``) it prints each plant's outcome.
+Each host of :data:`HOSTS` ran six laptop nights of the whole matrix under one design (two engine starts a figure),
+recorded in its folders. Its last night is judged as a night judges it (every suite but the canary's, the run's
+false-discovery control, the committed record of ``local`` at laptop) with the five before it as history; each plant
+moves tonight's rows as the maintainers' plants do (durations times a factor, rates divided by it, the canary's rows as
+measured) and says which series it moved. Run as a module (``python -m tests.recorded.same_host [host]``) it prints
+each plant's outcome.
 """
 
 from __future__ import annotations
@@ -26,16 +26,23 @@ from jsonbench.history.drift import drift_frame
 from jsonbench.history.hostspeed import DURATION_UNITS, RATE_UNITS
 from jsonbench.history.noise import host_of, load_record
 
-FOLDERS = ("local-570a7f7-76df4b9f", "local-b1dda63-76df4b9f")
+#: Each host (the first 8 hex digits of its kernel's boot_id) with six laptop nights of its own: its folders, the last
+#: holding the night planted into. Its runs under a CPU quota are not among its nights.
+HOSTS: dict[str, tuple[str, ...]] = {
+    "76df4b9f": ("local-570a7f7-76df4b9f", "local-b1dda63-76df4b9f"),
+    "25b998b5": ("local-cd4c963-25b998b5", "local-866c2e0-25b998b5", "local-a183c39-25b998b5", "local-5592a10-25b998b5"),
+}
+FIRST = next(iter(HOSTS))
 
 
-def _host() -> str:
-    """The host ``recorded/hosts.json`` names for the folders (the first 8 hex digits of the kernel's boot_id)."""
+def _checked(host: str) -> tuple[str, ...]:
+    """The host's folders, each of which ``recorded/hosts.json`` says that host measured."""
     import json
 
-    hosts = {json.loads((paths.RECORDED_DIR / "hosts.json").read_text(encoding="utf-8"))["folders"][f]["host"] for f in FOLDERS}
-    assert len(hosts) == 1, hosts
-    return str(hosts.pop())
+    folders = json.loads((paths.RECORDED_DIR / "hosts.json").read_text(encoding="utf-8"))["folders"]
+    named = {folders[f]["host"] for f in HOSTS[host]}
+    assert named == {host}, (host, named)
+    return HOSTS[host]
 
 
 SQLITE = ("sqlite-3.45.0", "sqlite-3.46.1", "sqlite-3.54.1")
@@ -76,21 +83,20 @@ def keys_of(df: pd.DataFrame) -> set[SeriesKey]:
 
 
 @cache
-def nights() -> pd.DataFrame:
+def nights(host: str = FIRST) -> pd.DataFrame:
     """Every laptop row the host measured (not under a CPU quota), oldest night first."""
     ds = pd.concat(
-        [read_dataset_report(paths.RECORDED_DIR / f, MEASUREMENTS, hardware_label="local").table.to_pandas() for f in FOLDERS],
+        [read_dataset_report(paths.RECORDED_DIR / f, MEASUREMENTS, hardware_label="local").table.to_pandas() for f in _checked(host)],
         ignore_index=True,
     )
-    host = _host()
     here = pd.Series([host_of(r).startswith(host) and "+quota" not in host_of(r) for r in ds.itertuples(index=False)], index=ds.index)
     ds = ds[(ds["scale"] == "laptop") & here]
     return ds.sort_values(["logical_date", "run_id"], kind="stable").reset_index(drop=True)
 
 
-def run_ids() -> list[str]:
+def run_ids(host: str = FIRST) -> list[str]:
     """The host's nights, oldest first."""
-    ds = nights()
+    ds = nights(host)
     return list(ds.groupby("run_id")["logical_date"].min().sort_values().index)
 
 
@@ -118,10 +124,10 @@ class Outcome:
         return [str(n) for n in f[f["verdict"] == "drift"]["note"]]
 
 
-def judge(night: int = -1, plant: Plant | None = None, planted_before: int = 0) -> Outcome:
-    """Night ``night`` (an index into :func:`run_ids`) against the nights before it, ``plant`` laid over it and over the
-    ``planted_before`` nights before it (a change that started that many nights earlier)."""
-    ds, ids = nights(), run_ids()
+def judge(night: int = -1, plant: Plant | None = None, planted_before: int = 0, host: str = FIRST) -> Outcome:
+    """Night ``night`` (an index into :func:`run_ids`) of ``host`` against the nights before it, ``plant`` laid over it
+    and over the ``planted_before`` nights before it (a change that started that many nights earlier)."""
+    ds, ids = nights(host), run_ids(host)
     upto = ids[: (night % len(ids)) + 1]
     ds = ds[ds["run_id"].isin(upto)].copy()
     moved = pd.Series(False, index=ds.index)
@@ -137,7 +143,7 @@ def judge(night: int = -1, plant: Plant | None = None, planted_before: int = 0) 
         "logical_date": pd.Timestamp(tonight["logical_date"].min()).isoformat(),
         "hardware_label": "local",
         "scale": "laptop",
-        "results_dir": str(paths.RECORDED_DIR / FOLDERS[-1]),
+        "results_dir": str(paths.RECORDED_DIR / HOSTS[host][-1]),
     }
     lib, record = load_library(), load_record("local", "laptop")
     frame = pd.concat(
@@ -198,10 +204,10 @@ FIRST_NIGHT: dict[str, Plant] = {
 SLOW_VERSION = _engine("postgres-17", 1.1)
 
 
-def cells() -> list[tuple[str, str]]:
+def cells(host: str = FIRST) -> list[tuple[str, str]]:
     """Every (suite, engine) cell of the host's last night but the canary's."""
-    ds = nights()
-    last = ds[(ds["run_id"] == run_ids()[-1]) & benchmarked(ds)]
+    ds = nights(host)
+    last = ds[(ds["run_id"] == run_ids(host)[-1]) & benchmarked(ds)]
     return sorted({(str(s), str(e)) for s, e in zip(last["suite"], last["engine_id"], strict=True)})
 
 
@@ -213,21 +219,21 @@ def slow_cell(suite: str, engine: str) -> Plant:
 SLOW_SUITE = _engine("postgres-16", 1.1, "catalogue")
 
 
-def main() -> int:
-    honest = judge()
-    print(f"honest: {len(honest.alarms)} alarm(s) of {len(honest.judged)} judged series")
+def main(host: str = FIRST) -> int:
+    honest = judge(host=host)
+    print(f"{host}, {len(run_ids(host))} nights; honest: {len(honest.alarms)} alarm(s) of {len(honest.judged)} judged series")
     for name, plant in FIRST_NIGHT.items():
-        o = judge(plant=plant)
+        o = judge(plant=plant, host=host)
         harness = sum("harness" in n for n in o.notes())
         print(
             f"{name}: caught {len(o.caught)} of {len(o.moved)} moved, {len(o.alarms - o.moved)} other alarm(s), {harness} said as harness"
         )
     for name, plant in (("postgres-17 1.1x", SLOW_VERSION), ("postgres-16 catalogue 1.1x", SLOW_SUITE)):
         for before in range(3):
-            o = judge(night=-3 + before, plant=plant, planted_before=before)
+            o = judge(night=-3 + before, plant=plant, planted_before=before, host=host)
             print(f"{name}, night {before + 1}: caught {len(o.caught)} of {len(o.moved)}, {len(o.alarms - o.moved)} other alarm(s)")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(*sys.argv[1:]))

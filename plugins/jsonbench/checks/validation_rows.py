@@ -22,7 +22,9 @@ from jsonbench.checks.findings import finding_expectations, findings_frame, prom
 from jsonbench.checks.gxrun import GXSession, Outcome
 from jsonbench.checks.library import Library
 from jsonbench.checks.sanity import cells_in_rows, completeness_frame, measurements_frame, schema_expectations
-from jsonbench.dataset.schema import ValidationRow
+from jsonbench.compare.inherit import ComparedBuild, compared_builds
+from jsonbench.dataset.read import read_dataset
+from jsonbench.dataset.schema import COMPARISONS, ValidationRow
 from jsonbench.history.drift import drift_expectations, drift_frame
 
 MAX_DETAIL_ROWS = 50
@@ -176,11 +178,18 @@ def reproduction_check(lib: Library, gxs: GXSession, run: RunRef, published: pd.
     return rows
 
 
+def compared_of(run: RunRef) -> tuple[ComparedBuild, ...]:
+    """The published comparisons of the run's hardware label and scale that can lend a compared build the noise of the
+    build it was found alike with (:mod:`jsonbench.compare.inherit`); a damaged comparisons file lends nothing."""
+    rows = read_dataset(run.results_dir, COMPARISONS, hardware_label=run.hardware_label).to_pylist()
+    return tuple(compared_builds(rows, run.scale))
+
+
 def drift_check(
     lib: Library, gxs: GXSession, run: RunRef, published: pd.DataFrame, dataset: pd.DataFrame, suite: str
 ) -> tuple[list[dict[str, Any]], list[str]]:
     policy = lib.drift_policy(suite)
-    frame = drift_frame(published, dataset, run.to_json(), suite, policy, policies=lib.drift_policy)
+    frame = drift_frame(published, dataset, run.to_json(), suite, policy, policies=lib.drift_policy, compared=compared_of(run))
     notes: list[str] = []
     if frame.empty:
         return [], notes

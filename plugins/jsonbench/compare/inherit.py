@@ -14,10 +14,10 @@ arms ran one set of settings on two builds count: another setting is another des
 Pure and light (no pandas, no SciPy): it sits below :mod:`jsonbench.history` in the import order, so that drift can
 call it. Drift does where it looks up a series' calibration entry
 (:func:`jsonbench.history.drift.series.calibration_entry`, given ``drift_frame(..., compared=...)``): when no entry
-serves tonight's build, the first inherited build whose entry (under its own engine id's series key) serves it. Not yet
-wired: the checks reading the published comparisons for it (their reader sits in :mod:`jsonbench.compare.publish`,
-above the checks), and the inherited build's history standing in for a build without one when the link carries the
-level (``level``: the verdict was equivalent or same; a small change keeps its noise only).
+serves tonight's build, the first inherited build whose entry (under its own engine id's series key) serves it. The
+nightly checks read the label's published comparisons for it (:func:`jsonbench.checks.validation_rows.compared_of`).
+Not yet: the inherited build's history standing in for a build without one when the link carries the level
+(``level``: the verdict was equivalent or same; a small change keeps its noise only).
 """
 
 from __future__ import annotations

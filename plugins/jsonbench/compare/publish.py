@@ -31,62 +31,10 @@ from jsonbench.compare.params import Arm, arm_key
 from jsonbench.dataset.measurement import CELL_RECORD, HOST_SUITE
 from jsonbench.dataset.publish import partition_dir, replace_run, staged_rows
 from jsonbench.dataset.read import FILE_NAME
-from jsonbench.dataset.schema import MEASUREMENT_SCHEMA
+from jsonbench.dataset.schema import COMPARISON_SCHEMA, COMPARISONS, MEASUREMENT_SCHEMA
 from jsonbench.dataset.staging import SETUP_RECORD, Staging, WorkloadRecord
 
-COMPARISONS = "comparisons"
 COMPARISON_STARTS = "comparison_starts"
-_TS = pa.timestamp("us", tz="UTC")
-COMPARISON_SCHEMA = pa.schema(
-    [
-        ("comparison_id", pa.string()),
-        ("logical_date", _TS),
-        ("arm_a", pa.string()),  # the arm as JSON: engine and settings
-        ("arm_b", pa.string()),
-        ("engine_a", pa.string()),
-        ("engine_b", pa.string()),
-        ("build_a", pa.string()),  # the engine builds the arms' starts reported (more than one: all of them)
-        ("build_b", pa.string()),
-        ("settings_a", pa.string()),  # the settings in force in the arm's first start (matrix, suite, arm; capped)
-        ("settings_b", pa.string()),
-        ("same_arm", pa.bool_()),  # an A/A comparison: its intervals are the host's floor
-        ("host_name", pa.string()),
-        ("host_machine_id", pa.string()),
-        ("host_boot_id", pa.string()),
-        ("host_cpu_model", pa.string()),
-        ("scale", pa.string()),
-        ("seed", pa.int64()),
-        ("stages", pa.string()),  # the planned totals, e.g. [10, 20, 40]
-        ("pairs_planned", pa.int32()),  # pairs of the stages that ran
-        ("pairs_used", pa.int32()),
-        ("pairs_dropped", pa.int32()),
-        ("dropped", pa.string()),  # JSON: pair index -> why
-        ("a_first", pa.int32()),  # usable pairs whose first start was arm A's
-        ("suite", pa.string()),
-        ("workload", pa.string()),
-        ("variant", pa.string()),
-        ("metric", pa.string()),
-        ("unit", pa.string()),
-        ("metric_kind", pa.string()),
-        ("estimate", pa.float64()),  # B/A, Hodges-Lehmann
-        ("interval_low", pa.float64()),
-        ("interval_high", pa.float64()),
-        ("level", pa.float64()),
-        ("p_value", pa.float64()),
-        ("adjusted_p", pa.float64()),
-        ("order_p", pa.float64()),
-        ("margin", pa.float64()),
-        ("margin_source", pa.string()),  # run | aa:<comparison id> | default
-        ("higher_is_better", pa.bool_()),
-        ("verdict", pa.string()),
-        ("pairs_needed", pa.int32()),
-        ("decided_at", pa.int32()),  # pairs in total at the look that decided it
-        ("fact_a", pa.string()),
-        ("fact_b", pa.string()),
-        ("fact", pa.string()),
-        ("published_at", _TS),
-    ]
-)
 
 
 #: The measurement rows of every start: the nightly columns after the start's own.

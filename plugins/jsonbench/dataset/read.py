@@ -33,7 +33,7 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 
-from jsonbench.dataset.schema import MEASUREMENT_SCHEMA, PARTITION_KEYS, VALIDATION_SCHEMA, partition_schema
+from jsonbench.dataset.schema import COMPARISON_SCHEMA, COMPARISONS, MEASUREMENT_SCHEMA, PARTITION_KEYS, VALIDATION_SCHEMA, partition_schema
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,12 @@ VALIDATIONS = "validations"
 #: ``measurements`` so that history, drift, the report's trends and the cost estimates never read a
 #: partial run; same schema, rows' run id ``<run id>+confirm`` (jsonbench.checks.confirm).
 CONFIRMATIONS = "confirmations"
-SCHEMAS: dict[str, pa.Schema] = {MEASUREMENTS: MEASUREMENT_SCHEMA, VALIDATIONS: VALIDATION_SCHEMA, CONFIRMATIONS: MEASUREMENT_SCHEMA}
+SCHEMAS: dict[str, pa.Schema] = {
+    MEASUREMENTS: MEASUREMENT_SCHEMA,
+    VALIDATIONS: VALIDATION_SCHEMA,
+    CONFIRMATIONS: MEASUREMENT_SCHEMA,
+    COMPARISONS: COMPARISON_SCHEMA,
+}
 
 #: DuckDB's ``hive_types`` for the dataset (without it DuckDB guesses: a numeric-looking run key or label becomes a number).
 DUCKDB_HIVE_TYPES = {"hardware_label": "VARCHAR", "run_date": "DATE", "run_key": "VARCHAR"}

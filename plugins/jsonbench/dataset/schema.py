@@ -103,6 +103,60 @@ VALIDATION_SCHEMA = pa.schema(
     ]
 )
 
+#: The table of comparisons (``jsonbench compare``): one row per metric of a comparison, with its arms, builds, pairs,
+#: estimate, interval and verdict. The nightly checks read it for the noise a compared build inherits.
+COMPARISONS = "comparisons"
+COMPARISON_SCHEMA = pa.schema(
+    [
+        ("comparison_id", pa.string()),
+        ("logical_date", _TS),
+        ("arm_a", pa.string()),  # the arm as JSON: engine and settings
+        ("arm_b", pa.string()),
+        ("engine_a", pa.string()),
+        ("engine_b", pa.string()),
+        ("build_a", pa.string()),  # the engine builds the arms' starts reported (more than one: all of them)
+        ("build_b", pa.string()),
+        ("settings_a", pa.string()),  # the settings in force in the arm's first start (matrix, suite, arm; capped)
+        ("settings_b", pa.string()),
+        ("same_arm", pa.bool_()),  # an A/A comparison: its intervals are the host's floor
+        ("host_name", pa.string()),
+        ("host_machine_id", pa.string()),
+        ("host_boot_id", pa.string()),
+        ("host_cpu_model", pa.string()),
+        ("scale", pa.string()),
+        ("seed", pa.int64()),
+        ("stages", pa.string()),  # the planned totals, e.g. [10, 20, 40]
+        ("pairs_planned", pa.int32()),  # pairs of the stages that ran
+        ("pairs_used", pa.int32()),
+        ("pairs_dropped", pa.int32()),
+        ("dropped", pa.string()),  # JSON: pair index -> why
+        ("a_first", pa.int32()),  # usable pairs whose first start was arm A's
+        ("suite", pa.string()),
+        ("workload", pa.string()),
+        ("variant", pa.string()),
+        ("metric", pa.string()),
+        ("unit", pa.string()),
+        ("metric_kind", pa.string()),
+        ("estimate", pa.float64()),  # B/A, Hodges-Lehmann
+        ("interval_low", pa.float64()),
+        ("interval_high", pa.float64()),
+        ("level", pa.float64()),
+        ("p_value", pa.float64()),
+        ("adjusted_p", pa.float64()),
+        ("order_p", pa.float64()),
+        ("margin", pa.float64()),
+        ("margin_source", pa.string()),  # run | aa:<comparison id> | default
+        ("higher_is_better", pa.bool_()),
+        ("verdict", pa.string()),
+        ("pairs_needed", pa.int32()),
+        ("decided_at", pa.int32()),  # pairs in total at the look that decided it
+        ("fact_a", pa.string()),
+        ("fact_b", pa.string()),
+        ("fact", pa.string()),
+        ("published_at", _TS),
+    ]
+)
+
 
 @dataclass(frozen=True, kw_only=True)
 class ValidationRow:
