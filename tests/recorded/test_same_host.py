@@ -23,18 +23,18 @@ from tests.recorded import same_host
 pytestmark = pytest.mark.skipif(not changepoints.ready(), reason="Apache Otava is not installed (./bin/setup installs it)")
 
 
-HOSTS = list(same_host.HOSTS)
+HOSTS = range(len(same_host.HOSTS))
 #: The host whose own nights move a timing about 3 %: every first-night plant is held there.
 QUIET = same_host.FIRST
 
 
 @cache
-def _first_night(name: str, host: str) -> same_host.Outcome:
+def _first_night(name: str, host: int) -> same_host.Outcome:
     return same_host.judge(plant=same_host.FIRST_NIGHT[name], host=host)
 
 
-@pytest.mark.parametrize("host", HOSTS)
-def test_the_hosts_honest_last_night_raises_nothing(host: str) -> None:
+@pytest.mark.parametrize("host", HOSTS, ids=same_host.host_id)
+def test_the_hosts_honest_last_night_raises_nothing(host: int) -> None:
     honest = same_host.judge(host=host)
     assert len(same_host.run_ids(host)) == 6
     assert not honest.alarms, honest.notes()[:3]
@@ -48,21 +48,21 @@ def test_each_plant_is_caught_the_first_night_and_nothing_else_alarms(name: str)
     assert o.alarms <= o.moved, sorted(o.alarms - o.moved)[:5]
 
 
-@pytest.mark.parametrize("host", HOSTS)
-def test_a_whole_version_is_mostly_caught(host: str) -> None:
+@pytest.mark.parametrize("host", HOSTS, ids=same_host.host_id)
+def test_a_whole_version_is_mostly_caught(host: int) -> None:
     """Not a lucky series or two: most of PostgreSQL 18's timings alarm when all of them are 1.25x slower."""
     o = _first_night("postgres-18 1.25x (every timing)", host)
     assert len(o.caught) * 2 > len(o.moved)
 
 
-@pytest.mark.parametrize("host", HOSTS)
-def test_a_datum_that_never_moved_names_both_values(host: str) -> None:
+@pytest.mark.parametrize("host", HOSTS, ids=same_host.host_id)
+def test_a_datum_that_never_moved_names_both_values(host: int) -> None:
     o = _first_night("the average document datum +1 %", host)
     assert any("234.70006 in every one of 5 earlier nights, tonight 237.05" in n for n in o.notes()), o.notes()
 
 
-@pytest.mark.parametrize("host", HOSTS)
-def test_a_slower_harness_of_one_engine_family_is_said_as_the_harness(host: str) -> None:
+@pytest.mark.parametrize("host", HOSTS, ids=same_host.host_id)
+def test_a_slower_harness_of_one_engine_family_is_said_as_the_harness(host: int) -> None:
     o = _first_night("every SQLite 1.3x, the canary steady", host)
     assert o.caught and any("harness" in n for n in o.notes()), o.notes()[:2]
 
