@@ -14,14 +14,16 @@ version on one recorded host: 8 series the first night, not 22; 199 within three
 
 from __future__ import annotations
 
+import math
 import statistics
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from jsonbench.history.drift.series import CalibratedSeries
 from jsonbench.history.drift.window import WindowedSeries
 from jsonbench.history.noise import CONTRAST
-from jsonbench.history.stats import FAMILY_MIN_SERIES, HOST_MIN_FAMILIES, nightly_medians, on_common, shrunk
+from jsonbench.history.stats import FAMILY_MIN_SERIES, HOST_MIN_FAMILIES, benjamini_hochberg, nightly_medians, norm_sf, on_common, shrunk
 
 #: A family: one engine's suite, ``(suite, engine id)``.
 Family = tuple[str, str]
@@ -37,6 +39,59 @@ Beside = dict[int, dict[Family, tuple[float, float, float, set[str]]]]
 #: timings, so a few nights say much of it; the record pools hosts whose versions move apart several times more (one
 #: SQLite version's 8 % in the record, 1-2 % on a quiet host), and at four nights' worth a 1.25x cell hid in it.
 CONTRAST_PRIOR_DF = 2
+
+
+@dataclass(frozen=True)
+class UnitTest:
+    """A unit judged as a whole beside the other versions (a version, a workload of one) in a window of ``nights``: its
+    ``move`` (log, slower positive), the sigma it was judged at (this host's ``own`` over ``nights_learned`` earlier
+    nights shrunk towards ``prior`` by ``CONTRAST_PRIOR_DF``), the median reference runs and the two-sided normal p."""
+
+    nights: int
+    move: float
+    sigma: float
+    own: float | None
+    nights_learned: int
+    prior: float
+    nref: float
+    p: float
+
+
+def unit_test(nights: int, move: float, earlier: Sequence[float], prior: float, nref: float) -> dict[str, Any]:
+    """The fields of a :class:`UnitTest` whose earlier nights on this host moved it by ``earlier``."""
+    own_var = statistics.variance(earlier) if len(earlier) >= 2 else None
+    sigma = shrunk(own_var, len(earlier) - 1, prior, CONTRAST_PRIOR_DF)
+    p = 2 * norm_sf(abs(move) / (sigma * math.sqrt(1.0 / nights + 1.0 / max(nref, 1.0))))
+    own = math.sqrt(own_var) if own_var is not None else None
+    return {
+        "nights": nights,
+        "move": move,
+        "sigma": sigma,
+        "own": own,
+        "nights_learned": len(earlier),
+        "prior": prior,
+        "nref": nref,
+        "p": p,
+    }
+
+
+K = TypeVar("K", bound=Hashable)
+T = TypeVar("T", bound=UnitTest)
+
+
+def moved_units(tests: Iterable[T], key: Callable[[T], K], q: float) -> dict[K, tuple[T, float]]:
+    """The units that moved: each one's best window, Bonferroni over its windows, then Benjamini-Hochberg at ``q`` over
+    the run's units; per unit, its best test and its adjusted p."""
+    best: dict[K, T] = {}
+    tried: dict[K, int] = {}
+    for t in tests:
+        k = key(t)
+        tried[k] = tried.get(k, 0) + 1
+        if k not in best or t.p < best[k].p:
+            best[k] = t
+    keys = sorted(best)  # type: ignore[type-var]
+    adjusted = benjamini_hochberg([min(1.0, best[k].p * tried[k]) for k in keys])
+    return {k: (best[k], a) for k, a in zip(keys, adjusted, strict=True) if a <= q}
 
 
 def common_runs(members: Mapping[Family, Sequence[WindowedSeries]], suite: str) -> set[str]:

@@ -22,14 +22,15 @@ import math
 import statistics
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
-from jsonbench.history.drift.beside import Beside, Family, Moves, beside_moves, own_contrasts, series_on_common
+from jsonbench.history.drift.beside import Beside, Family, Moves, UnitTest, beside_moves, own_contrasts, series_on_common
 from jsonbench.history.drift.series import CalibratedSeries
 from jsonbench.history.drift.window import WindowedSeries
 from jsonbench.history.noise import CONTRAST, serves
 from jsonbench.history.stats import benjamini_hochberg, family_p, host_move, host_seen, norm_sf, went_along_p
 
+T = TypeVar("T", bound=UnitTest)
 #: A calibrated series in a run: its suite and its row in the suite's frame.
 SeriesId = tuple[str, int]
 
@@ -126,10 +127,9 @@ class UnitHearing:
 UnitKey = tuple[str, str, str]
 
 
-def hearing_of(tests: Iterable[Any], key: Callable[[Any], UnitKey]) -> dict[UnitKey, UnitHearing]:
-    """Per unit, from its tests (each with ``nights``, ``sigma``, ``nref`` and ``nights_learned``): its hearing, where
-    it was tested in one night."""
-    by: dict[UnitKey, dict[int, Any]] = {}
+def hearing_of(tests: Iterable[T], key: Callable[[T], UnitKey]) -> dict[UnitKey, UnitHearing]:
+    """Per unit, from its tests: its hearing, where it was tested in one night."""
+    by: dict[UnitKey, dict[int, T]] = {}
     for t in tests:
         by.setdefault(key(t), {})[t.nights] = t
     return {k: UnitHearing(w[1].sigma, w.get(3, w[1]).sigma, w[1].nref, w[1].nights_learned) for k, w in by.items() if 1 in w}

@@ -21,10 +21,9 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from jsonbench.history.drift.beside import CONTRAST_PRIOR_DF, Family, suite_contrasts
+from jsonbench.history.drift.beside import Family, UnitTest, moved_units, suite_contrasts, unit_test
 from jsonbench.history.drift.families import FamilyCall, FamilyMoves, SeriesId, went_along
 from jsonbench.history.noise import CONTRAST
-from jsonbench.history.stats import benjamini_hochberg, norm_sf, shrunk
 
 log = logging.getLogger(__name__)
 
@@ -33,21 +32,12 @@ VERSION_MIN_SUITES = 2
 
 
 @dataclass(frozen=True)
-class VersionTest:
-    """One version's test in a window of ``nights``: its mean contrast over ``suites`` (log, slower positive), the sigma
-    it was judged at (``sigma``: the host's own ``own`` over ``nights_learned`` earlier nights shrunk towards ``prior``),
-    the median reference runs and the two-sided p."""
+class VersionTest(UnitTest):
+    """One version's test over its ``suites``: its move is the mean of its contrasts over them; its prior the record's
+    contrast sigmas of those suites averaged."""
 
-    engine: str
-    nights: int
-    suites: tuple[str, ...]
-    move: float
-    sigma: float
-    own: float | None
-    nights_learned: int
-    prior: float
-    nref: float
-    p: float
+    engine: str = ""
+    suites: tuple[str, ...] = ()
 
 
 def version_tests(fm: FamilyMoves) -> list[VersionTest]:
@@ -69,11 +59,7 @@ def version_tests(fm: FamilyMoves) -> list[VersionTest]:
             prior = statistics.fmean(float(fm.fams[f"{sx}/{engine}"][CONTRAST]) for sx in suites)
             runs = set.intersection(*(set(contrasts[sx].get((engine, ""), {})) for sx in suites))
             nightly = [statistics.fmean(contrasts[sx][(engine, "")][r] for sx in suites) for r in sorted(runs)]
-            own_var = statistics.variance(nightly) if len(nightly) >= 2 else None
-            sigma = shrunk(own_var, len(nightly) - 1, prior, CONTRAST_PRIOR_DF)
-            p = 2 * norm_sf(abs(move) / (sigma * math.sqrt(1.0 / k + 1.0 / max(nref, 1.0))))
-            own = math.sqrt(own_var) if own_var is not None else None
-            tests.append(VersionTest(engine, k, suites, move, sigma, own, len(nightly), prior, nref, p))
+            tests.append(VersionTest(**unit_test(k, move, nightly, prior, nref), engine=engine, suites=suites))
     return tests
 
 
@@ -82,22 +68,11 @@ def version_calls(
 ) -> dict[SeriesId, FamilyCall]:
     """The series of each version that moved as a whole (``tests``: :func:`version_tests`, computed when not given), not
     yet discovered by their families, that went its way."""
-    best: dict[str, VersionTest] = {}
-    tried: dict[str, int] = {}
-    for t in version_tests(fm) if tests is None else tests:
-        tried[t.engine] = tried.get(t.engine, 0) + 1
-        if t.engine not in best or t.p < best[t.engine].p:
-            best[t.engine] = t
-    if not best:
-        return {}
-    versions = sorted(best)
-    adjusted = benjamini_hochberg([min(1.0, best[e].p * tried[e]) for e in versions])
     out: dict[SeriesId, FamilyCall] = {}
-    for engine, a in zip(versions, adjusted, strict=True):
-        if a > q:
-            continue
-        log.info("the version %s moved as a whole (BH-adjusted p %.2g): %s", engine, a, version_summary([best[engine]])[0])
-        out.update(_went_along(fm, best[engine], a, calls, attribute_p))
+    moved = moved_units(version_tests(fm) if tests is None else tests, lambda t: t.engine, q)
+    for engine, (best, a) in sorted(moved.items()):
+        log.info("the version %s moved as a whole (BH-adjusted p %.2g): %s", engine, a, version_summary([best])[0])
+        out.update(_went_along(fm, best, a, calls, attribute_p))
     return out
 
 

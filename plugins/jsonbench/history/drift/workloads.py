@@ -26,11 +26,11 @@ import statistics
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from jsonbench.history.drift.beside import CONTRAST_PRIOR_DF, Family, series_on_common, suite_contrasts
+from jsonbench.history.drift.beside import Family, UnitTest, moved_units, series_on_common, suite_contrasts, unit_test
 from jsonbench.history.drift.families import FamilyCall, FamilyMoves, SeriesId, went_along
 from jsonbench.history.drift.series import CalibratedSeries
 from jsonbench.history.drift.window import WindowedSeries
-from jsonbench.history.stats import HOST_MIN_FAMILIES, benjamini_hochberg, norm_sf, shrunk
+from jsonbench.history.stats import HOST_MIN_FAMILIES
 
 log = logging.getLogger(__name__)
 
@@ -44,23 +44,14 @@ def workload_of(c: CalibratedSeries) -> str | None:
 
 
 @dataclass(frozen=True)
-class WorkloadTest:
-    """One workload of one version in a window of ``nights``: its move beyond the same workload's median engine (log,
-    slower positive, ``beside`` that engine's move), the sigma it was judged at (this host's ``own`` over
-    ``nights_learned`` earlier nights shrunk towards ``prior``), the median reference runs and the two-sided p."""
+class WorkloadTest(UnitTest):
+    """One workload of one version: its move is the median of its timings beyond the same workload's median engine
+    (``beside`` that engine's move); its prior the median sigma of its timings."""
 
-    suite: str
-    engine: str
-    workload: str
-    nights: int
-    move: float
-    beside: float
-    sigma: float
-    own: float | None
-    nights_learned: int
-    prior: float
-    nref: float
-    p: float
+    suite: str = ""
+    engine: str = ""
+    workload: str = ""
+    beside: float = 0.0
 
 
 #: The most times the run's workloads are judged again with the moved ones left out of the median beside them.
@@ -133,12 +124,9 @@ def workload_tests(fm: FamilyMoves, moved: Collection[Unit] = ()) -> list[Worklo
                 prior = statistics.median(sigmas) if sigmas else 0.0
                 if not prior:
                     continue
-                values = list(history.get((engine, w), {}).values())
-                own_var = statistics.variance(values) if len(values) >= 2 else None
-                sigma = shrunk(own_var, len(values) - 1, prior, CONTRAST_PRIOR_DF)
-                p = 2 * norm_sf(abs(move) / (sigma * math.sqrt(1.0 / k + 1.0 / max(nref, 1.0))))
-                own = math.sqrt(own_var) if own_var is not None else None
-                tests.append(WorkloadTest(suite, engine, w, k, move, mid, sigma, own, len(values), prior, nref, p))
+                earlier = list(history.get((engine, w), {}).values())
+                fields = unit_test(k, move, earlier, prior, nref)
+                tests.append(WorkloadTest(**fields, suite=suite, engine=engine, workload=w, beside=mid))
     return tests
 
 
@@ -164,17 +152,8 @@ def workload_calls(
 
 
 def judged(tests: list[WorkloadTest], q: float) -> dict[Unit, tuple[WorkloadTest, float]]:
-    """The workloads that moved: each one's best window, Bonferroni over its windows, then BH at ``q`` over the run's."""
-    best: dict[Unit, WorkloadTest] = {}
-    tried: dict[Unit, int] = {}
-    for t in tests:
-        key = (t.suite, t.engine, t.workload)
-        tried[key] = tried.get(key, 0) + 1
-        if key not in best or t.p < best[key].p:
-            best[key] = t
-    keys = sorted(best)
-    adjusted = benjamini_hochberg([min(1.0, best[k].p * tried[k]) for k in keys])
-    return {key: (best[key], a) for key, a in zip(keys, adjusted, strict=True) if a <= q}
+    """The workloads that moved (:func:`~jsonbench.history.drift.beside.moved_units` over the run's workloads)."""
+    return moved_units(tests, lambda t: (t.suite, t.engine, t.workload), q)
 
 
 def _went_along(
